@@ -1,0 +1,213 @@
+/**
+ * The errors of the MCP client. Every public operation names the exact union it can fail with, and callers
+ * narrow it by `_tag`.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * The family of a transport: it selects the era probe rules, the default probe timeout and telemetry
+ * attributes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TransportKind = Schema.Literal("stdio", "http", "in-process")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type TransportKind = typeof TransportKind.Type
+
+/**
+ * The transport could not carry a message: a child that would not start or exited, a broken pipe, an HTTP
+ * failure, a frame too large, a stream that ended without an answer.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TransportError extends Schema.TaggedError<TransportError>("@conduit-mcp/client/TransportError")(
+  "TransportError",
+  {
+    transport: TransportKind,
+    reason: Schema.Literal(
+      "Spawn",
+      "Connect",
+      "Write",
+      "Read",
+      "FrameTooLarge",
+      "Exited",
+      "Closed",
+      "HttpStatus",
+      "StreamEnded",
+      "Timeout"
+    ),
+    detail: Schema.optional(Schema.String),
+    /** HTTP status of a refused request, when there was one. */
+    status: Schema.optional(Schema.Number),
+    contentType: Schema.optional(Schema.String),
+    body: Schema.optional(Schema.String),
+    /** Exit code of a child process that ended. */
+    exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
+    /** The last lines a child process wrote to stderr. */
+    stderr: Schema.optional(Schema.Array(Schema.String)),
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  override get message(): string {
+    const parts = [`${this.transport} transport: ${this.reason}`]
+    if (this.detail !== undefined) parts.push(`: ${this.detail}`)
+    if (this.status !== undefined) parts.push(` (HTTP ${this.status})`)
+    if (this.stderr !== undefined && this.stderr.length > 0) {
+      parts.push(`\nstderr:\n${this.stderr.join("\n")}`)
+    }
+    return parts.join("")
+  }
+}
+
+/**
+ * One `WWW-Authenticate` challenge, its parameters by lower-case name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Challenge = Schema.Struct({
+  scheme: Schema.String,
+  params: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Challenge = typeof Challenge.Type
+
+/**
+ * The server refused the request for want of credentials (401) or scope (403).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AuthError extends Schema.TaggedError<AuthError>("@conduit-mcp/client/AuthError")("AuthError", {
+  status: Schema.Literal(401, 403),
+  challenges: Schema.Array(Challenge),
+  detail: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect)
+}) {
+  override get message(): string {
+    return `authorization required (HTTP ${this.status})${this.detail !== undefined ? `: ${this.detail}` : ""}`
+  }
+}
+
+/**
+ * The server no longer knows the legacy session a request was sent in.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionExpired extends Schema.TaggedError<SessionExpired>("@conduit-mcp/client/SessionExpired")(
+  "SessionExpired",
+  { sessionId: Schema.String }
+) {
+  override get message(): string {
+    return `session ${this.sessionId} expired`
+  }
+}
+
+/**
+ * The server answered with a JSON-RPC error object.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpError extends Schema.TaggedError<McpError>("@conduit-mcp/client/McpError")("McpError", {
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown),
+  method: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The peer broke the protocol, or the two sides could not agree: an invalid result, an unknown `resultType`,
+ * no shared protocol version, a failed negotiation.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-mcp/client/ProtocolError")(
+  "ProtocolError",
+  {
+    reason: Schema.Literal(
+      "InvalidResult",
+      "InvalidResultType",
+      "UnsupportedVersion",
+      "Negotiation",
+      "InputRoundsExceeded",
+      "CapabilityMissing",
+      "Unsupported"
+    ),
+    detail: Schema.String,
+    method: Schema.optional(Schema.String),
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  override get message(): string {
+    return `${this.reason}${this.method !== undefined ? ` in ${this.method}` : ""}: ${this.detail}`
+  }
+}
+
+/**
+ * A request got no answer before its deadline. The request was cancelled the way the era and binding require.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>("@conduit-mcp/client/RequestTimeout")(
+  "RequestTimeout",
+  { method: Schema.String, timeoutMillis: Schema.Number }
+) {
+  override get message(): string {
+    return `${this.method} timed out after ${this.timeoutMillis} ms`
+  }
+}
+
+/**
+ * An option given to a layer or constructor is not valid. Raised when the layer is built, before any I/O.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidOption extends Schema.TaggedError<InvalidOption>("@conduit-mcp/client/InvalidOption")(
+  "InvalidOption",
+  { option: Schema.String, detail: Schema.String }
+) {
+  override get message(): string {
+    return `invalid option ${this.option}: ${this.detail}`
+  }
+}
+
+/**
+ * What a transport can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type TransportFailure = TransportError | AuthError | SessionExpired
+
+/**
+ * What establishing a connection can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ConnectError = TransportFailure | McpError | ProtocolError | RequestTimeout
+
+/**
+ * What a request to the server can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpClientError = TransportError | AuthError | SessionExpired | McpError | ProtocolError | RequestTimeout
