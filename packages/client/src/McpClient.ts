@@ -1,0 +1,274 @@
+/**
+ * The MCP client: typed calls to one MCP server over any transport layer, in either protocol era.
+ *
+ * The connection is a fiber owned by the layer's Scope. It finds the server's era by itself (a
+ * `server/discover` probe, then the legacy `initialize` handshake when the server is not modern), keeps the
+ * pending-request table, routes responses, progress and notifications, checks the health of a quiet
+ * connection, and reconnects on a `Schedule` when the transport closes, negotiating again each time.
+ * Interrupting a call cancels it the way the era and binding require.
+ *
+ * @example
+ * ```ts
+ * import { McpClient, StdioTransport } from "@conduit-mcp/client"
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ *
+ * const Client = McpClient.layer({ clientInfo: { name: "my-app", version: "1.0.0" } }).pipe(
+ *   Layer.provide(StdioTransport.layer({ command: "npx", args: ["-y", "some-mcp-server"] })),
+ *   Layer.provide(NodeContext.layer)
+ * )
+ * const program = Effect.gen(function*() {
+ *   const client = yield* McpClient.McpClient
+ *   const tools = yield* client.listTools()
+ *   return yield* client.callTool({ name: tools[0].name, arguments: {} })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schedule from "effect/Schedule"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as internal from "./internal/client.js"
+import type * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import type * as Transport from "./Transport.js"
+
+/**
+ * Which era the client may speak. `auto` (the default) probes and falls back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EraOption = "auto" | "legacy" | "modern"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpClientOptions {
+  /** Name and version this client reports to servers. */
+  readonly clientInfo?: McpSchema.Implementation | undefined
+  /** Pin an era; `auto` (default) detects it. */
+  readonly era?: EraOption | undefined
+  /** Pin one protocol version (and so its era). */
+  readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
+  /** Capabilities declared to the server (`initialize`, or every modern request's `_meta`). */
+  readonly capabilities?: McpSchema.ClientCapabilities | undefined
+  /** How long to wait for the era probe: 5 s on HTTP, 3 s otherwise. */
+  readonly probeTimeout?: Duration.DurationInput | undefined
+  /** How long to wait for the `initialize` answer (default 30 s). */
+  readonly initializeTimeout?: Duration.DurationInput | undefined
+  /** Default timeout of every request (default 60 s); each call may set its own. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** When to reconnect after the transport closes; `false` never reconnects. */
+  readonly reconnect?: Schedule.Schedule<unknown, McpError.ConnectError> | false | undefined
+  /** A connection quiet for this long is checked (legacy `ping`, modern `server/discover`); `false` disables. */
+  readonly healthCheckInterval?: Duration.DurationInput | false | undefined
+  /** How long a health check may take before the connection counts as closed (default 10 s). */
+  readonly healthCheckTimeout?: Duration.DurationInput | undefined
+  /** The most pages a collected list call fetches (default 100). */
+  readonly maxPages?: number | undefined
+  /** Attributes added to every span of this client. */
+  readonly spanAttributes?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * Per-call options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** How long to wait for the answer (default: the client's `requestTimeout`). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Progress notifications restart the timeout, up to `maxTotalTimeout`. */
+  readonly resetTimeoutOnProgress?: boolean | undefined
+  /** The hard ceiling when progress restarts the timeout (default 10 × timeout). */
+  readonly maxTotalTimeout?: Duration.DurationInput | undefined
+  /** Receives every progress notification of this call (and asks the server for them). */
+  readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
+  /** Extra `_meta` entries for the request. */
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * What the client knows about the server once connected.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerSession {
+  readonly era: McpSchema.Era
+  readonly protocolVersion: McpSchema.ProtocolVersion
+  readonly serverInfo: McpSchema.Implementation | undefined
+  readonly capabilities: McpSchema.ServerCapabilities
+  readonly instructions: string | undefined
+  readonly transport: Transport.ConnectedInfo
+}
+
+/**
+ * The observable state of the connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ConnectionState = Data.TaggedEnum<{
+  Connecting: {}
+  Probing: {}
+  Connected: { readonly era: McpSchema.Era; readonly protocolVersion: McpSchema.ProtocolVersion }
+  Reconnecting: { readonly attempt: number; readonly error: McpError.ConnectError }
+  Closed: { readonly error: McpError.ConnectError | undefined }
+}>
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ConnectionState = Data.taggedEnum<ConnectionState>()
+
+/**
+ * Parameters of `tools/call`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallToolParams {
+  readonly name: string
+  readonly arguments?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * Parameters of `prompts/get`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GetPromptParams {
+  readonly name: string
+  readonly arguments?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * Parameters of `completion/complete`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CompleteParams {
+  readonly ref: McpSchema.CompleteReference
+  readonly argument: { readonly name: string; readonly value: string }
+  readonly context?: { readonly arguments?: Readonly<Record<string, string>> | undefined } | undefined
+}
+
+/**
+ * The client service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpClientService {
+  /** The current server session; waits while the client (re)connects. */
+  readonly session: Effect.Effect<ServerSession, McpError.McpClientError>
+  readonly state: Effect.Effect<ConnectionState>
+  /** Every state change, starting with the current state. */
+  readonly stateChanges: Stream.Stream<ConnectionState>
+  /** Server notifications (all but progress, which goes to its request). */
+  readonly notifications: Stream.Stream<McpSchema.ServerNotification>
+
+  /** Any request, its result decoded with `schema`. */
+  readonly request: <A, I>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    schema: Schema.Schema<A, I>,
+    options?: RequestOptions
+  ) => Effect.Effect<A, McpError.McpClientError>
+  readonly notify: (
+    method: string,
+    params?: Readonly<Record<string, unknown>> | undefined
+  ) => Effect.Effect<void, McpError.McpClientError>
+
+  readonly listTools: (options?: RequestOptions) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpError.McpClientError>
+  readonly listToolsPage: (
+    cursor?: string | undefined,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.ListToolsResult, McpError.McpClientError>
+  readonly streamTools: (options?: RequestOptions) => Stream.Stream<McpSchema.Tool, McpError.McpClientError>
+  readonly callTool: (
+    params: CallToolParams,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>
+
+  readonly listResources: (
+    options?: RequestOptions
+  ) => Effect.Effect<ReadonlyArray<McpSchema.Resource>, McpError.McpClientError>
+  readonly listResourcesPage: (
+    cursor?: string | undefined,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.ListResourcesResult, McpError.McpClientError>
+  readonly streamResources: (options?: RequestOptions) => Stream.Stream<McpSchema.Resource, McpError.McpClientError>
+  readonly listResourceTemplates: (
+    options?: RequestOptions
+  ) => Effect.Effect<ReadonlyArray<McpSchema.ResourceTemplate>, McpError.McpClientError>
+  readonly streamResourceTemplates: (
+    options?: RequestOptions
+  ) => Stream.Stream<McpSchema.ResourceTemplate, McpError.McpClientError>
+  readonly readResource: (
+    uri: string,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpClientError>
+
+  readonly listPrompts: (
+    options?: RequestOptions
+  ) => Effect.Effect<ReadonlyArray<McpSchema.Prompt>, McpError.McpClientError>
+  readonly streamPrompts: (options?: RequestOptions) => Stream.Stream<McpSchema.Prompt, McpError.McpClientError>
+  readonly getPrompt: (
+    params: GetPromptParams,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.GetPromptResult, McpError.McpClientError>
+
+  readonly complete: (
+    params: CompleteParams,
+    options?: RequestOptions
+  ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpClientError>
+  /** Legacy `ping`; on a modern server, `server/discover` serves as the liveness check. */
+  readonly ping: (options?: RequestOptions) => Effect.Effect<void, McpError.McpClientError>
+  /** Legacy `logging/setLevel`; on a modern server the level travels in every request's `_meta`. */
+  readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpClientError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpClient extends Context.Tag("@conduit-mcp/client/McpClient")<McpClient, McpClientService>() {}
+
+/**
+ * Builds a client on the `Transport` in context. Succeeds once the first connection is negotiated; a first
+ * connection that fails fails this effect (later failures reconnect on the `reconnect` schedule).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options?: McpClientOptions
+) => Effect.Effect<
+  McpClientService,
+  McpError.ConnectError | McpError.InvalidOption,
+  Transport.Transport | Scope.Scope
+> = internal.make
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options?: McpClientOptions
+): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport> =>
+  Layer.scoped(McpClient, make(options))

@@ -1,0 +1,928 @@
+/** @internal */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberMap from "effect/FiberMap"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as McpClient from "../McpClient.js"
+import * as McpError from "../McpError.js"
+import * as McpSchema from "../McpSchema.js"
+import * as Transport from "../Transport.js"
+import * as Negotiation from "./negotiation.js"
+
+const VERSION = "0.1.0"
+
+type Session = McpClient.ServerSession & {
+  readonly connection: Transport.TransportConnection
+  readonly attempt: Attempt
+}
+
+interface Pending {
+  readonly method: string
+  readonly deferred: Deferred.Deferred<unknown, McpError.McpClientError>
+  readonly onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
+  lastActivity: number
+}
+
+interface Attempt {
+  readonly closed: Deferred.Deferred<McpError.TransportError>
+  /** Set as soon as the transport reports it closed, so no request is registered on a dead connection. */
+  closedError: McpError.TransportError | undefined
+  connection: Transport.TransportConnection | undefined
+  era: McpSchema.Era | undefined
+  inbound: number
+}
+
+/** Internal signal: the child went away during the probe, so restart it and speak legacy. */
+class RestartAsLegacy {
+  readonly _tag = "RestartAsLegacy"
+}
+
+/** Internal signal: the cached legacy verdict proved wrong, so probe again. */
+class Reprobe {
+  readonly _tag = "Reprobe"
+}
+
+type Negotiated = Omit<Session, "transport" | "connection" | "attempt">
+
+type AttemptError = McpError.ConnectError | RestartAsLegacy | Reprobe
+
+interface Wire {
+  readonly attempt: Attempt
+  readonly connection: Transport.TransportConnection
+  readonly era: McpSchema.Era | "probe"
+  readonly version: McpSchema.ProtocolVersion
+}
+
+interface SendOptions {
+  readonly timeoutMillis: number | undefined
+  readonly resetOnProgress: boolean
+  readonly maxTotalMillis: number | undefined
+  readonly onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
+  readonly meta: Readonly<Record<string, unknown>> | undefined
+  readonly cancellable: boolean
+  readonly probe: boolean
+  readonly id?: string | undefined
+}
+
+const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
+const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation, McpSchema.preserve)
+const CancelledParams = Schema.Struct({ requestId: McpSchema.RequestId })
+const decodeCancelled = Schema.decodeUnknownEither(CancelledParams)
+
+const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
+
+const optionMillis = (
+  name: string,
+  input: Duration.DurationInput | undefined,
+  fallback: number
+): Effect.Effect<number, McpError.InvalidOption> =>
+  Effect.suspend(() => {
+    if (input === undefined) return Effect.succeed(fallback)
+    const decoded = Duration.decodeUnknown(input)
+    if (Option.isNone(decoded)) {
+      return Effect.fail(new McpError.InvalidOption({ option: name, detail: "not a duration" }))
+    }
+    const millis = Duration.toMillis(decoded.value)
+    return millis > 0
+      ? Effect.succeed(millis)
+      : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive duration" }))
+  })
+
+/** The W3C `traceparent` of a span, so a server can join the caller's trace. */
+const traceContext = (span: Option.Option<{ readonly traceId: string; readonly spanId: string; readonly sampled: boolean }>) =>
+  Option.match(span, {
+    onNone: () => undefined,
+    onSome: (s) =>
+      /^[0-9a-f]{32}$/.test(s.traceId) && /^[0-9a-f]{16}$/.test(s.spanId)
+        ? `00-${s.traceId}-${s.spanId}-${s.sampled ? "01" : "00"}`
+        : undefined
+  })
+
+const defaultReconnect: Schedule.Schedule<unknown, McpError.ConnectError> = Schedule.exponential("200 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("10 seconds")),
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(20))
+)
+
+/** @internal */
+export const make = (
+  options: McpClient.McpClientOptions = {}
+): Effect.Effect<
+  McpClient.McpClientService,
+  McpError.ConnectError | McpError.InvalidOption,
+  Transport.Transport | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const transport = yield* Transport.Transport
+    const kind = transport.kind
+
+    // --- options, checked before any I/O
+    const probeTimeout = yield* optionMillis(
+      "probeTimeout",
+      options.probeTimeout,
+      Transport.defaultProbeTimeoutMillis(kind)
+    )
+    const initializeTimeout = yield* optionMillis("initializeTimeout", options.initializeTimeout, 30_000)
+    const requestTimeout = yield* optionMillis("requestTimeout", options.requestTimeout, 60_000)
+    const healthTimeout = yield* optionMillis("healthCheckTimeout", options.healthCheckTimeout, 10_000)
+    const healthInterval = options.healthCheckInterval === false
+      ? undefined
+      : yield* optionMillis("healthCheckInterval", options.healthCheckInterval, 30_000)
+    const maxPages = options.maxPages ?? 100
+    if (!Number.isInteger(maxPages) || maxPages < 1) {
+      return yield* new McpError.InvalidOption({ option: "maxPages", detail: "must be a positive integer" })
+    }
+    const eraOption = options.era ?? "auto"
+    const pinned = options.protocolVersion
+    if (pinned !== undefined && !McpSchema.isLegacyVersion(pinned) && !McpSchema.isModernVersion(pinned)) {
+      return yield* new McpError.InvalidOption({ option: "protocolVersion", detail: `unknown version ${pinned}` })
+    }
+    if (pinned !== undefined && eraOption !== "auto" && McpSchema.eraOf(pinned) !== eraOption) {
+      return yield* new McpError.InvalidOption({
+        option: "protocolVersion",
+        detail: `${pinned} does not belong to the ${eraOption} era`
+      })
+    }
+    const supported: ReadonlyArray<McpSchema.ProtocolVersion> = pinned !== undefined
+      ? [pinned]
+      : eraOption === "legacy"
+      ? McpSchema.LEGACY_VERSIONS
+      : eraOption === "modern"
+      ? McpSchema.MODERN_VERSIONS
+      : [...McpSchema.LEGACY_VERSIONS, ...McpSchema.MODERN_VERSIONS]
+    const supportedLegacy = supported.filter(McpSchema.isLegacyVersion)
+    const supportedModern = supported.filter(McpSchema.isModernVersion)
+    const clientInfo: McpSchema.Implementation = options.clientInfo ?? { name: "conduit", version: VERSION }
+    const capabilities: McpSchema.ClientCapabilities = options.capabilities ?? {}
+    const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
+    const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
+
+    // --- state owned by this client
+    const pending = new Map<McpSchema.RequestId, Pending>()
+    let nextId = 1
+    let probeCount = 0
+    let verdict: McpSchema.Era | undefined = pinned !== undefined
+      ? McpSchema.eraOf(pinned)
+      : eraOption === "auto"
+      ? undefined
+      : eraOption
+    let logLevel: McpSchema.LoggingLevel | undefined
+    let current = yield* Deferred.make<Session, McpError.McpClientError>()
+    const notifications = yield* PubSub.unbounded<McpSchema.ServerNotification>()
+    const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
+    const serverRequests = yield* FiberMap.make<McpSchema.RequestId>()
+
+    const setState = (next: McpClient.ConnectionState) => SubscriptionRef.set(state, next)
+
+    const failAll = (error: McpError.McpClientError) =>
+      Effect.sync(() => {
+        const entries = [...pending.values()]
+        pending.clear()
+        for (const entry of entries) Deferred.unsafeDone(entry.deferred, Exit.fail(error))
+      })
+
+    // --- inbound routing
+    const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+      const id = message.id
+      const entry = id === null ? undefined : pending.get(id)
+      if (entry === undefined) {
+        return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
+          Effect.annotateLogs({ module: "McpClient", id: String(id) })
+        )
+      }
+      pending.delete(id!)
+      if ("error" in message) {
+        const error = message.error
+        Deferred.unsafeDone(
+          entry.deferred,
+          Exit.fail(
+            new McpError.McpError({
+              code: error.code,
+              message: error.message,
+              method: entry.method,
+              ...(error.data !== undefined ? { data: error.data } : {})
+            })
+          )
+        )
+      } else {
+        Deferred.unsafeDone(entry.deferred, Exit.succeed(message.result))
+      }
+      return Effect.void
+    }
+
+    const onProgress = (params: unknown): Effect.Effect<void> => {
+      const decoded = decodeProgress(params)
+      if (Either.isLeft(decoded)) return Effect.logDebug("dropped a malformed progress notification")
+      const entry = pending.get(decoded.right.progressToken)
+      if (entry === undefined) return Effect.void
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        entry.lastActivity = now
+        return entry.onProgress === undefined ? Effect.void : Effect.catchAllCause(
+          entry.onProgress(decoded.right),
+          (cause) => Effect.logWarning("a progress callback failed", cause)
+        )
+      })
+    }
+
+    const onNotification = (message: McpSchema.JsonRpcNotification): Effect.Effect<void> => {
+      if (message.method === "notifications/progress") return onProgress(message.params)
+      const published = PubSub.publish(notifications, { method: message.method, params: message.params })
+      if (message.method === "notifications/cancelled") {
+        const decoded = decodeCancelled(message.params)
+        if (Either.isRight(decoded)) {
+          return Effect.zipRight(FiberMap.remove(serverRequests, decoded.right.requestId), published)
+        }
+      }
+      return published
+    }
+
+    const respondError = (
+      connection: Transport.TransportConnection,
+      id: McpSchema.RequestId,
+      code: number,
+      message: string
+    ) => connection.respond({ jsonrpc: "2.0", id, error: { code, message } })
+
+    const onServerRequest = (attempt: Attempt, message: McpSchema.JsonRpcRequest): Effect.Effect<void> => {
+      const connection = attempt.connection
+      if (connection === undefined) return Effect.logDebug("dropped a server request that came before connecting")
+      if (attempt.era === "modern") {
+        // Modern servers send no requests and modern clients write no responses.
+        return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
+      }
+      const answer = message.method === "ping"
+        ? connection.respond({ jsonrpc: "2.0", id: message.id, result: {} })
+        : respondError(connection, message.id, McpSchema.ErrorCode.MethodNotFound, `method not found: ${message.method}`)
+      return FiberMap.run(serverRequests, message.id, Effect.ignore(answer)).pipe(Effect.asVoid)
+    }
+
+    const closeAttempt = (attempt: Attempt, error: McpError.TransportError) =>
+      Effect.suspend(() => {
+        attempt.closedError ??= error
+        return Effect.zipRight(Deferred.succeed(attempt.closed, error), failAll(error))
+      })
+
+    const makeEmit = (attempt: Attempt): Transport.Emit => (event) =>
+      Effect.suspend(() => {
+        attempt.inbound++
+        return route(attempt, event)
+      })
+
+    const route = (attempt: Attempt, event: Transport.TransportEvent): Effect.Effect<void> => {
+      switch (event._tag) {
+        case "Response":
+          return onResponse(event.message)
+        case "RequestFailed":
+          return Effect.sync(() => {
+            const entry = pending.get(event.id)
+            if (entry === undefined) return
+            pending.delete(event.id)
+            Deferred.unsafeDone(entry.deferred, Exit.fail(event.error))
+          })
+        case "Notification":
+          return onNotification(event.message)
+        case "ServerRequest":
+          return onServerRequest(attempt, event.message)
+        case "Closed":
+          return closeAttempt(attempt, event.error)
+      }
+    }
+
+    // --- sending requests
+    const buildParams = (
+      wire: Wire,
+      id: McpSchema.RequestId,
+      params: Readonly<Record<string, unknown>> | undefined,
+      send: SendOptions,
+      traceparent: string | undefined
+    ): Record<string, unknown> | undefined => {
+      const callerMeta = params?._meta
+      const extraMeta = typeof callerMeta === "object" && callerMeta !== null ? callerMeta : undefined
+      if (wire.era === "legacy") {
+        if (send.onProgress === undefined && send.meta === undefined) return params
+        return {
+          ...params,
+          _meta: { ...extraMeta, ...send.meta, ...(send.onProgress !== undefined ? { progressToken: id } : {}) }
+        }
+      }
+      const meta: Record<string, unknown> = {
+        ...extraMeta,
+        ...send.meta,
+        [McpSchema.MetaKeys.protocolVersion]: wire.version,
+        [McpSchema.MetaKeys.clientInfo]: clientInfo,
+        [McpSchema.MetaKeys.clientCapabilities]: capabilities
+      }
+      if (logLevel !== undefined && wire.era === "modern") meta[McpSchema.MetaKeys.logLevel] = logLevel
+      if (send.onProgress !== undefined) meta.progressToken = id
+      if (traceparent !== undefined) meta.traceparent = traceparent
+      return { ...params, _meta: meta }
+    }
+
+    const awaitReply = (
+      method: string,
+      entry: Pending,
+      send: SendOptions
+    ): Effect.Effect<unknown, McpError.McpClientError> => {
+      const reply = Deferred.await(entry.deferred)
+      const timeout = send.timeoutMillis
+      if (timeout === undefined) return reply
+      const timedOut = new McpError.RequestTimeout({ method, timeoutMillis: timeout })
+      if (!send.resetOnProgress) {
+        return Effect.timeoutFail(reply, { duration: timeout, onTimeout: () => timedOut })
+      }
+      const maxTotal = send.maxTotalMillis ?? timeout * 10
+      const watchdog = Effect.gen(function*() {
+        const start = yield* Clock.currentTimeMillis
+        entry.lastActivity = start
+        while (true) {
+          const now = yield* Clock.currentTimeMillis
+          const deadline = Math.min(entry.lastActivity + timeout, start + maxTotal)
+          if (now >= deadline) return yield* Effect.fail(timedOut)
+          yield* Effect.sleep(Duration.millis(deadline - now))
+        }
+      })
+      return Effect.raceFirst(reply, watchdog)
+    }
+
+    const sendRequest = (
+      wire: Wire,
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      send: SendOptions
+    ): Effect.Effect<unknown, McpError.McpClientError> =>
+      Effect.flatMap(Effect.currentSpan.pipe(Effect.option), (span) =>
+        Effect.acquireUseRelease(
+          Effect.suspend(() => {
+            if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
+            const id: McpSchema.RequestId = send.id ?? nextId++
+            const entry: Pending = {
+              method,
+              deferred: Deferred.unsafeMake(FiberId.none),
+              onProgress: send.onProgress,
+              lastActivity: 0
+            }
+            pending.set(id, entry)
+            return Effect.succeed([id, entry] as const)
+          }),
+          ([id, entry]) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const budget = send.resetOnProgress ? send.maxTotalMillis : send.timeoutMillis
+              const finalParams = buildParams(wire, id, params, send, traceContext(span))
+              const message: McpSchema.JsonRpcRequest = finalParams === undefined
+                ? { jsonrpc: "2.0", id, method }
+                : { jsonrpc: "2.0", id, method, params: finalParams }
+              return Effect.zipRight(
+                wire.connection.request(message, {
+                  probe: send.probe,
+                  deadline: budget === undefined ? undefined : now + budget,
+                  listen: method === "subscriptions/listen"
+                }),
+                awaitReply(method, entry, send)
+              )
+            }),
+          ([id], exit) =>
+            Effect.suspend(() => {
+              const abandoned = pending.delete(id)
+              if (!abandoned || !send.cancellable || Exit.isSuccess(exit)) return Effect.void
+              const timedOut = Exit.isFailure(exit) &&
+                Option.exists(Cause.failureOption(exit.cause), (e) => e._tag === "RequestTimeout")
+              if (!timedOut && !Exit.isInterrupted(exit)) return Effect.void
+              return wire.connection.cancel(id, timedOut ? "timeout" : "interrupted")
+            })
+        ))
+
+    const checkResultType = (method: string, result: unknown): Effect.Effect<unknown, McpError.ProtocolError> => {
+      if (typeof result !== "object" || result === null) {
+        return Effect.fail(
+          new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" })
+        )
+      }
+      const resultType = "resultType" in result ? result.resultType : undefined
+      if (resultType === undefined || resultType === "complete") return Effect.succeed(result)
+      if (resultType === "input_required") {
+        return Effect.fail(
+          new McpError.ProtocolError({
+            reason: "Unsupported",
+            method,
+            detail: "the server asked for input (input_required) and this client has no input handlers"
+          })
+        )
+      }
+      return Effect.fail(
+        new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
+      )
+    }
+
+    const decodeResult = <A, I>(method: string, schema: Schema.Schema<A, I>, raw: unknown) =>
+      Effect.flatMap(checkResultType(method, raw), (result) =>
+        Effect.mapError(
+          Schema.decodeUnknown(schema, McpSchema.preserve)(result),
+          (cause) =>
+            new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })
+        ))
+
+    // --- negotiation
+    const internalSend = (timeoutMillis: number, extra?: Partial<SendOptions>): SendOptions => ({
+      timeoutMillis,
+      resetOnProgress: false,
+      maxTotalMillis: undefined,
+      onProgress: undefined,
+      meta: undefined,
+      cancellable: false,
+      probe: false,
+      ...extra
+    })
+
+    const initialize = (
+      attempt: Attempt,
+      connection: Transport.TransportConnection,
+      version: McpSchema.LegacyVersion | undefined
+    ): Effect.Effect<Negotiated, AttemptError> =>
+      Effect.gen(function*() {
+        const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
+        if (offered === undefined) {
+          return yield* new McpError.ProtocolError({
+            reason: "UnsupportedVersion",
+            method: "initialize",
+            detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
+          })
+        }
+        const wire: Wire = { attempt, connection, era: "legacy", version: offered }
+        const raw = yield* sendRequest(
+          wire,
+          "initialize",
+          { protocolVersion: offered, capabilities, clientInfo },
+          internalSend(initializeTimeout)
+        ).pipe(
+          Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
+            verdict === "legacy" && eraOption === "auto" && pinned === undefined &&
+              Negotiation.initializeNamesOnlyModern(error)
+              ? Effect.fail(new Reprobe())
+              : Effect.fail(error))
+        )
+        const result = yield* decodeResult("initialize", McpSchema.InitializeResult, raw)
+        const agreed = result.protocolVersion
+        if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
+          return yield* new McpError.ProtocolError({
+            reason: "UnsupportedVersion",
+            method: "initialize",
+            detail: `the server answered with protocol version ${agreed}; this client supports ${
+              supportedLegacy.join(", ")
+            }`
+          })
+        }
+        attempt.era = "legacy"
+        yield* connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" })
+        return {
+          era: "legacy" as const,
+          protocolVersion: agreed,
+          serverInfo: result.serverInfo,
+          capabilities: result.capabilities,
+          instructions: result.instructions
+        }
+      })
+
+    const discover = (
+      attempt: Attempt,
+      connection: Transport.TransportConnection,
+      version: McpSchema.ProtocolVersion,
+      timeoutMillis: number
+    ) =>
+      sendRequest(
+        { attempt, connection, era: "probe", version },
+        "server/discover",
+        undefined,
+        internalSend(timeoutMillis, { probe: true, id: `conduit-probe-${++probeCount}` })
+      )
+
+    const modernSession = (
+      attempt: Attempt,
+      version: McpSchema.ModernVersion,
+      result: McpSchema.DiscoverResult
+    ): Negotiated => {
+      attempt.era = "modern"
+      const serverInfo = decodeImplementation(result._meta?.[McpSchema.MetaKeys.serverInfo])
+      return {
+        era: "modern",
+        protocolVersion: version,
+        serverInfo: Either.getOrUndefined(serverInfo),
+        capabilities: result.capabilities,
+        instructions: result.instructions
+      }
+    }
+
+    const probe = (
+      attempt: Attempt,
+      connection: Transport.TransportConnection
+    ): Effect.Effect<Negotiated, AttemptError> =>
+      Effect.gen(function*() {
+        let version: McpSchema.ModernVersion = supportedModern[supportedModern.length - 1] ?? "2026-07-28"
+        let retried = false
+        while (true) {
+          const outcome = yield* Effect.either(discover(attempt, connection, version, probeTimeout))
+          let verdictNow: Negotiation.ProbeVerdict
+          if (Either.isRight(outcome)) {
+            verdictNow = Negotiation.classifyProbeResult(outcome.right, supported)
+          } else {
+            const error = outcome.left
+            switch (error._tag) {
+              case "McpError":
+                verdictNow = Negotiation.classifyProbeError(error, supported, retried)
+                break
+              case "RequestTimeout":
+                if (kind === "http") {
+                  return yield* new McpError.TransportError({
+                    transport: kind,
+                    reason: "Timeout",
+                    detail: "the server did not answer the era probe"
+                  })
+                }
+                verdictNow = { _tag: "Legacy", version: undefined }
+                break
+              case "TransportError":
+                if (kind !== "http" && (yield* Deferred.isDone(attempt.closed))) {
+                  // Some legacy servers quit on any request before initialize: restart and speak legacy.
+                  return yield* Effect.fail(new RestartAsLegacy())
+                }
+                verdictNow = Negotiation.classifyProbeFailure(kind, error, supported, retried)
+                break
+              case "ProtocolError":
+                return yield* Effect.fail(error)
+              default:
+                verdictNow = Negotiation.classifyProbeFailure(kind, error, supported, retried)
+            }
+          }
+          switch (verdictNow._tag) {
+            case "Modern":
+              verdict = "modern"
+              return modernSession(attempt, verdictNow.version, verdictNow.discover)
+            case "RetryModern":
+              version = verdictNow.version
+              retried = true
+              continue
+            case "Legacy":
+              if (supportedLegacy.length === 0) {
+                return yield* new McpError.ProtocolError({
+                  reason: "UnsupportedVersion",
+                  method: "server/discover",
+                  detail: "the server is not a modern server and this client is pinned to the modern era"
+                })
+              }
+              verdict = "legacy"
+              return yield* initialize(attempt, connection, verdictNow.version)
+            case "Fail":
+              return yield* Effect.fail(verdictNow.error)
+          }
+        }
+      })
+
+    const negotiate = (
+      attempt: Attempt,
+      connection: Transport.TransportConnection
+    ): Effect.Effect<Negotiated, AttemptError> => {
+      const known = connection.info.era ?? verdict
+      if (known === "legacy") return initialize(attempt, connection, undefined)
+      if (known === "modern" && eraOption !== "auto") {
+        // Pinned to modern: discover for capabilities; a modern server must answer it.
+        return Effect.flatMap(
+          discover(attempt, connection, supportedModern[supportedModern.length - 1]!, probeTimeout),
+          (raw) => {
+            const verdictNow = Negotiation.classifyProbeResult(raw, supported)
+            return verdictNow._tag === "Modern"
+              ? Effect.succeed(modernSession(attempt, verdictNow.version, verdictNow.discover))
+              : Effect.fail(
+                new McpError.ProtocolError({
+                  reason: "Negotiation",
+                  method: "server/discover",
+                  detail: "the server did not answer server/discover like a modern server"
+                })
+              )
+          }
+        )
+      }
+      return Effect.zipRight(setState({ _tag: "Probing" }), probe(attempt, connection))
+    }
+
+    // --- health checks
+    const healthCheck = (attempt: Attempt, session: Session, interval: number) =>
+      Effect.gen(function*() {
+        while (true) {
+          const before = attempt.inbound
+          yield* Effect.sleep(Duration.millis(interval))
+          if (attempt.inbound !== before) continue
+          const wire: Wire = {
+            attempt,
+            connection: session.connection,
+            era: session.era,
+            version: session.protocolVersion
+          }
+          const check = session.era === "legacy"
+            ? sendRequest(wire, "ping", undefined, internalSend(healthTimeout, { cancellable: true }))
+            : sendRequest(wire, "server/discover", undefined, internalSend(healthTimeout, { cancellable: true }))
+          const failed = yield* check.pipe(
+            Effect.as(false),
+            Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
+          )
+          if (failed) {
+            const error = new McpError.TransportError({
+              transport: kind,
+              reason: "Timeout",
+              detail: "the connection failed its health check"
+            })
+            yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
+            yield* closeAttempt(attempt, error)
+            return
+          }
+        }
+      })
+
+    // --- one connection attempt: connect, negotiate, serve until the transport closes
+    let established = false
+    const runAttempt: Effect.Effect<never, AttemptError> = Effect.scoped(
+      Effect.gen(function*() {
+        const attempt: Attempt = {
+          closed: yield* Deferred.make<McpError.TransportError>(),
+          closedError: undefined,
+          connection: undefined,
+          era: undefined,
+          inbound: 0
+        }
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            yield* failAll(
+              new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
+            )
+            yield* FiberMap.clear(serverRequests)
+            if (yield* Deferred.isDone(current)) current = yield* Deferred.make<Session, McpError.McpClientError>()
+          })
+        )
+        const connection = yield* transport.connect(makeEmit(attempt))
+        attempt.connection = connection
+        const negotiated = yield* negotiate(attempt, connection)
+        const session: Session = { ...negotiated, transport: connection.info, connection, attempt }
+        yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
+        established = true
+        yield* Deferred.succeed(current, session)
+        yield* Deferred.succeed(ready, undefined)
+        yield* setState({ _tag: "Connected", era: session.era, protocolVersion: session.protocolVersion })
+        yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
+          Effect.annotateLogs({ module: "McpClient", transport: kind })
+        )
+        if (healthInterval !== undefined) yield* Effect.forkScoped(healthCheck(attempt, session, healthInterval))
+        const error = yield* Deferred.await(attempt.closed)
+        return yield* Effect.fail(error)
+      })
+    )
+
+    const ready = yield* Deferred.make<void, McpError.ConnectError>()
+    const loop = Effect.gen(function*() {
+      const driver = yield* Schedule.driver(reconnect)
+      let attemptNumber = 0
+      while (true) {
+        established = false
+        const outcome = yield* Effect.flip(runAttempt)
+        if (outcome._tag === "RestartAsLegacy") {
+          verdict = "legacy"
+          continue
+        }
+        if (outcome._tag === "Reprobe") {
+          verdict = undefined
+          continue
+        }
+        if (!(yield* Deferred.isDone(ready))) {
+          // The first connection failed: report it to the constructor instead of retrying a bad setup.
+          yield* Deferred.fail(ready, outcome)
+          yield* setState({ _tag: "Closed", error: outcome })
+          yield* Deferred.fail(current, outcome)
+          return
+        }
+        if (established) {
+          attemptNumber = 0
+          yield* driver.reset
+        }
+        attemptNumber++
+        yield* setState({ _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
+        yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
+          Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
+        )
+        const next = yield* Effect.either(driver.next(outcome))
+        if (Either.isLeft(next)) {
+          yield* setState({ _tag: "Closed", error: outcome })
+          yield* Deferred.fail(current, outcome)
+          return
+        }
+      }
+    })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
+        yield* Deferred.fail(current, closed)
+        yield* failAll(closed)
+        yield* setState({ _tag: "Closed", error: undefined })
+      })
+    )
+    yield* Effect.forkScoped(Effect.interruptible(loop))
+    yield* Deferred.await(ready)
+
+    // --- the public API
+    const awaitSession = (timeoutMillis: number | undefined, method: string) => {
+      const session = Effect.suspend(() => Deferred.await(current))
+      return timeoutMillis === undefined ? session : Effect.timeoutFail(session, {
+        duration: timeoutMillis,
+        onTimeout: () => new McpError.RequestTimeout({ method, timeoutMillis })
+      })
+    }
+
+    const callOptions = (options: McpClient.RequestOptions | undefined): SendOptions => {
+      const timeoutMillis = options?.timeout === undefined ? requestTimeout : toMillis(options.timeout)
+      return {
+        timeoutMillis,
+        resetOnProgress: options?.resetTimeoutOnProgress ?? false,
+        maxTotalMillis: options?.maxTotalTimeout === undefined ? undefined : toMillis(options.maxTotalTimeout),
+        onProgress: options?.onProgress,
+        meta: options?.meta,
+        cancellable: true,
+        probe: false
+      }
+    }
+
+    const rawRequest = (
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      options: McpClient.RequestOptions | undefined
+    ) => {
+      const send = callOptions(options)
+      return Effect.flatMap(awaitSession(send.timeoutMillis, method), (session) =>
+        sendRequest(
+          { attempt: session.attempt, connection: session.connection, era: session.era, version: session.protocolVersion },
+          method,
+          params,
+          send
+        ))
+    }
+
+    const request = <A, I>(
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      schema: Schema.Schema<A, I>,
+      options?: McpClient.RequestOptions
+    ): Effect.Effect<A, McpError.McpClientError> =>
+      rawRequest(method, params, options).pipe(
+        Effect.flatMap((raw) => decodeResult(method, schema, raw)),
+        Effect.withSpan(`McpClient ${method}`, {
+          kind: "client",
+          attributes: { ...spanAttributes, "rpc.method": method }
+        })
+      )
+
+    const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
+      Effect.flatMap(awaitSession(requestTimeout, method), (session) => {
+        const withMeta = session.era === "modern"
+          ? {
+            ...params,
+            _meta: {
+              [McpSchema.MetaKeys.protocolVersion]: session.protocolVersion,
+              ...(typeof params?._meta === "object" ? params._meta : undefined)
+            }
+          }
+          : params
+        return session.connection.notify(
+          withMeta === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params: withMeta }
+        )
+      })
+
+    interface Page<T> {
+      readonly items: ReadonlyArray<T>
+      readonly nextCursor: string | undefined
+    }
+
+    const paginate = <T>(
+      method: string,
+      fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, McpError.McpClientError>
+    ): Stream.Stream<T, McpError.McpClientError> =>
+      Stream.paginateChunkEffect({ cursor: undefined as string | undefined, page: 0 }, (state) =>
+        Effect.flatMap(fetchPage(state.cursor), (page) => {
+          const chunk = Chunk.fromIterable(page.items)
+          if (page.nextCursor === undefined) return Effect.succeed([chunk, Option.none()] as const)
+          if (state.page + 1 >= maxPages) {
+            return Effect.fail(
+              new McpError.ProtocolError({
+                reason: "InvalidResult",
+                method,
+                detail: `more than ${maxPages} pages; raise maxPages to fetch them all`
+              })
+            )
+          }
+          return Effect.succeed([chunk, Option.some({ cursor: page.nextCursor, page: state.page + 1 })] as const)
+        }))
+
+    const collect = <T>(stream: Stream.Stream<T, McpError.McpClientError>, method: string) =>
+      Stream.runCollect(stream).pipe(
+        Effect.map((chunk): ReadonlyArray<T> => Chunk.toReadonlyArray(chunk)),
+        Effect.withSpan(`McpClient ${method} (all pages)`, {
+          kind: "client",
+          attributes: { ...spanAttributes, "rpc.method": method }
+        })
+      )
+
+    const cursorParams = (cursor: string | undefined) => cursor === undefined ? undefined : { cursor }
+
+    const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
+      request("tools/list", cursorParams(cursor), McpSchema.ListToolsResult, options)
+    const streamTools = (options?: McpClient.RequestOptions) =>
+      paginate("tools/list", (cursor) =>
+        Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })))
+
+    const listResourcesPage = (cursor?: string, options?: McpClient.RequestOptions) =>
+      request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
+    const streamResources = (options?: McpClient.RequestOptions) =>
+      paginate("resources/list", (cursor) =>
+        Effect.map(listResourcesPage(cursor, options), (r) => ({ items: r.resources, nextCursor: r.nextCursor })))
+
+    const streamResourceTemplates = (options?: McpClient.RequestOptions) =>
+      paginate("resources/templates/list", (cursor) =>
+        Effect.map(
+          request("resources/templates/list", cursorParams(cursor), McpSchema.ListResourceTemplatesResult, options),
+          (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor })
+        ))
+
+    const streamPrompts = (options?: McpClient.RequestOptions) =>
+      paginate("prompts/list", (cursor) =>
+        Effect.map(
+          request("prompts/list", cursorParams(cursor), McpSchema.ListPromptsResult, options),
+          (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
+        ))
+
+    const service: McpClient.McpClientService = {
+      session: Effect.map(
+        awaitSession(requestTimeout, "session"),
+        ({ attempt: _attempt, connection: _connection, ...session }): McpClient.ServerSession => session
+      ),
+      state: SubscriptionRef.get(state),
+      stateChanges: state.changes,
+      notifications: Stream.fromPubSub(notifications),
+      request,
+      notify,
+      listTools: (options) => collect(streamTools(options), "tools/list"),
+      listToolsPage,
+      streamTools,
+      callTool: (params, options) =>
+        request(
+          "tools/call",
+          params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
+          McpSchema.CallToolResult,
+          options
+        ).pipe(Effect.annotateSpans({ "mcp.tool": params.name })),
+      listResources: (options) => collect(streamResources(options), "resources/list"),
+      listResourcesPage,
+      streamResources,
+      listResourceTemplates: (options) => collect(streamResourceTemplates(options), "resources/templates/list"),
+      streamResourceTemplates,
+      readResource: (uri, options) => request("resources/read", { uri }, McpSchema.ReadResourceResult, options),
+      listPrompts: (options) => collect(streamPrompts(options), "prompts/list"),
+      streamPrompts,
+      getPrompt: (params, options) =>
+        request(
+          "prompts/get",
+          params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
+          McpSchema.GetPromptResult,
+          options
+        ),
+      complete: (params, options) =>
+        request(
+          "completion/complete",
+          params.context === undefined
+            ? { ref: params.ref, argument: params.argument }
+            : { ref: params.ref, argument: params.argument, context: params.context },
+          McpSchema.CompleteResult,
+          options
+        ),
+      ping: (options) =>
+        Effect.flatMap(awaitSession(requestTimeout, "ping"), (session) =>
+          session.era === "legacy"
+            ? Effect.asVoid(request("ping", undefined, McpSchema.EmptyResult, options))
+            : Effect.asVoid(request("server/discover", undefined, McpSchema.DiscoverResult, options))),
+      setLoggingLevel: (level) =>
+        Effect.flatMap(awaitSession(requestTimeout, "logging/setLevel"), (session) => {
+          logLevel = level
+          return session.era === "legacy"
+            ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
+            : Effect.void
+        })
+    }
+    return service
+  })

@@ -1,0 +1,326 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as TestClock from "effect/TestClock"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as Scripted from "./utils/scriptedTransport.js"
+
+const clientLayer = (script: Scripted.Script, options: McpClient.McpClientOptions = {}) =>
+  McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
+    Layer.provideMerge(Scripted.layer(script))
+  )
+
+const requests = (sent: ReadonlyArray<Scripted.Sent>) =>
+  sent.flatMap((s) => ("method" in s.message && "id" in s.message ? [s.message] : []))
+
+const echoTool: Scripted.Script = (message, ctx) => {
+  if ("method" in message && "id" in message && message.method === "tools/call") {
+    return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+  }
+  return Effect.void
+}
+
+describe("era negotiation", () => {
+  it.scoped("a DiscoverResult means modern, and every request carries the modern _meta", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const session = yield* client.session
+      assert.strictEqual(session.era, "modern")
+      assert.strictEqual(session.protocolVersion, "2026-07-28")
+      assert.strictEqual(session.serverInfo?.name, "scripted")
+      assert.strictEqual(session.instructions, "scripted modern server")
+      const result = yield* client.callTool({ name: "echo", arguments: { text: "hi" } })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "ok" }])
+      const log = yield* Scripted.ScriptLog
+      const sent = requests(yield* Ref.get(log.sent))
+      assert.deepStrictEqual(sent.map((m) => m.method), ["server/discover", "tools/call"])
+      assert.isString(sent[0].id, "the probe has a string id")
+      assert.isNumber(sent[1].id)
+      const meta = (sent[1].params as { _meta: Record<string, unknown> })._meta
+      assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
+      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "0.1.0" })
+      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientCapabilities"], {})
+      assert.deepStrictEqual(yield* Ref.get(log.sessions), [{ era: "modern", protocolVersion: "2026-07-28" }])
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript(echoTool)))))
+
+  it.scoped("any other error to the probe means legacy: initialize, then notifications/initialized", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const session = yield* client.session
+      assert.strictEqual(session.era, "legacy")
+      assert.strictEqual(session.protocolVersion, "2025-06-18")
+      yield* client.callTool({ name: "echo" })
+      const log = yield* Scripted.ScriptLog
+      const sent = yield* Ref.get(log.sent)
+      assert.deepStrictEqual(Scripted.sentMethods(sent), [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "tools/call"
+      ])
+      const init = requests(sent)[1]
+      assert.deepStrictEqual(init.params, {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "conduit", version: "0.1.0" }
+      })
+      const call = requests(sent)[2]
+      assert.deepStrictEqual(call.params, { name: "echo" }, "no modern _meta in the legacy era")
+    }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(echoTool, "2025-06-18")))))
+
+  it.scoped("-32022 naming a modern version: one corrective retry", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      assert.strictEqual((yield* client.session).era, "modern")
+      const log = yield* Scripted.ScriptLog
+      const sent = requests(yield* Ref.get(log.sent))
+      assert.deepStrictEqual(sent.map((m) => m.method), ["server/discover", "server/discover"])
+      assert.notStrictEqual(sent[0].id, sent[1].id)
+    }).pipe(Effect.provide(clientLayer((message, ctx) => {
+      if (!("id" in message) || !("method" in message)) return Effect.void
+      return typeof message.id === "string" && message.id.endsWith("-1")
+        ? ctx.fail(message.id, -32022, "Unsupported protocol version", {
+          supported: ["2026-07-28"],
+          requested: "2026-07-28"
+        })
+        : ctx.reply(message.id, Scripted.discoverResult())
+    }))))
+
+  it.scoped("-32022 twice is fatal (loop guard)", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Layer.build(clientLayer((message, ctx) =>
+        "id" in message && "method" in message
+          ? ctx.fail(message.id, -32022, "Unsupported", { supported: ["2026-07-28"] })
+          : Effect.void
+      )))
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) {
+        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        assert.strictEqual(error?._tag, "ProtocolError")
+      }
+    }))
+
+  it.scoped("-32022 listing only legacy versions: initialize at the newest shared one", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const session = yield* client.session
+      assert.strictEqual(session.era, "legacy")
+      const log = yield* Scripted.ScriptLog
+      const init = requests(yield* Ref.get(log.sent)).find((m) => m.method === "initialize")
+      assert.strictEqual((init?.params as { protocolVersion: string }).protocolVersion, "2025-06-18")
+    }).pipe(Effect.provide(clientLayer((message, ctx) => {
+      if (!("id" in message) || !("method" in message)) return Effect.void
+      if (message.method === "server/discover") {
+        return ctx.fail(message.id, -32022, "Unsupported", { supported: ["2025-06-18", "2024-11-05"] })
+      }
+      if (message.method === "initialize") return ctx.reply(message.id, Scripted.initializeResult("2025-06-18"))
+      return Effect.void
+    }))))
+
+  it.scoped("-32021 to the probe is a negotiation error, not a fallback", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(clientLayer((message, ctx) =>
+        "id" in message && "method" in message ? ctx.fail(message.id, -32021, "Missing capability") : Effect.void
+      )))
+      assert.strictEqual(error._tag, "ProtocolError")
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : "", "Negotiation")
+    }))
+
+  it.scoped("silence to the probe means legacy after the probe timeout", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Layer.build(clientLayer((message, ctx) => {
+        if (!("id" in message) || !("method" in message)) return Effect.void
+        if (message.method === "initialize") return ctx.reply(message.id, Scripted.initializeResult())
+        return Effect.void // server/discover: never answered
+      })))
+      yield* TestClock.adjust("2999 millis")
+      assert.isNull(yield* Fiber.poll(fiber).pipe(Effect.map((o) => (o._tag === "Some" ? "done" : null))))
+      yield* TestClock.adjust("1 millis")
+      const context = yield* Fiber.join(fiber)
+      const client = (context.unsafeMap.get(McpClient.McpClient.key) as McpClient.McpClientService)
+      assert.strictEqual((yield* client.session).era, "legacy")
+    }))
+
+  it.scoped("a server that quits on the probe is restarted and spoken to in legacy", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      assert.strictEqual((yield* client.session).era, "legacy")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(yield* Ref.get(log.connections), 2)
+      const sent = yield* Ref.get(log.sent)
+      assert.deepStrictEqual(sent.map((s) => [s.connection, "method" in s.message ? s.message.method : "response"]), [
+        [1, "server/discover"],
+        [2, "initialize"],
+        [2, "notifications/initialized"]
+      ])
+    }).pipe(Effect.provide(clientLayer((message, ctx) => {
+      if (!("id" in message) || !("method" in message)) return Effect.void
+      if (message.method === "server/discover") return ctx.close("exited on an unknown method")
+      if (message.method === "initialize") return ctx.reply(message.id, Scripted.initializeResult())
+      return Effect.void
+    }))))
+
+  it.scoped("a legacy answer with a version we do not support fails the connection", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(clientLayer(Scripted.legacyScript(undefined, "2023-01-01"))))
+      assert.strictEqual(error._tag, "ProtocolError")
+    }))
+
+  it.scoped("pinned to legacy: no probe at all", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      assert.strictEqual((yield* client.session).era, "legacy")
+      const log = yield* Scripted.ScriptLog
+      assert.deepStrictEqual(Scripted.sentMethods(yield* Ref.get(log.sent)), ["initialize", "notifications/initialized"])
+    }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), { era: "legacy" }))))
+
+  it.scoped("pinned protocol version 2025-03-26 is offered in initialize", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      assert.strictEqual((yield* client.session).protocolVersion, "2025-03-26")
+      const log = yield* Scripted.ScriptLog
+      const init = requests(yield* Ref.get(log.sent))[0]
+      assert.strictEqual((init.params as { protocolVersion: string }).protocolVersion, "2025-03-26")
+    }).pipe(Effect.provide(clientLayer((message, ctx) =>
+      "id" in message && "method" in message && message.method === "initialize"
+        ? ctx.reply(message.id, Scripted.initializeResult("2025-03-26"))
+        : Effect.void, { protocolVersion: "2025-03-26" }))))
+
+  it.scoped("invalid options fail before any connection", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(clientLayer(Scripted.modernScript(), { requestTimeout: -1 })))
+      assert.strictEqual(error._tag, "InvalidOption")
+      const log = yield* Effect.flip(Layer.build(clientLayer(Scripted.modernScript(), {
+        era: "legacy",
+        protocolVersion: "2026-07-28"
+      })))
+      assert.strictEqual(log._tag, "InvalidOption")
+    }))
+})
+
+describe("requests", () => {
+  const hangingTools = Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    if (message.method === "tools/call") {
+      const name = (message.params as { name: string }).name
+      if (name === "late") return Effect.zipRight(Effect.sleep("10 seconds"), ctx.reply(message.id, { content: [] }))
+      if (name === "weird") return ctx.reply(message.id, { resultType: "something-else", content: [] })
+      if (name === "bad") return ctx.reply(message.id, { content: "not an array" })
+      if (name === "error") return ctx.fail(message.id, -32602, "Unknown tool: error")
+      return Effect.void
+    }
+    return Effect.void
+  })
+
+  it.scoped("a timeout fails with RequestTimeout and cancels the request", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const fiber = yield* Effect.fork(client.callTool({ name: "hang" }, { timeout: "5 seconds" }))
+      yield* TestClock.adjust("5 seconds")
+      const exit = yield* Fiber.await(fiber)
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit) && exit.cause._tag === "Fail") assert.strictEqual(exit.cause.error._tag, "RequestTimeout")
+      const log = yield* Scripted.ScriptLog
+      const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
+      assert.deepStrictEqual(yield* Ref.get(log.cancels), [{ id: call.id, reason: "timeout" }])
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("interrupting the caller cancels the request and the late response is dropped", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const fiber = yield* Effect.fork(client.callTool({ name: "late" }))
+      yield* TestClock.adjust("1 seconds")
+      yield* Fiber.interrupt(fiber)
+      const log = yield* Scripted.ScriptLog
+      const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
+      assert.deepStrictEqual(yield* Ref.get(log.cancels), [{ id: call.id, reason: "interrupted" }])
+      yield* TestClock.adjust("10 seconds") // the late answer arrives and is dropped
+      const next = yield* client.callTool({ name: "error" }).pipe(Effect.flip)
+      assert.strictEqual(next._tag, "McpError")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("server errors, unknown resultType and invalid results are typed errors", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "error" }))
+      assert.strictEqual(error._tag, "McpError")
+      if (error._tag === "McpError") {
+        assert.strictEqual(error.code, -32602)
+        assert.strictEqual(error.method, "tools/call")
+      }
+      const weird = yield* Effect.flip(client.callTool({ name: "weird" }))
+      assert.strictEqual(weird._tag === "ProtocolError" ? weird.reason : weird._tag, "InvalidResultType")
+      const bad = yield* Effect.flip(client.callTool({ name: "bad" }))
+      assert.strictEqual(bad._tag === "ProtocolError" ? bad.reason : bad._tag, "InvalidResult")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("a response with an unknown id is ignored", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.reply(987654, { content: [] })
+      yield* ctx.reply("nobody", { content: [] })
+      const error = yield* Effect.flip(client.callTool({ name: "error" }))
+      assert.strictEqual(error._tag, "McpError")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("progress notifications reach the caller by progress token and restart the timeout", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const seen: Array<McpSchema.Progress> = []
+      const fiber = yield* Effect.fork(client.callTool({ name: "slow" }, {
+        timeout: "2 seconds",
+        resetTimeoutOnProgress: true,
+        onProgress: (p) => Effect.sync(() => seen.push(p))
+      }))
+      for (let i = 0; i < 4; i++) yield* TestClock.adjust("1500 millis")
+      const result = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
+      assert.deepStrictEqual(seen.map((p) => p.progress), [1, 2, 3])
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
+      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+      const token = (message.params as { _meta: { progressToken: McpSchema.RequestId } })._meta.progressToken
+      return Effect.gen(function*() {
+        for (let i = 1; i <= 3; i++) {
+          yield* Effect.sleep("1500 millis")
+          yield* ctx.notify("notifications/progress", { progressToken: token, progress: i, total: 3 })
+          yield* ctx.notify("notifications/progress", { progressToken: "someone-else", progress: i })
+        }
+        yield* Effect.sleep("1 seconds")
+        yield* ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
+      })
+    })))))
+
+  it.scoped("lists are collected across pages, with a page cap", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const tools = yield* client.listTools()
+      assert.deepStrictEqual(tools.map((t) => t.name), ["t0", "t1", "t2", "t3", "t4"])
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
+      if (!("method" in message) || !("id" in message) || message.method !== "tools/list") return Effect.void
+      const cursor = (message.params as { cursor?: string }).cursor
+      const page = cursor === undefined ? 0 : Number(cursor)
+      return ctx.reply(message.id, {
+        tools: [{ name: `t${page}`, inputSchema: { type: "object" } }],
+        ...(page < 4 ? { nextCursor: String(page + 1) } : {})
+      })
+    }), { maxPages: 10 }))))
+
+  it.scoped("a server that never stops paginating hits the page cap", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.listTools())
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InvalidResult")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(requests(yield* Ref.get(log.sent)).filter((m) => m.method === "tools/list").length, 3)
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) =>
+      "method" in message && "id" in message && message.method === "tools/list"
+        ? ctx.reply(message.id, { tools: [], nextCursor: "" })
+        : Effect.void
+    ), { maxPages: 3 }))))
+})
