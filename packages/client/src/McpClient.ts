@@ -179,8 +179,13 @@ export interface McpClientService {
   readonly state: Effect.Effect<ConnectionState>
   /** Every state change, starting with the current state. */
   readonly stateChanges: Stream.Stream<ConnectionState>
-  /** Server notifications (all but progress, which goes to its request). */
+  /** Server notifications (all but progress, which goes to its request), from when the stream starts. */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
+  /**
+   * Subscribes now, for the life of the Scope: nothing published after this effect returns is missed, however
+   * late the returned stream starts.
+   */
+  readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
 
   /** Any request, its result decoded with `schema`. */
   readonly request: <A, I>(

@@ -669,6 +669,7 @@ export const make = (
             if (yield* Deferred.isDone(current)) current = yield* Deferred.make<Session, McpError.McpClientError>()
           })
         )
+        yield* setState({ _tag: "Connecting" })
         const connection = yield* transport.connect(makeEmit(attempt))
         attempt.connection = connection
         const negotiated = yield* negotiate(attempt, connection)
@@ -875,6 +876,7 @@ export const make = (
       state: SubscriptionRef.get(state),
       stateChanges: state.changes,
       notifications: Stream.fromPubSub(notifications),
+      subscribe: Effect.map(PubSub.subscribe(notifications), (queue) => Stream.fromQueue(queue)),
       request,
       notify,
       listTools: (options) => collect(streamTools(options), "tools/list"),

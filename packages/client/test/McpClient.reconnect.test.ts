@@ -1,0 +1,146 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as McpClient from "../src/McpClient.js"
+import { awaitSleep } from "./utils/clock.js"
+import * as Scripted from "./utils/scriptedTransport.js"
+
+const crashy: Scripted.Script = Scripted.modernScript((message, ctx) => {
+  if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+  const name = (message.params as { name: string }).name
+  if (name === "crash" && ctx.connection === 1) return ctx.close("killed mid-call")
+  return ctx.reply(message.id, { content: [{ type: "text", text: `served by connection ${ctx.connection}` }] })
+})
+
+const awaitState = (client: McpClient.McpClientService, tag: McpClient.ConnectionState["_tag"]) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000; i++) {
+      if ((yield* client.state)._tag === tag) return
+      yield* Effect.yieldNow()
+    }
+  })
+
+describe("reconnect", () => {
+  it.scoped("a server dying mid-call fails the call; the client reconnects with backoff and renegotiates", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const states: Array<string> = []
+      yield* client.stateChanges.pipe(Stream.runForEach((s) => Effect.sync(() => states.push(s._tag))), Effect.forkScoped)
+      yield* awaitState(client, "Connected")
+      const error = yield* Effect.flip(client.callTool({ name: "crash" }))
+      assert.strictEqual(error._tag, "TransportError")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(yield* Ref.get(log.connections), 1, "no reconnect before the backoff")
+      const next = yield* Effect.fork(client.callTool({ name: "echo" }))
+      yield* awaitSleep("1 seconds") // the reconnect backoff
+      yield* TestClock.adjust("1 seconds")
+      const result = yield* Fiber.join(next)
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "served by connection 2" }])
+      assert.strictEqual(yield* Ref.get(log.connections), 2)
+      const probes = (yield* Ref.get(log.sent)).filter((s) => "method" in s.message && s.message.method === "server/discover")
+      assert.deepStrictEqual(probes.map((p) => p.connection), [1, 2], "negotiated again")
+      yield* awaitState(client, "Connected")
+      assert.deepStrictEqual([...states], ["Connected", "Reconnecting", "Connecting", "Probing", "Connected"])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds") }).pipe(
+        Layer.provideMerge(Scripted.layer(crashy))
+      )
+    )))
+
+  it.scoped("when the schedule gives up, callers fail instead of waiting", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* Effect.flip(client.callTool({ name: "crash" }))
+      yield* awaitSleep("1 seconds")
+      yield* TestClock.adjust("1 seconds")
+      const error = yield* Effect.flip(client.callTool({ name: "echo" }))
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual((yield* client.state)._tag, "Closed")
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds").pipe(Schedule.intersect(Schedule.recurs(1))) }).pipe(
+        Layer.provideMerge(Scripted.layer(crashy, { connectFails: (n) => n > 1 }))
+      )
+    )))
+
+  it.scoped("a quiet connection that fails its health check counts as closed", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      yield* TestClock.adjust("30 seconds") // quiet: the check is sent
+      yield* TestClock.adjust("10 seconds") // unanswered: the connection is closed
+      yield* TestClock.adjust("1 seconds") // backoff
+      assert.strictEqual(yield* Ref.get(log.connections), 2)
+      const session = yield* client.session
+      assert.strictEqual(session.era, "legacy")
+      const pings = (yield* Ref.get(log.sent)).filter((s) => "method" in s.message && s.message.method === "ping")
+      assert.deepStrictEqual(pings.map((p) => p.connection), [1])
+    }).pipe(Effect.provide(
+      McpClient.layer({ era: "legacy", reconnect: Schedule.spaced("1 seconds") }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript((message, ctx) =>
+          "method" in message && "id" in message && message.method === "ping" && ctx.connection > 1
+            ? ctx.reply(message.id, {})
+            : Effect.void
+        )))
+      )
+    )))
+
+  it.scoped("a healthy quiet connection answers its ping and stays", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      yield* TestClock.adjust("30 seconds")
+      yield* TestClock.adjust("30 seconds")
+      assert.strictEqual(yield* Ref.get(log.connections), 1)
+      const pings = (yield* Ref.get(log.sent)).filter((s) => "method" in s.message && s.message.method === "ping")
+      assert.strictEqual(pings.length, 2)
+    }).pipe(Effect.provide(
+      McpClient.layer({ era: "legacy" }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript((message, ctx) =>
+          "method" in message && "id" in message && message.method === "ping" ? ctx.reply(message.id, {}) : Effect.void
+        )))
+      )
+    )))
+
+  it.scoped("legacy server pings are answered, other server requests get method-not-found", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(7, "ping")
+      yield* ctx.serverRequest("s-1", "sampling/createMessage", { messages: [] })
+      yield* Effect.yieldNow()
+      yield* TestClock.adjust("1 millis")
+      const responses = (yield* Ref.get(log.sent)).flatMap((s) => ("method" in s.message ? [] : [s.message]))
+      assert.deepStrictEqual(responses, [
+        { jsonrpc: "2.0", id: 7, result: {} },
+        { jsonrpc: "2.0", id: "s-1", error: { code: -32601, message: "method not found: sampling/createMessage" } }
+      ])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.legacyScript())))
+    )))
+
+  it.scoped("server notifications reach subscribers as a Stream", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const subscription = yield* client.subscribe
+      const received = yield* subscription.pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.notify("notifications/tools/list_changed")
+      yield* ctx.notify("notifications/message", { level: "info", data: "hello" })
+      const all = Chunk.toReadonlyArray(yield* Fiber.join(received))
+      assert.deepStrictEqual(all.map((n) => n.method), ["notifications/tools/list_changed", "notifications/message"])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.modernScript())))
+    )))
+})
