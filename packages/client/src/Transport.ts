@@ -89,8 +89,18 @@ export type CancelReason = "timeout" | "interrupted"
 export type TransportEvent = Data.TaggedEnum<{
   /** The answer to a request this client sent. */
   Response: { readonly message: McpSchema.JsonRpcResponse }
-  /** A request failed without an answer (an HTTP refusal, a stream that ended early). */
+  /**
+   * A request failed without an answer: an HTTP refusal (`TransportError` reason "HttpStatus" with status,
+   * content type and body, which the era probe classifies), a 401/403 (`AuthError` with the parsed
+   * challenges), a stream that ended early.
+   */
   RequestFailed: { readonly id: McpSchema.RequestId; readonly error: McpError.TransportFailure }
+  /**
+   * The server no longer knows the legacy session request `id` was sent in (HTTP 404). The connection
+   * initializes a new session without failing anything; the transport re-sends `id` itself (once) when
+   * `setSession` reports the new session.
+   */
+  SessionExpired: { readonly id: McpSchema.RequestId }
   /** A server notification. */
   Notification: { readonly message: McpSchema.JsonRpcNotification }
   /** A legacy server-to-client request; `related` is the client request it belongs to, when known. */

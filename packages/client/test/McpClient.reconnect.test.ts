@@ -8,6 +8,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
+import * as Transport from "../src/Transport.js"
 import { awaitSleep } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
@@ -142,5 +143,35 @@ describe("reconnect", () => {
       assert.deepStrictEqual(all.map((n) => n.method), ["notifications/tools/list_changed", "notifications/message"])
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.modernScript())))
+    )))
+})
+
+describe("legacy session expiry", () => {
+  it.scoped("a SessionExpired event re-initializes on the same connection without failing anything", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 99 }))
+      yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 100 })) // one re-initialization at a time
+      for (let i = 0; i < 100 && (yield* Ref.get(log.sessions)).length < 2; i++) yield* Effect.yieldNow()
+      const sent = yield* Ref.get(log.sent)
+      assert.deepStrictEqual(Scripted.sentMethods(sent), [
+        "initialize",
+        "notifications/initialized",
+        "initialize",
+        "notifications/initialized"
+      ])
+      assert.isTrue(sent.every((s) => s.connection === 1))
+      assert.deepStrictEqual(yield* Ref.get(log.sessions), [
+        { era: "legacy", protocolVersion: "2025-11-25" },
+        { era: "legacy", protocolVersion: "2025-11-25" }
+      ])
+      assert.strictEqual((yield* client.state)._tag, "Connected")
+    }).pipe(Effect.provide(
+      McpClient.layer({ era: "legacy", healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript()))
+      )
     )))
 })

@@ -43,6 +43,10 @@ interface Attempt {
   connection: Transport.TransportConnection | undefined
   era: McpSchema.Era | undefined
   inbound: number
+  readonly scope: Scope.Scope
+  /** A legacy re-initialization after the server forgot the session, while one runs. */
+  reinitializing: boolean
+  version: McpSchema.ProtocolVersion | undefined
 }
 
 /** Internal signal: the child went away during the probe, so restart it and speak legacy. */
@@ -296,6 +300,8 @@ export const make = (
           return onNotification(event.message)
         case "ServerRequest":
           return onServerRequest(attempt, event.message)
+        case "SessionExpired":
+          return reinitialize(attempt)
         case "Closed":
           return closeAttempt(attempt, event.error)
       }
@@ -616,6 +622,37 @@ export const make = (
       return Effect.zipRight(setState({ _tag: "Probing" }), probe(attempt, connection))
     }
 
+    // --- legacy session expiry: a new session on the same transport, nothing failed; the transport re-sends
+    const reinitialize = (attempt: Attempt): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const connection = attempt.connection
+        const version = attempt.version
+        if (attempt.reinitializing || connection === undefined || version === undefined) return Effect.void
+        if (!McpSchema.isLegacyVersion(version)) return Effect.void
+        attempt.reinitializing = true
+        return initialize(attempt, connection, version).pipe(
+          Effect.flatMap((session) =>
+            connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
+          ),
+          Effect.catchAll((error) =>
+            closeAttempt(
+              attempt,
+              new McpError.TransportError({
+                transport: kind,
+                reason: "Closed",
+                detail: `the server forgot the session and a new one could not be started: ${
+                  "message" in error ? error.message : error._tag
+                }`
+              })
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => (attempt.reinitializing = false))),
+          Effect.annotateLogs({ module: "McpClient", method: "reinitialize" }),
+          Effect.forkIn(attempt.scope),
+          Effect.asVoid
+        )
+      })
+
     // --- health checks
     const healthCheck = (attempt: Attempt, session: Session, interval: number) =>
       Effect.gen(function*() {
@@ -658,7 +695,10 @@ export const make = (
           closedError: undefined,
           connection: undefined,
           era: undefined,
-          inbound: 0
+          inbound: 0,
+          scope: yield* Effect.scope,
+          reinitializing: false,
+          version: undefined
         }
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
@@ -674,6 +714,7 @@ export const make = (
         attempt.connection = connection
         const negotiated = yield* negotiate(attempt, connection)
         const session: Session = { ...negotiated, transport: connection.info, connection, attempt }
+        attempt.version = session.protocolVersion
         yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
         established = true
         yield* Deferred.succeed(current, session)
