@@ -1,0 +1,562 @@
+/**
+ * The stdio transport: runs an MCP server as a child process and exchanges newline-delimited JSON-RPC messages
+ * over its stdin and stdout. The child is started through `@effect/platform`'s `CommandExecutor`, so the
+ * application provides the platform (for Node, `NodeContext.layer` from `@effect/platform-node`).
+ *
+ * Closing a connection's Scope closes the child's stdin, waits for it to exit, then signals its process group
+ * with SIGTERM and SIGKILL; every step is bounded in time.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as codec from "./internal/codec.js"
+import * as lineDecoder from "./internal/lineDecoder.js"
+import * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import * as Transport from "./Transport.js"
+
+/**
+ * Which environment the child gets:
+ * - `"inherit"`: the parent's environment merged with `env`;
+ * - `"minimal"`: a small allowlist of the parent's variables ({@link minimalEnvironment}) merged with `env`;
+ * - `"custom"`: exactly `env`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EnvPolicy = "inherit" | "minimal" | "custom"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioTransportOptions {
+  /** The program to run. It is not run through a shell. */
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  /** Working directory of the child; the parent's when omitted. */
+  readonly cwd?: string | undefined
+  /** Variables for the child, combined with the parent's according to `envPolicy`. */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** Defaults to `"inherit"`. */
+  readonly envPolicy?: EnvPolicy | undefined
+  /** Largest message the server may send, in bytes (default 64 MiB). A larger one closes the connection. */
+  readonly maxFrameBytes?: number | undefined
+  /** How many of the child's last stderr lines to keep for error reports (default 50). */
+  readonly stderrTailLines?: number | undefined
+  /** How long to wait for the child to exit after its stdin is closed (default 2 seconds). */
+  readonly closeTimeout?: Duration.DurationInput | undefined
+  /** How long to wait for the child to exit after SIGTERM before SIGKILL (default 2 seconds). */
+  readonly termTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The parent's variables a `"minimal"` environment keeps, when they are set.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minimalEnvironment: ReadonlyArray<string> = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMPDIR",
+  "TZ",
+  "SystemRoot",
+  "SystemDrive",
+  "ComSpec",
+  "PATHEXT",
+  "windir",
+  "TEMP",
+  "TMP",
+  "USERNAME",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "HOMEDRIVE",
+  "HOMEPATH",
+  "ProgramFiles",
+  "PROCESSOR_ARCHITECTURE"
+]
+
+/**
+ * The child process behind the current connection, for diagnostics.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class StdioProcess extends Context.Tag("@conduit-mcp/client/StdioTransport/StdioProcess")<StdioProcess, {
+  /** The lines the server writes to stderr, across restarts of the child, from the moment of subscription. */
+  readonly stderr: Stream.Stream<string>
+  /** The last stderr lines of the most recent child, oldest first. */
+  readonly stderrTail: Effect.Effect<ReadonlyArray<string>>
+}>() {}
+
+const defaults = {
+  maxFrameBytes: 64 * 1024 * 1024,
+  stderrTailLines: 50,
+  closeTimeout: Duration.seconds(2),
+  termTimeout: Duration.seconds(2)
+}
+
+// How long the end of stdout, the end of stderr and the exit of the child may trail each other before the
+// connection reports the close with what it has.
+const exitGrace = Duration.seconds(1)
+// Bound of the steps after SIGKILL, and of sending `notifications/cancelled`.
+const killTimeout = Duration.seconds(1)
+const cancelTimeout = Duration.seconds(1)
+const stderrLineBytes = 16 * 1024
+const stderrHubCapacity = 1024
+const outboxCapacity = 256
+
+interface Resolved {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string | undefined
+  readonly env: Readonly<Record<string, string>>
+  readonly envPolicy: EnvPolicy
+  readonly maxFrameBytes: number
+  readonly stderrTailLines: number
+  readonly closeTimeout: Duration.Duration
+  readonly termTimeout: Duration.Duration
+}
+
+const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
+
+const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n > 0
+
+const duration = (
+  option: string,
+  input: Duration.DurationInput | undefined,
+  fallback: Duration.Duration
+): Either.Either<Duration.Duration, McpError.InvalidOption> => {
+  if (input === undefined) return Either.right(fallback)
+  // Duration would read NaN and negative numbers as zero
+  if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) {
+    return invalid(option, "must be a non-negative duration")
+  }
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(option, "not a duration")
+  if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
+  return Either.right(decoded.value)
+}
+
+const resolve = (options: StdioTransportOptions): Either.Either<Resolved, McpError.InvalidOption> => {
+  // The options may come from Config or from untyped callers: check shapes as well as values.
+  const { command } = options
+  if (typeof command !== "string" || command.length === 0) return invalid("command", "must be a non-empty string")
+  if (command.includes("\u0000")) return invalid("command", "must not contain NUL")
+  const args = options.args ?? []
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\u0000"))) {
+    return invalid("args", "must be an array of strings without NUL")
+  }
+  const cwd = options.cwd
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0)) {
+    return invalid("cwd", "must be a non-empty string")
+  }
+  const env = options.env ?? {}
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return invalid("env", "must be a record")
+  for (const [key, value] of Object.entries(env)) {
+    if (key.length === 0 || key.includes("=") || key.includes("\u0000")) {
+      return invalid("env", `invalid variable name ${JSON.stringify(key)}`)
+    }
+    if (typeof value !== "string" || value.includes("\u0000")) {
+      return invalid("env", `the value of ${key} must be a string without NUL`)
+    }
+  }
+  const envPolicy = options.envPolicy ?? "inherit"
+  if (envPolicy !== "inherit" && envPolicy !== "minimal" && envPolicy !== "custom") {
+    return invalid("envPolicy", `must be "inherit", "minimal" or "custom"`)
+  }
+  const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
+  if (!isPositiveInteger(maxFrameBytes)) return invalid("maxFrameBytes", "must be a positive integer")
+  const stderrTailLines = options.stderrTailLines ?? defaults.stderrTailLines
+  if (!(stderrTailLines === 0 || isPositiveInteger(stderrTailLines))) {
+    return invalid("stderrTailLines", "must be a non-negative integer")
+  }
+  return Either.flatMap(
+    Either.all([
+      duration("closeTimeout", options.closeTimeout, defaults.closeTimeout),
+      duration("termTimeout", options.termTimeout, defaults.termTimeout)
+    ]),
+    ([closeTimeout, termTimeout]) =>
+      Either.right({
+        command,
+        args,
+        cwd,
+        env,
+        envPolicy,
+        maxFrameBytes,
+        stderrTailLines,
+        closeTimeout,
+        termTimeout
+      })
+  )
+}
+
+const quote = (word: string): string => /^[\w@%+=:,./-]+$/.test(word) ? word : JSON.stringify(word)
+
+interface Ring {
+  readonly push: (line: string) => void
+  readonly snapshot: () => ReadonlyArray<string>
+}
+
+const makeRing = (capacity: number): Ring => {
+  const lines: Array<string> = []
+  return {
+    push: (line) => {
+      if (capacity === 0) return
+      lines.push(line)
+      if (lines.length > capacity) lines.shift()
+    },
+    snapshot: () => lines.slice()
+  }
+}
+
+const emptyRing = makeRing(0)
+
+const readMinimalEnvironment: Effect.Effect<Record<string, string>> = Effect.map(
+  Effect.forEach(minimalEnvironment, (name) =>
+    Effect.map(Effect.option(Config.string(name)), Option.map((value) => [name, value] as const))),
+  (entries) => Object.fromEntries(entries.flatMap(Option.toArray))
+)
+
+const buildCommand = (options: Resolved): Effect.Effect<Command.Command> =>
+  Effect.gen(function*() {
+    let command = Command.make(options.command, ...options.args)
+    if (options.cwd !== undefined) command = Command.workingDirectory(command, options.cwd)
+    switch (options.envPolicy) {
+      case "inherit":
+        return Command.env(command, options.env)
+      case "minimal": {
+        const base = yield* readMinimalEnvironment
+        return Command.env(command, { ...base, ...options.env }, { extendEnv: false })
+      }
+      case "custom":
+        return Command.env(command, options.env, { extendEnv: false })
+    }
+  })
+
+const cancelReason = (reason: Transport.CancelReason): string =>
+  reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
+
+const encoder = new TextEncoder()
+
+/**
+ * Builds the transport and the process diagnostics service. The options are checked first: an invalid one
+ * fails with `InvalidOption` before anything is started.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: StdioTransportOptions): Effect.Effect<
+  {
+    readonly transport: Context.Tag.Service<Transport.Transport>
+    readonly process: Context.Tag.Service<StdioProcess>
+  },
+  McpError.InvalidOption,
+  CommandExecutor.CommandExecutor | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const resolved = yield* resolve(options)
+    const executor = yield* CommandExecutor.CommandExecutor
+    const stderrHub = yield* Effect.acquireRelease(PubSub.sliding<string>(stderrHubCapacity), PubSub.shutdown)
+    const currentTail = yield* Ref.make<Ring>(emptyRing)
+    const target = [resolved.command, ...resolved.args].map(quote).join(" ")
+
+    const publishStderr = (tail: Ring) => (lines: ReadonlyArray<string>) =>
+      Effect.forEach(lines, (line) => {
+        tail.push(line)
+        return Effect.unlessEffect(PubSub.publish(stderrHub, line), PubSub.isShutdown(stderrHub))
+      }, { discard: true })
+
+    // Close stdin, wait; SIGTERM the process group, wait; SIGKILL it. Every step is bounded, and interruptible
+    // inside this finalizer, so a plain timeout fires.
+    const bounded = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.Duration) =>
+      Effect.timeoutOption(Effect.interruptible(Effect.exit(self)), timeout)
+    const shutdown = (
+      proc: CommandExecutor.Process,
+      closed: Deferred.Deferred<McpError.TransportError>,
+      outbox: Mailbox.Mailbox<Uint8Array>,
+      processScope: Scope.CloseableScope
+    ) =>
+      Effect.gen(function*() {
+        const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
+        yield* Deferred.succeed(
+          closed,
+          new McpError.TransportError({ transport: "stdio", reason: "Closed", detail: "the connection was closed" })
+        )
+        yield* outbox.end
+        if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
+          yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
+          yield* bounded(proc.kill("SIGTERM"), resolved.termTimeout)
+          if (yield* isRunning) {
+            yield* Effect.logDebug("the server did not exit after SIGTERM: sending SIGKILL")
+            yield* bounded(proc.kill("SIGKILL"), killTimeout)
+          }
+        }
+        // The server is gone; what it started in its process group must not outlive it.
+        yield* bounded(proc.kill("SIGKILL"), killTimeout)
+        yield* bounded(Effect.disconnect(Scope.close(processScope, Exit.void)), killTimeout)
+      }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
+
+    const connect = (emit: Transport.Emit) =>
+      Effect.gen(function*() {
+        const callerScope = yield* Effect.scope
+        // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
+        // (in `fibers`, so stderr keeps draining during shutdown), then runs the executor's own release (in
+        // `processScope`), which would wait for the exit without a bound were the child still running.
+        const scope = yield* Scope.fork(callerScope, ExecutionStrategy.sequential)
+        const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const fibers = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const tail = makeRing(resolved.stderrTailLines)
+        yield* Ref.set(currentTail, tail)
+
+        // Completed once: by the first failure of the connection, or by the caller closing it.
+        const closed = yield* Deferred.make<McpError.TransportError>()
+        const outbox = yield* Mailbox.make<Uint8Array>({ capacity: outboxCapacity })
+        const stdoutDone = yield* Deferred.make<void>()
+        const stderrDone = yield* Deferred.make<void>()
+
+        const command = yield* buildCommand(resolved)
+        const proc = yield* executor.start(command).pipe(
+          Scope.extend(processScope),
+          Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, outbox, processScope))),
+          Effect.uninterruptible,
+          Effect.mapError((cause) =>
+            new McpError.TransportError({
+              transport: "stdio",
+              reason: "Spawn",
+              detail: `${target}: ${cause.message}`,
+              stderr: tail.snapshot(),
+              cause
+            })
+          )
+        )
+
+        const closeWith = (error: McpError.TransportError) =>
+          Effect.flatMap(Deferred.succeed(closed, error), (first) =>
+            first
+              ? Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
+              : Effect.void)
+
+        const emitOpen = (event: Transport.TransportEvent) =>
+          Effect.flatMap(Deferred.isDone(closed), (done) => done ? Effect.void : emit(event))
+
+        const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
+        const deliver = (lines: ReadonlyArray<string>) =>
+          Effect.forEach(lines, (line) => {
+            const frame = codec.decodeFrame(line)
+            return Effect.zipRight(
+              Effect.forEach(frame.invalid, drop, { discard: true }),
+              Effect.forEach(frame.messages, (message) => emitOpen(codec.toEvent(message)), { discard: true })
+            )
+          }, { discard: true })
+
+        // stdout: frames to events
+        const frames = lineDecoder.make({ maxLineBytes: resolved.maxFrameBytes, overflow: "fail" })
+        const frameTooLarge = (size: number) =>
+          new McpError.TransportError({
+            transport: "stdio",
+            reason: "FrameTooLarge",
+            detail: `a message of at least ${size} bytes exceeds maxFrameBytes (${resolved.maxFrameBytes})`
+          })
+        const onResult = (result: lineDecoder.PushResult) =>
+          result._tag === "Lines"
+            ? deliver(result.lines)
+            : Effect.zipRight(deliver(result.lines), Effect.fail(frameTooLarge(result.size)))
+        yield* proc.stdout.pipe(
+          Stream.mapError((cause) =>
+            new McpError.TransportError({ transport: "stdio", reason: "Read", detail: cause.message, cause })
+          ),
+          Stream.runForEach((chunk) => Effect.suspend(() => onResult(frames.push(chunk)))),
+          Effect.zipRight(Effect.suspend(() => onResult(frames.end()))),
+          Effect.catchAllCause((cause) =>
+            Option.match(Cause.failureOption(cause), {
+              onNone: () => Effect.failCause(cause),
+              onSome: closeWith
+            })
+          ),
+          Effect.ensuring(Deferred.succeed(stdoutDone, undefined)),
+          Effect.annotateLogs({ module: "StdioTransport", method: "read", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // stderr: always drained, so the child never blocks on a full pipe
+        const stderrLines = lineDecoder.make({ maxLineBytes: stderrLineBytes, overflow: "truncate" })
+        const onStderr = publishStderr(tail)
+        yield* proc.stderr.pipe(
+          Stream.runForEach((chunk) => Effect.suspend(() => onStderr(stderrLines.push(chunk).lines))),
+          Effect.zipRight(Effect.suspend(() => onStderr(stderrLines.end().lines))),
+          Effect.catchAll((cause) => Effect.logDebug(`stderr of the server failed: ${cause.message}`)),
+          Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
+          Effect.annotateLogs({ module: "StdioTransport", method: "stderr", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // stdin: one writer, so lines never interleave
+        yield* Mailbox.toStream(outbox).pipe(
+          Stream.run(proc.stdin),
+          Effect.catchAll((cause) =>
+            Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
+              // an exit usually explains a broken pipe better: give the exit monitor the first word
+              Effect.zipRight(Effect.sleep(exitGrace)),
+              Effect.zipRight(
+                closeWith(
+                  new McpError.TransportError({
+                    transport: "stdio",
+                    reason: "Write",
+                    detail: cause.message,
+                    stderr: tail.snapshot(),
+                    cause
+                  })
+                )
+              )
+            )
+          ),
+          Effect.annotateLogs({ module: "StdioTransport", method: "write", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // the end of stdout or the exit of the child closes the connection
+        const exitOf = Effect.exit(proc.exitCode)
+        const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
+        yield* Effect.gen(function*() {
+          yield* Effect.raceFirst(Deferred.await(stdoutDone), exitOf)
+          yield* Effect.all([Deferred.await(stdoutDone), Deferred.await(stderrDone), exitOf], {
+            concurrency: "unbounded",
+            discard: true
+          }).pipe(Effect.timeoutOption(exitGrace))
+          const running = yield* isRunning
+          const exit = running ? undefined : yield* exitOf
+          const exitCode = exit === undefined ? undefined : Exit.isSuccess(exit) ? exit.value : null
+          const detail = exitCode === undefined
+            ? "the server closed its stdout"
+            : exitCode === null
+            ? "the server was terminated by a signal"
+            : `the server exited with code ${exitCode}`
+          yield* closeWith(
+            new McpError.TransportError({
+              transport: "stdio",
+              reason: "Exited",
+              detail,
+              ...(exitCode === undefined ? {} : { exitCode }),
+              stderr: tail.snapshot()
+            })
+          )
+        }).pipe(Effect.interruptible, Effect.forkIn(fibers))
+
+        const send = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, McpError.TransportError> =>
+          Effect.flatMap(
+            Effect.suspend(() => outbox.offer(encoder.encode(`${codec.encode(message)}\n`))),
+            (accepted) =>
+              accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
+                Effect.fail(
+                  new McpError.TransportError({
+                    transport: "stdio",
+                    reason: "Closed",
+                    detail: reason.message,
+                    cause: reason
+                  })
+                ))
+          )
+
+        const era = yield* Ref.make<McpSchema.Era | undefined>(undefined)
+
+        const connection: Transport.TransportConnection = {
+          info: { binding: "stdio", target, pid: proc.pid },
+          request: (message) => send(message),
+          notify: send,
+          respond: send,
+          // interruptible: callers run this in release steps, where a plain timeout would not fire
+          cancel: (id, reason) =>
+            send({
+              jsonrpc: "2.0",
+              method: "notifications/cancelled",
+              params: { requestId: id, reason: cancelReason(reason) }
+            }).pipe(Effect.interruptible, Effect.timeout(cancelTimeout), Effect.ignore),
+          setSession: (session) => Ref.set(era, session.era)
+        }
+        return connection
+      }).pipe(
+        Effect.withSpan("StdioTransport.connect", {
+          attributes: { "mcp.transport": "stdio", "process.command": resolved.command }
+        })
+      )
+
+    return {
+      transport: { kind: "stdio", connect },
+      process: {
+        stderr: Stream.fromPubSub(stderrHub),
+        stderrTail: Effect.map(Ref.get(currentTail), (ring) => ring.snapshot())
+      }
+    }
+  })
+
+/**
+ * The stdio transport as a Layer. It also provides {@link StdioProcess}.
+ *
+ * @example
+ * ```ts
+ * import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
+ * import * as NodeContext from "@effect/platform-node/NodeContext"
+ * import * as Layer from "effect/Layer"
+ *
+ * const TransportLive = StdioTransport.layer({
+ *   command: "npx",
+ *   args: ["-y", "@modelcontextprotocol/server-everything"],
+ *   envPolicy: "minimal"
+ * }).pipe(Layer.provide(NodeContext.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: StdioTransportOptions
+): Layer.Layer<Transport.Transport | StdioProcess, McpError.InvalidOption, CommandExecutor.CommandExecutor> =>
+  Layer.scopedContext(
+    Effect.map(make(options), ({ process, transport }) =>
+      Context.make(Transport.Transport, transport).pipe(Context.add(StdioProcess, process)))
+  )
+
+/**
+ * {@link layer} with options read from `Config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<StdioTransportOptions>
+): Layer.Layer<
+  Transport.Transport | StdioProcess,
+  McpError.InvalidOption | ConfigError.ConfigError,
+  CommandExecutor.CommandExecutor
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
