@@ -73,6 +73,8 @@ export interface McpClientOptions {
   readonly healthCheckInterval?: Duration.DurationInput | false | undefined
   /** How long a health check may take before the connection counts as closed (default 10 s). */
   readonly healthCheckTimeout?: Duration.DurationInput | undefined
+  /** The most `input_required` rounds one modern call may take (default 10). */
+  readonly maxInputRounds?: number | undefined
   /** The most pages a collected list call fetches (default 100). */
   readonly maxPages?: number | undefined
   /** Attributes added to every span of this client. */

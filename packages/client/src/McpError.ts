@@ -146,6 +146,7 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
       "Negotiation",
       "InputRoundsExceeded",
       "CapabilityMissing",
+      "InputFailed",
       "Unsupported"
     ),
     detail: Schema.String,

@@ -1,12 +1,32 @@
 /**
  * @since 0.1.0
  */
+export * as ElicitationHandler from "./ElicitationHandler.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as McpClient from "./McpClient.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as McpError from "./McpError.js"
 
 /**
  * @since 0.1.0
  */
 export * as McpSchema from "./McpSchema.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RootsProvider from "./RootsProvider.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SamplingHandler from "./SamplingHandler.js"
 
 /**
  * @since 0.1.0

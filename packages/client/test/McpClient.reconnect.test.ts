@@ -123,7 +123,7 @@ describe("reconnect", () => {
       const responses = (yield* Ref.get(log.sent)).flatMap((s) => ("method" in s.message ? [] : [s.message]))
       assert.deepStrictEqual(responses, [
         { jsonrpc: "2.0", id: 7, result: {} },
-        { jsonrpc: "2.0", id: "s-1", error: { code: -32601, message: "method not found: sampling/createMessage" } }
+        { jsonrpc: "2.0", id: "s-1", error: { code: -32601, message: "sampling is not supported" } }
       ])
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.legacyScript())))

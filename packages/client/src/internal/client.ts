@@ -20,6 +20,10 @@ import type * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as Transport from "../Transport.js"
+import * as ElicitationHandler from "../ElicitationHandler.js"
+import * as RootsProvider from "../RootsProvider.js"
+import * as SamplingHandler from "../SamplingHandler.js"
+import * as Features from "./clientFeatures.js"
 import * as Negotiation from "./negotiation.js"
 
 const VERSION = "0.1.0"
@@ -47,6 +51,7 @@ interface Attempt {
   /** A legacy re-initialization after the server forgot the session, while one runs. */
   reinitializing: boolean
   version: McpSchema.ProtocolVersion | undefined
+  serverName: string | undefined
 }
 
 /** Internal signal: the child went away during the probe, so restart it and speak legacy. */
@@ -85,6 +90,26 @@ const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
 const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation, McpSchema.preserve)
 const CancelledParams = Schema.Struct({ requestId: McpSchema.RequestId })
 const decodeCancelled = Schema.decodeUnknownEither(CancelledParams)
+
+const inputMethods = new Set(["tools/call", "resources/read", "prompts/get"])
+const inputCapability: Readonly<Record<string, "elicitation" | "sampling" | "roots">> = {
+  "elicitation/create": "elicitation",
+  "sampling/createMessage": "sampling",
+  "roots/list": "roots"
+}
+const InputRequiredResult = Schema.Struct({
+  resultType: Schema.Literal("input_required"),
+  inputRequests: Schema.optional(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({ method: Schema.String, params: Schema.optional(Schema.Unknown) })
+    })
+  ),
+  requestState: Schema.optional(Schema.String)
+})
+const decodeInputRequired = Schema.decodeUnknownEither(InputRequiredResult)
+const isInputRequired = (raw: unknown): boolean =>
+  typeof raw === "object" && raw !== null && "resultType" in raw && raw.resultType === "input_required"
 
 const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
 
@@ -170,7 +195,30 @@ export const make = (
     const supportedLegacy = supported.filter(McpSchema.isLegacyVersion)
     const supportedModern = supported.filter(McpSchema.isModernVersion)
     const clientInfo: McpSchema.Implementation = options.clientInfo ?? { name: "conduit", version: VERSION }
-    const capabilities: McpSchema.ClientCapabilities = options.capabilities ?? {}
+    const configuredCapabilities: McpSchema.ClientCapabilities = options.capabilities ?? {}
+    const handlers: Features.Handlers = {
+      elicitation: yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler),
+      sampling: yield* Effect.serviceOption(SamplingHandler.SamplingHandler),
+      roots: yield* Effect.serviceOption(RootsProvider.RootsProvider)
+    }
+    const capabilityCache = new Map<McpSchema.ProtocolVersion, McpSchema.ClientCapabilities>()
+    const capabilitiesFor = (version: McpSchema.ProtocolVersion): McpSchema.ClientCapabilities => {
+      let caps = capabilityCache.get(version)
+      if (caps === undefined) {
+        caps = Features.capabilitiesFor(handlers, configuredCapabilities, version)
+        capabilityCache.set(version, caps)
+      }
+      return caps
+    }
+    const declaredModes = (version: McpSchema.ProtocolVersion): ReadonlyArray<"form" | "url"> => {
+      const elicitation = capabilitiesFor(version).elicitation
+      if (elicitation === undefined) return []
+      const modes: Array<"form" | "url"> = []
+      if ("form" in elicitation || !("url" in elicitation)) modes.push("form")
+      if ("url" in elicitation) modes.push("url")
+      return modes
+    }
+    const maxInputRounds = options.maxInputRounds ?? 10
     const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
 
@@ -260,17 +308,38 @@ export const make = (
       message: string
     ) => connection.respond({ jsonrpc: "2.0", id, error: { code, message } })
 
-    const onServerRequest = (attempt: Attempt, message: McpSchema.JsonRpcRequest): Effect.Effect<void> => {
+    const onServerRequest = (
+      attempt: Attempt,
+      message: McpSchema.JsonRpcRequest,
+      related: McpSchema.RequestId | undefined
+    ): Effect.Effect<void> => {
       const connection = attempt.connection
       if (connection === undefined) return Effect.logDebug("dropped a server request that came before connecting")
       if (attempt.era === "modern") {
         // Modern servers send no requests and modern clients write no responses.
         return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
       }
-      const answer = message.method === "ping"
-        ? connection.respond({ jsonrpc: "2.0", id: message.id, result: {} })
-        : respondError(connection, message.id, McpSchema.ErrorCode.MethodNotFound, `method not found: ${message.method}`)
-      return FiberMap.run(serverRequests, message.id, Effect.ignore(answer)).pipe(Effect.asVoid)
+      const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
+      const answer = Effect.flatMap(
+        Features.fulfil(handlers, message.method, message.params, {
+          serverOrigin: connection.info.origin,
+          serverName: attempt.serverName,
+          related,
+          declaredModes: declaredModes(version)
+        }),
+        Either.match({
+          onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),
+          onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
+        })
+      )
+      return FiberMap.run(
+        serverRequests,
+        message.id,
+        answer.pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning(`could not answer ${message.method}`, cause)),
+          Effect.annotateLogs({ module: "McpClient", method: message.method })
+        )
+      ).pipe(Effect.asVoid)
     }
 
     const closeAttempt = (attempt: Attempt, error: McpError.TransportError) =>
@@ -299,7 +368,7 @@ export const make = (
         case "Notification":
           return onNotification(event.message)
         case "ServerRequest":
-          return onServerRequest(attempt, event.message)
+          return onServerRequest(attempt, event.message, event.related)
         case "SessionExpired":
           return reinitialize(attempt)
         case "Closed":
@@ -329,7 +398,7 @@ export const make = (
         ...send.meta,
         [McpSchema.MetaKeys.protocolVersion]: wire.version,
         [McpSchema.MetaKeys.clientInfo]: clientInfo,
-        [McpSchema.MetaKeys.clientCapabilities]: capabilities
+        [McpSchema.MetaKeys.clientCapabilities]: capabilitiesFor(wire.version)
       }
       if (logLevel !== undefined && wire.era === "modern") meta[McpSchema.MetaKeys.logLevel] = logLevel
       if (send.onProgress !== undefined) meta.progressToken = id
@@ -418,15 +487,6 @@ export const make = (
       }
       const resultType = "resultType" in result ? result.resultType : undefined
       if (resultType === undefined || resultType === "complete") return Effect.succeed(result)
-      if (resultType === "input_required") {
-        return Effect.fail(
-          new McpError.ProtocolError({
-            reason: "Unsupported",
-            method,
-            detail: "the server asked for input (input_required) and this client has no input handlers"
-          })
-        )
-      }
       return Effect.fail(
         new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
       )
@@ -470,7 +530,7 @@ export const make = (
         const raw = yield* sendRequest(
           wire,
           "initialize",
-          { protocolVersion: offered, capabilities, clientInfo },
+          { protocolVersion: offered, capabilities: capabilitiesFor(offered), clientInfo },
           internalSend(initializeTimeout)
         ).pipe(
           Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
@@ -698,7 +758,8 @@ export const make = (
           inbound: 0,
           scope: yield* Effect.scope,
           reinitializing: false,
-          version: undefined
+          version: undefined,
+          serverName: undefined
         }
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
@@ -715,6 +776,7 @@ export const make = (
         const negotiated = yield* negotiate(attempt, connection)
         const session: Session = { ...negotiated, transport: connection.info, connection, attempt }
         attempt.version = session.protocolVersion
+        attempt.serverName = session.serverInfo?.name
         yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
         established = true
         yield* Deferred.succeed(current, session)
@@ -806,16 +868,98 @@ export const make = (
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
       options: McpClient.RequestOptions | undefined
-    ) => {
+    ): Effect.Effect<readonly [unknown, Session], McpError.McpClientError> => {
       const send = callOptions(options)
       return Effect.flatMap(awaitSession(send.timeoutMillis, method), (session) =>
-        sendRequest(
-          { attempt: session.attempt, connection: session.connection, era: session.era, version: session.protocolVersion },
-          method,
-          params,
-          send
+        Effect.map(
+          sendRequest(
+            { attempt: session.attempt, connection: session.connection, era: session.era, version: session.protocolVersion },
+            method,
+            params,
+            send
+          ),
+          (raw) => [raw, session] as const
         ))
     }
+
+    const inputError = (method: string, detail: string, reason: McpError.ProtocolError["reason"] = "InvalidResult") =>
+      new McpError.ProtocolError({ reason, method, detail })
+
+    /** Serves one `input_required` round: every input request through the handlers. */
+    const answerInputs = (
+      method: string,
+      session: Session,
+      inputRequests: Readonly<Record<string, { readonly method: string; readonly params?: unknown }>>
+    ): Effect.Effect<Record<string, unknown>, McpError.ProtocolError> =>
+      Effect.gen(function*() {
+        const declared = capabilitiesFor(session.protocolVersion)
+        const responses: Record<string, unknown> = {}
+        for (const [key, input] of Object.entries(inputRequests)) {
+          const capability = inputCapability[input.method]
+          if (capability === undefined) {
+            return yield* inputError(method, `the server asked for an unknown input method ${input.method}`)
+          }
+          if (declared[capability] === undefined) {
+            return yield* inputError(method, `the server asked for ${input.method}, which this client did not declare`)
+          }
+          const outcome = yield* Features.fulfil(handlers, input.method, input.params ?? {}, {
+            serverOrigin: session.transport.origin,
+            serverName: session.serverInfo?.name,
+            related: undefined,
+            declaredModes: declaredModes(session.protocolVersion)
+          })
+          if (Either.isLeft(outcome)) {
+            return yield* inputError(method, `${input.method} failed: ${outcome.left.message}`, "InputFailed")
+          }
+          responses[key] = outcome.right
+        }
+        return responses
+      })
+
+    /** A modern call answered with `input_required` is fulfilled and retried, a new id each round. */
+    const withInputRounds = (
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      options: McpClient.RequestOptions | undefined
+    ): Effect.Effect<unknown, McpError.McpClientError> =>
+      Effect.gen(function*() {
+        let inputResponses: Record<string, unknown> | undefined
+        let requestState: string | undefined
+        for (let round = 1;; round++) {
+          const legParams = inputResponses === undefined && requestState === undefined ? params : {
+            ...params,
+            ...(inputResponses !== undefined ? { inputResponses } : {}),
+            ...(requestState !== undefined ? { requestState } : {})
+          }
+          const [raw, session] = yield* rawRequest(method, legParams, options)
+          if (!isInputRequired(raw)) return raw
+          if (!inputMethods.has(method)) {
+            return yield* inputError(method, `input_required is not allowed in answer to ${method}`, "InvalidResultType")
+          }
+          const decoded = decodeInputRequired(raw)
+          if (Either.isLeft(decoded)) {
+            return yield* inputError(method, `malformed input_required result: ${decoded.left.message}`)
+          }
+          const result = decoded.right
+          if (result.inputRequests === undefined && result.requestState === undefined) {
+            return yield* inputError(method, "input_required carries neither inputRequests nor requestState")
+          }
+          if (round > maxInputRounds) {
+            return yield* inputError(
+              method,
+              `the server still needs input after ${maxInputRounds} rounds`,
+              "InputRoundsExceeded"
+            )
+          }
+          requestState = result.requestState
+          if (result.inputRequests === undefined || Object.keys(result.inputRequests).length === 0) {
+            inputResponses = undefined
+            yield* Effect.sleep(Duration.millis(250)) // state only: retry, but never in a tight loop
+          } else {
+            inputResponses = yield* answerInputs(method, session, result.inputRequests)
+          }
+        }
+      })
 
     const request = <A, I>(
       method: string,
@@ -823,7 +967,7 @@ export const make = (
       schema: Schema.Schema<A, I>,
       options?: McpClient.RequestOptions
     ): Effect.Effect<A, McpError.McpClientError> =>
-      rawRequest(method, params, options).pipe(
+      withInputRounds(method, params, options).pipe(
         Effect.flatMap((raw) => decodeResult(method, schema, raw)),
         Effect.withSpan(`McpClient ${method}`, {
           kind: "client",

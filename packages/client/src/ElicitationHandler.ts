@@ -1,0 +1,147 @@
+/**
+ * Elicitation: how the application asks its user for information a server requests, in form mode (a flat
+ * schema of primitive fields) or URL mode (an out-of-band page the user opens). Provide a layer of this service
+ * and the client declares the elicitation capability; without it, none is declared. One handler serves both eras:
+ * legacy `elicitation/create` requests and modern `input_required` rounds.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+/**
+ * One primitive field of a form.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FieldSchema = Readonly<Record<string, unknown>> & {
+  readonly type?: string
+  readonly title?: string
+  readonly description?: string
+  readonly default?: unknown
+}
+
+/**
+ * The restricted JSON Schema of a form: top-level primitive properties only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FormSchema {
+  readonly type: "object"
+  readonly properties: Readonly<Record<string, FieldSchema>>
+  readonly required?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * A form to fill in. `defaults` holds the schema's default values, to pre-fill the form.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FormRequest {
+  readonly mode: "form"
+  readonly message: string
+  readonly requestedSchema: FormSchema
+  readonly defaults: Readonly<Record<string, unknown>>
+}
+
+/**
+ * Why a URL deserves the user's attention before it is opened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UrlWarning = "cross-origin" | "no-server-origin" | "insecure-loopback" | "punycode"
+
+/**
+ * A page the user is asked to open. The client never opens it: consent stays with the handler, which should
+ * show the full URL and its origin, and highlight `warnings`. URLs that are not https (loopback http excepted)
+ * never reach a handler.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UrlRequest {
+  readonly mode: "url"
+  readonly message: string
+  readonly url: string
+  /** The origin of `url` (`https://host[:port]`). */
+  readonly urlOrigin: string
+  /** The connected server's origin, when the transport has one (HTTP). */
+  readonly serverOrigin: string | undefined
+  readonly warnings: ReadonlyArray<UrlWarning>
+  /** 2025-11-25 only: the id a `notifications/elicitation/complete` will name. */
+  readonly elicitationId: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitationRequest = FormRequest | UrlRequest
+
+/**
+ * The user's answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ElicitResult = Schema.Struct({
+  action: Schema.Literal("accept", "decline", "cancel"),
+  content: Schema.optional(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
+    })
+  )
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitResult = typeof ElicitResult.Type
+
+/**
+ * What a handler knows about who is asking.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ElicitationContext {
+  /** The server's self-reported name (display only). */
+  readonly serverName: string | undefined
+  /** The client request this elicitation belongs to, when known. */
+  readonly relatedRequest: string | number | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** The modes this handler supports; the capability declares them. */
+  readonly modes: ReadonlyArray<"form" | "url">
+  readonly elicit: (request: ElicitationRequest, context: ElicitationContext) => Effect.Effect<ElicitResult>
+  /** 2025-11-25: the server reports that a URL-mode elicitation finished. */
+  readonly completed?: ((elicitationId: string) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class ElicitationHandler extends Context.Tag("@conduit-mcp/client/ElicitationHandler")<
+  ElicitationHandler,
+  Service
+>() {}
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (service: Service): Layer.Layer<ElicitationHandler> => Layer.succeed(ElicitationHandler, service)

@@ -1,0 +1,80 @@
+/**
+ * Sampling: how the application runs an LLM completion a server asks for. Provide a layer of this service and
+ * the client declares the sampling capability. One handler serves legacy `sampling/createMessage` requests and
+ * modern `input_required` rounds. The handler should keep a human in the loop.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+/**
+ * The parameters of `sampling/createMessage`, kept as the server sent them (messages, systemPrompt,
+ * maxTokens, modelPreferences, tools, ...).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CreateMessageParams = Schema.Struct({
+  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("user", "assistant"), content: Schema.Unknown })),
+  maxTokens: Schema.optional(Schema.Number),
+  systemPrompt: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageParams = typeof CreateMessageParams.Type & Readonly<Record<string, unknown>>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const CreateMessageResult = Schema.Struct({
+  role: Schema.Literal("user", "assistant"),
+  content: Schema.Unknown,
+  model: Schema.String,
+  stopReason: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageResult = typeof CreateMessageResult.Type
+
+/**
+ * The user (or policy) refused the request; legacy servers receive JSON-RPC error -1.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SamplingRefused extends Schema.TaggedError<SamplingRefused>("@conduit-mcp/client/SamplingRefused")(
+  "SamplingRefused",
+  { reason: Schema.String }
+) {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Whether tool use in sampling is supported (declares `sampling.tools`). */
+  readonly tools?: boolean | undefined
+  readonly createMessage: (params: CreateMessageParams) => Effect.Effect<CreateMessageResult, SamplingRefused>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class SamplingHandler extends Context.Tag("@conduit-mcp/client/SamplingHandler")<SamplingHandler, Service>() {}
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (service: Service): Layer.Layer<SamplingHandler> => Layer.succeed(SamplingHandler, service)

@@ -1,0 +1,301 @@
+/** @internal */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as ElicitationHandler from "../ElicitationHandler.js"
+import * as McpSchema from "../McpSchema.js"
+import type * as RootsProvider from "../RootsProvider.js"
+import * as SamplingHandler from "../SamplingHandler.js"
+
+/**
+ * The handlers the application provided; each one present turns on its capability.
+ *
+ * @internal
+ */
+export interface Handlers {
+  readonly elicitation: Option.Option<ElicitationHandler.Service>
+  readonly sampling: Option.Option<SamplingHandler.Service>
+  readonly roots: Option.Option<RootsProvider.Service>
+}
+
+/**
+ * The capabilities to declare at a protocol version: the configured ones merged with what the handlers offer.
+ *
+ * @internal
+ */
+export const capabilitiesFor = (
+  handlers: Handlers,
+  configured: McpSchema.ClientCapabilities,
+  version: McpSchema.ProtocolVersion
+): McpSchema.ClientCapabilities => {
+  const out: Record<string, unknown> = { ...configured }
+  const recent = version >= "2025-11-25"
+  if (Option.isSome(handlers.elicitation) && version >= "2025-06-18") {
+    const modes = handlers.elicitation.value.modes
+    out.elicitation = recent
+      ? { ...(modes.includes("form") ? { form: {} } : {}), ...(modes.includes("url") ? { url: {} } : {}) }
+      : {}
+  }
+  if (Option.isSome(handlers.sampling)) {
+    out.sampling = recent && handlers.sampling.value.tools === true ? { tools: {} } : {}
+  }
+  if (Option.isSome(handlers.roots)) {
+    out.roots = McpSchema.isModernVersion(version) ? {} : { listChanged: true }
+  }
+  return out
+}
+
+/**
+ * A failed fulfilment: the JSON-RPC error a legacy server receives; MRTR calls fail with it locally instead.
+ *
+ * @internal
+ */
+export interface InputFailure {
+  readonly code: number
+  readonly message: string
+}
+
+const failure = (code: number, message: string): Either.Either<never, InputFailure> =>
+  Either.left({ code, message })
+
+const FormParams = Schema.Struct({
+  mode: Schema.optional(Schema.Literal("form")),
+  message: Schema.String,
+  requestedSchema: Schema.Struct({
+    type: Schema.optional(Schema.Literal("object")),
+    properties: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    required: Schema.optional(Schema.Array(Schema.String))
+  })
+})
+const UrlParams = Schema.Struct({
+  mode: Schema.Literal("url"),
+  message: Schema.String,
+  url: Schema.String,
+  elicitationId: Schema.optional(Schema.String)
+})
+const decodeForm = Schema.decodeUnknownEither(FormParams)
+const decodeUrl = Schema.decodeUnknownEither(UrlParams)
+const decodeSampling = Schema.decodeUnknownEither(SamplingHandler.CreateMessageParams, McpSchema.preserve)
+
+const isLoopback = (hostname: string) =>
+  hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127\.\d+\.\d+\.\d+$/.test(hostname)
+
+/**
+ * Checks a URL-mode elicitation URL. Only https (and http on loopback) may reach a handler; the rest is refused.
+ *
+ * @internal
+ */
+export const inspectUrl = (
+  raw: string,
+  serverOrigin: string | undefined
+): Either.Either<{ readonly origin: string; readonly warnings: ReadonlyArray<ElicitationHandler.UrlWarning> }, string> => {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return Either.left("not a URL")
+  }
+  const warnings: Array<ElicitationHandler.UrlWarning> = []
+  if (url.protocol === "http:") {
+    if (!isLoopback(url.hostname)) return Either.left("plain http is only allowed on loopback")
+    warnings.push("insecure-loopback")
+  } else if (url.protocol !== "https:") {
+    return Either.left(`the ${url.protocol} scheme is never opened`)
+  }
+  if (url.username !== "" || url.password !== "") return Either.left("URLs with credentials are refused")
+  if (serverOrigin === undefined) warnings.push("no-server-origin")
+  else if (url.origin !== serverOrigin) warnings.push("cross-origin")
+  if (url.hostname.split(".").some((label) => label.startsWith("xn--"))) warnings.push("punycode")
+  return Either.right({ origin: url.origin, warnings })
+}
+
+/**
+ * The default value of every field that declares one, to pre-fill a form.
+ *
+ * @internal
+ */
+export const formDefaults = (schema: ElicitationHandler.FormSchema): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [name, field] of Object.entries(schema.properties)) {
+    if (field.default !== undefined) out[name] = field.default
+  }
+  return out
+}
+
+const enumValues = (field: ElicitationHandler.FieldSchema): ReadonlyArray<unknown> | undefined => {
+  if (Array.isArray(field.enum)) return field.enum
+  const options = field.oneOf ?? field.anyOf
+  if (Array.isArray(options)) {
+    return options.flatMap((o) => (typeof o === "object" && o !== null && "const" in o ? [o.const] : []))
+  }
+  return undefined
+}
+
+/**
+ * Checks an accepted answer against the requested schema: required fields present, every value of its type and
+ * within its bounds, enum members respected, no unknown field.
+ *
+ * @internal
+ */
+export const validateAnswer = (
+  schema: ElicitationHandler.FormSchema,
+  content: Readonly<Record<string, unknown>>
+): string | undefined => {
+  for (const name of schema.required ?? []) {
+    if (content[name] === undefined) return `missing required field ${name}`
+  }
+  for (const [name, value] of Object.entries(content)) {
+    const field = schema.properties[name]
+    if (field === undefined) return `unknown field ${name}`
+    const type = field.type
+    if (type === "string") {
+      if (typeof value !== "string") return `${name} must be a string`
+      if (typeof field.minLength === "number" && value.length < field.minLength) return `${name} is too short`
+      if (typeof field.maxLength === "number" && value.length > field.maxLength) return `${name} is too long`
+      const allowed = enumValues(field)
+      if (allowed !== undefined && !allowed.includes(value)) return `${name} must be one of ${allowed.join(", ")}`
+    } else if (type === "number" || type === "integer") {
+      if (typeof value !== "number" || Number.isNaN(value)) return `${name} must be a number`
+      if (type === "integer" && !Number.isInteger(value)) return `${name} must be an integer`
+      if (typeof field.minimum === "number" && value < field.minimum) return `${name} is below ${field.minimum}`
+      if (typeof field.maximum === "number" && value > field.maximum) return `${name} is above ${field.maximum}`
+    } else if (type === "boolean") {
+      if (typeof value !== "boolean") return `${name} must be a boolean`
+    } else if (type === "array") {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) return `${name} must be a list`
+      const items = field.items
+      const allowed = typeof items === "object" && items !== null ? enumValues(items as ElicitationHandler.FieldSchema) : undefined
+      if (allowed !== undefined && !value.every((v) => allowed.includes(v))) return `${name} has a value not offered`
+      if (typeof field.minItems === "number" && value.length < field.minItems) return `${name} has too few items`
+      if (typeof field.maxItems === "number" && value.length > field.maxItems) return `${name} has too many items`
+    }
+  }
+  return undefined
+}
+
+/**
+ * Where a server request comes from, for the handlers.
+ *
+ * @internal
+ */
+export interface RequestOrigin {
+  readonly serverOrigin: string | undefined
+  readonly serverName: string | undefined
+  readonly related: McpSchema.RequestId | undefined
+  /** The elicitation modes declared on this connection. */
+  readonly declaredModes: ReadonlyArray<"form" | "url">
+}
+
+/**
+ * Serves one server request (a legacy request, or one entry of a modern `inputRequests` map) with the
+ * application's handlers. Never fails: a refusal is an `InputFailure`.
+ *
+ * @internal
+ */
+export const fulfil = (
+  handlers: Handlers,
+  method: string,
+  params: unknown,
+  origin: RequestOrigin
+): Effect.Effect<Either.Either<unknown, InputFailure>> => {
+  switch (method) {
+    case "ping":
+      return Effect.succeed(Either.right({}))
+    case "roots/list":
+      return Option.match(handlers.roots, {
+        onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "roots are not supported")),
+        onSome: (provider) =>
+          Effect.map(provider.roots, (roots) =>
+            Either.right({
+              roots: roots.map((root) => (root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name }))
+            }))
+      })
+    case "sampling/createMessage":
+      return Option.match(handlers.sampling, {
+        onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "sampling is not supported")),
+        onSome: (handler) => {
+          const decoded = decodeSampling(params)
+          if (Either.isLeft(decoded)) {
+            return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed sampling request"))
+          }
+          return handler.createMessage(decoded.right).pipe(
+            Effect.map((result): Either.Either<unknown, InputFailure> => Either.right(result)),
+            Effect.catchTag("SamplingRefused", (refused) => Effect.succeed(failure(-1, refused.reason)))
+          )
+        }
+      })
+    case "elicitation/create":
+      return Option.match(handlers.elicitation, {
+        onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "elicitation is not supported")),
+        onSome: (handler) => elicit(handler, params, origin)
+      })
+    default:
+      return Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, `method not found: ${method}`))
+  }
+}
+
+const elicit = (
+  handler: ElicitationHandler.Service,
+  params: unknown,
+  origin: RequestOrigin
+): Effect.Effect<Either.Either<unknown, InputFailure>> => {
+  const context = { serverName: origin.serverName, relatedRequest: origin.related }
+  const mode = typeof params === "object" && params !== null && "mode" in params ? params.mode : "form"
+  if (mode === "url") {
+    if (!origin.declaredModes.includes("url")) {
+      return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "URL-mode elicitation was not declared"))
+    }
+    const decoded = decodeUrl(params)
+    if (Either.isLeft(decoded)) {
+      return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed URL elicitation"))
+    }
+    const inspected = inspectUrl(decoded.right.url, origin.serverOrigin)
+    if (Either.isLeft(inspected)) {
+      return Effect.as(
+        Effect.logWarning(`refused a URL elicitation: ${inspected.left}`).pipe(
+          Effect.annotateLogs({ module: "McpClient", method: "elicitation/create" })
+        ),
+        Either.right({ action: "decline" })
+      )
+    }
+    return Effect.map(
+      handler.elicit({
+        mode: "url",
+        message: decoded.right.message,
+        url: decoded.right.url,
+        urlOrigin: inspected.right.origin,
+        serverOrigin: origin.serverOrigin,
+        warnings: inspected.right.warnings,
+        elicitationId: decoded.right.elicitationId
+      }, context),
+      (result) => Either.right(result.action === "accept" ? { action: "accept" } : { action: result.action })
+    )
+  }
+  if (!origin.declaredModes.includes("form")) {
+    return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "form elicitation was not declared"))
+  }
+  const decoded = decodeForm(params)
+  if (Either.isLeft(decoded)) {
+    return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed form elicitation"))
+  }
+  const requestedSchema: ElicitationHandler.FormSchema = {
+    type: "object",
+    properties: decoded.right.requestedSchema.properties,
+    required: decoded.right.requestedSchema.required
+  }
+  return Effect.map(
+    handler.elicit(
+      { mode: "form", message: decoded.right.message, requestedSchema, defaults: formDefaults(requestedSchema) },
+      context
+    ),
+    (result): Either.Either<unknown, InputFailure> => {
+      if (result.action !== "accept") return Either.right({ action: result.action })
+      const content = { ...formDefaults(requestedSchema), ...result.content }
+      const invalid = validateAnswer(requestedSchema, content)
+      return invalid === undefined
+        ? Either.right({ action: "accept", content })
+        : failure(McpSchema.ErrorCode.InvalidParams, `the answer does not match the requested schema: ${invalid}`)
+    }
+  )
+}

@@ -1,0 +1,269 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as TestClock from "effect/TestClock"
+import * as ElicitationHandler from "../src/ElicitationHandler.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as RootsProvider from "../src/RootsProvider.js"
+import * as SamplingHandler from "../src/SamplingHandler.js"
+import { awaitSleep } from "./utils/clock.js"
+import * as Scripted from "./utils/scriptedTransport.js"
+
+const seen: Array<ElicitationHandler.ElicitationRequest> = []
+
+const Handlers = Layer.mergeAll(
+  ElicitationHandler.layer({
+    modes: ["form", "url"],
+    elicit: (request) =>
+      Effect.sync(() => {
+        seen.push(request)
+        return request.mode === "form"
+          ? { action: "accept", content: { approve: true } }
+          : { action: "accept" }
+      })
+  }),
+  SamplingHandler.layer({
+    createMessage: (params) =>
+      params.systemPrompt === "refuse"
+        ? Effect.fail(new SamplingHandler.SamplingRefused({ reason: "the user said no" }))
+        : Effect.succeed({ role: "assistant", content: { type: "text", text: "sampled" }, model: "test-model" })
+  }),
+  RootsProvider.layer([{ uri: "file:///srv/checkout", name: "checkout" }])
+)
+
+const clientLayer = (script: Scripted.Script, options: McpClient.McpClientOptions = {}, handlers = true) =>
+  McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
+    Layer.provideMerge(Scripted.layer(script)),
+    Layer.provide(handlers ? Handlers : Layer.empty)
+  )
+
+const toolCalls = (sent: ReadonlyArray<Scripted.Sent>) =>
+  sent.flatMap((s) =>
+    "method" in s.message && "id" in s.message && s.message.method === "tools/call" ? [s.message] : []
+  )
+
+const formRequest = {
+  method: "elicitation/create",
+  params: {
+    mode: "form",
+    message: "Deploy?",
+    requestedSchema: {
+      type: "object",
+      properties: {
+        approve: { type: "boolean", title: "Approve" },
+        env: { type: "string", enum: ["prod", "staging"], default: "staging" }
+      },
+      required: ["approve"]
+    }
+  }
+}
+
+const mrtrServer = (rounds: number, inputRequests: Record<string, unknown> | undefined = {
+  confirm: formRequest,
+  sample: { method: "sampling/createMessage", params: { messages: [], maxTokens: 10 } },
+  workspace: { method: "roots/list", params: {} }
+}): Scripted.Script =>
+  Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+    const params = message.params as { requestState?: string }
+    const round = params.requestState === undefined ? 0 : Number(params.requestState.split("-")[1])
+    if (round >= rounds) return ctx.reply(message.id, { resultType: "complete", content: [{ type: "text", text: "done" }] })
+    return ctx.reply(message.id, {
+      resultType: "input_required",
+      ...(inputRequests !== undefined ? { inputRequests } : {}),
+      requestState: `state-${round + 1}`
+    })
+  })
+
+describe("MRTR (modern input_required)", () => {
+  it.scoped("inputs are fulfilled through the handlers and the call is retried with a new id", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const result = yield* client.callTool({ name: "deploy", arguments: { env: "prod" } })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
+      const log = yield* Scripted.ScriptLog
+      const calls = toolCalls(yield* Ref.get(log.sent))
+      assert.strictEqual(calls.length, 2)
+      assert.notStrictEqual(calls[0].id, calls[1].id)
+      const retry = calls[1].params as Record<string, unknown>
+      assert.strictEqual(retry.name, "deploy")
+      assert.deepStrictEqual(retry.arguments, { env: "prod" })
+      assert.strictEqual(retry.requestState, "state-1")
+      assert.deepStrictEqual(retry.inputResponses, {
+        confirm: { action: "accept", content: { approve: true, env: "staging" } },
+        sample: { role: "assistant", content: { type: "text", text: "sampled" }, model: "test-model" },
+        workspace: { roots: [{ uri: "file:///srv/checkout", name: "checkout" }] }
+      })
+      const caps = (calls[1].params as { _meta: Record<string, unknown> })._meta[
+        "io.modelcontextprotocol/clientCapabilities"
+      ]
+      assert.deepStrictEqual(caps, { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} })
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1)))))
+
+  it.scoped("only the latest round's responses are sent", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.callTool({ name: "deploy" })
+      const log = yield* Scripted.ScriptLog
+      const calls = toolCalls(yield* Ref.get(log.sent))
+      assert.strictEqual(calls.length, 4)
+      assert.deepStrictEqual(calls.map((c) => (c.params as { requestState?: string }).requestState), [
+        undefined,
+        "state-1",
+        "state-2",
+        "state-3"
+      ])
+    }).pipe(Effect.provide(clientLayer(mrtrServer(3)))))
+
+  it.scoped("the round limit ends in a typed error", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InputRoundsExceeded")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 4)
+    }).pipe(Effect.provide(clientLayer(mrtrServer(100), { maxInputRounds: 3 }))))
+
+  it.scoped("a state-only result is retried after a pause, never in a tight loop", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const fiber = yield* Effect.fork(client.callTool({ name: "deploy" }))
+      yield* awaitSleep("250 millis")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
+      yield* TestClock.adjust("250 millis")
+      yield* Fiber.join(fiber)
+      const calls = toolCalls(yield* Ref.get(log.sent))
+      assert.strictEqual(calls.length, 2)
+      assert.isUndefined((calls[1].params as Record<string, unknown>).inputResponses)
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1, {})))))
+
+  it.scoped("an unknown input method is a protocol error, not retried", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InvalidResult")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1, { x: { method: "tools/list", params: {} } })))))
+
+  it.scoped("an input for a capability the client did not declare is a protocol error", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
+      assert.strictEqual(error._tag, "ProtocolError")
+      assert.match(error.message, /did not declare/)
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
+
+  it.scoped("a malformed InputRequiredResult and input_required on tools/list are typed errors", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const malformed = yield* Effect.flip(client.callTool({ name: "deploy" }))
+      assert.strictEqual(malformed._tag === "ProtocolError" ? malformed.reason : malformed._tag, "InvalidResult")
+      const onList = yield* Effect.flip(client.listTools())
+      assert.strictEqual(onList._tag === "ProtocolError" ? onList.reason : onList._tag, "InvalidResultType")
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
+      if (!("method" in message) || !("id" in message)) return Effect.void
+      if (message.method === "tools/call") {
+        return ctx.reply(message.id, { resultType: "input_required", inputRequests: "not a map" })
+      }
+      if (message.method === "tools/list") {
+        return ctx.reply(message.id, { resultType: "input_required", requestState: "s" })
+      }
+      return Effect.void
+    })))))
+})
+
+describe("legacy server requests", () => {
+  const responses = (sent: ReadonlyArray<Scripted.Sent>) =>
+    sent.flatMap((s) => ("method" in s.message ? [] : [s.message as McpSchema.JsonRpcResponse]))
+
+  const awaitResponses = (n: number) =>
+    Effect.gen(function*() {
+      const log = yield* Scripted.ScriptLog
+      for (let i = 0; i < 1000; i++) {
+        const all = responses(yield* Ref.get(log.sent))
+        if (all.length >= n) return all
+        yield* Effect.yieldNow()
+      }
+      return responses(yield* Ref.get(log.sent))
+    })
+
+  it.scoped("the handlers answer elicitation, sampling and roots; capabilities are declared", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const init = (yield* Ref.get(log.sent)).find((s) => "method" in s.message && s.message.method === "initialize")!
+      assert.deepStrictEqual((init.message as McpSchema.JsonRpcRequest).params, {
+        protocolVersion: "2025-11-25",
+        capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
+        clientInfo: { name: "conduit", version: "0.1.0" }
+      })
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(1, "elicitation/create", formRequest.params)
+      yield* ctx.serverRequest(2, "sampling/createMessage", { messages: [], maxTokens: 5, systemPrompt: "refuse" })
+      yield* ctx.serverRequest(3, "roots/list", {})
+      yield* ctx.serverRequest(4, "elicitation/create", {
+        mode: "url",
+        message: "Link your account",
+        url: "https://pay.example.com/connect?e=1",
+        elicitationId: "e-1"
+      })
+      yield* ctx.serverRequest(5, "elicitation/create", { mode: "url", message: "x", url: "javascript:alert(1)" })
+      yield* ctx.serverRequest(6, "elicitation/create", { mode: "url", message: "x", url: "file:///etc/passwd" })
+      const all = yield* awaitResponses(6)
+      const byId = new Map(all.map((r) => [r.id, r]))
+      assert.deepStrictEqual(byId.get(1), {
+        jsonrpc: "2.0",
+        id: 1,
+        result: { action: "accept", content: { approve: true, env: "staging" } }
+      })
+      assert.deepStrictEqual(byId.get(2), { jsonrpc: "2.0", id: 2, error: { code: -1, message: "the user said no" } })
+      assert.deepStrictEqual(byId.get(3), {
+        jsonrpc: "2.0",
+        id: 3,
+        result: { roots: [{ uri: "file:///srv/checkout", name: "checkout" }] }
+      })
+      assert.deepStrictEqual(byId.get(4), { jsonrpc: "2.0", id: 4, result: { action: "accept" } })
+      assert.deepStrictEqual(byId.get(5), { jsonrpc: "2.0", id: 5, result: { action: "decline" } })
+      assert.deepStrictEqual(byId.get(6), { jsonrpc: "2.0", id: 6, result: { action: "decline" } })
+      const url = seen.find((r): r is ElicitationHandler.UrlRequest => r.mode === "url")!
+      assert.strictEqual(url.urlOrigin, "https://pay.example.com")
+      assert.include(url.warnings, "no-server-origin")
+      assert.strictEqual(url.elicitationId, "e-1")
+      assert.isFalse(seen.some((r) => r.mode === "url" && !r.url.startsWith("https:")), "refused URLs never reach the handler")
+      const form = seen.find((r): r is ElicitationHandler.FormRequest => r.mode === "form")!
+      assert.deepStrictEqual(form.defaults, { env: "staging" })
+    }).pipe(Effect.provide(clientLayer(Scripted.legacyScript()))))
+
+  it.scoped("an answer that does not match the requested schema is refused", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(1, "elicitation/create", {
+        message: "Your age?",
+        requestedSchema: { type: "object", properties: { age: { type: "integer", minimum: 0 } }, required: ["age"] }
+      })
+      const [response] = yield* awaitResponses(1)
+      assert.isTrue("error" in response && response.error.code === -32602)
+    }).pipe(Effect.provide(clientLayer(Scripted.legacyScript()))))
+
+  it.scoped("without handlers nothing is declared and the requests get method-not-found", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const init = (yield* Ref.get(log.sent)).find((s) => "method" in s.message && s.message.method === "initialize")!
+      assert.deepStrictEqual(((init.message as McpSchema.JsonRpcRequest).params as { capabilities: unknown }).capabilities, {})
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(1, "roots/list", {})
+      const [response] = yield* awaitResponses(1)
+      assert.isTrue("error" in response && response.error.code === -32601)
+    }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), {}, false))))
+})
