@@ -323,4 +323,24 @@ describe("requests", () => {
         ? ctx.reply(message.id, { tools: [], nextCursor: "" })
         : Effect.void
     ), { maxPages: 3 }))))
+
+  it.scoped("a modern request carries the caller's trace context; every call is a span", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const spanIds = yield* Effect.gen(function*() {
+        yield* client.callTool({ name: "error" }).pipe(Effect.ignore)
+        const outer = yield* Effect.currentSpan
+        return outer
+      }).pipe(Effect.withSpan("caller"))
+      const log = yield* Scripted.ScriptLog
+      const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
+      const traceparent = (call.params as { _meta: Record<string, unknown> })._meta.traceparent
+      assert.isString(traceparent)
+      const [version, traceId, spanId, flags] = String(traceparent).split("-")
+      assert.strictEqual(version, "00")
+      assert.strictEqual(traceId, spanIds.traceId, "same trace as the caller")
+      assert.notStrictEqual(spanId, spanIds.spanId, "the request's own span, a child of the caller's")
+      assert.match(spanId, /^[0-9a-f]{16}$/)
+      assert.strictEqual(flags, "01")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
 })
