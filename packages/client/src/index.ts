@@ -6,6 +6,11 @@ export * as ElicitationHandler from "./ElicitationHandler.js"
 /**
  * @since 0.1.0
  */
+export * as InProcessTransport from "./InProcessTransport.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as McpClient from "./McpClient.js"
 
 /**
@@ -17,6 +22,11 @@ export * as McpError from "./McpError.js"
  * @since 0.1.0
  */
 export * as McpSchema from "./McpSchema.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as McpServer from "./McpServer.js"
 
 /**
  * @since 0.1.0

@@ -1,0 +1,72 @@
+/** @internal */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Mailbox from "effect/Mailbox"
+import * as Schema from "effect/Schema"
+import type * as Sink from "effect/Sink"
+import * as Stream from "effect/Stream"
+import * as McpSchema from "../McpSchema.js"
+import type * as McpServer from "../McpServer.js"
+import * as codec from "./codec.js"
+
+const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+const errorLine = (code: number, message: string, data: string): McpSchema.JsonRpcMessage => ({
+  jsonrpc: "2.0",
+  id: null,
+  error: { code, message, data }
+})
+
+/**
+ * Serves one connection over newline-delimited JSON-RPC byte streams.
+ *
+ * @internal
+ */
+export const serve = <EI, EO, RI, RO>(
+  server: McpServer.Server,
+  options: {
+    readonly input: Stream.Stream<Uint8Array, EI, RI>
+    readonly output: Sink.Sink<unknown, Uint8Array, unknown, EO, RO>
+    readonly drainTimeout?: Duration.DurationInput | undefined
+  }
+): Effect.Effect<void, EI | EO, RI | RO> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const encoder = new TextEncoder()
+      const outbox = yield* Mailbox.make<Uint8Array>()
+      const writer = yield* Mailbox.toStream(outbox).pipe(Stream.run(options.output), Effect.fork)
+
+      const send: McpServer.Send = (message) =>
+        Either.match(Either.try(() => codec.encode(message)), {
+          onLeft: (cause) => Effect.logWarning("dropping a message that cannot be serialized", cause),
+          onRight: (line) => Effect.asVoid(outbox.offer(encoder.encode(`${line}\n`)))
+        })
+
+      const connection = yield* server.connect(send)
+
+      const onLine = (line: string): Effect.Effect<void> => {
+        if (line.trim() === "") return Effect.void
+        const parsed = parseJson(line)
+        if (Either.isLeft(parsed)) return send(errorLine(McpSchema.ErrorCode.ParseError, "Parse error", line))
+        const frame = codec.decodeValue(parsed.right, line)
+        return Effect.zipRight(
+          Effect.forEach(
+            frame.invalid,
+            (detail) => send(errorLine(McpSchema.ErrorCode.InvalidRequest, "Invalid Request", detail)),
+            { discard: true }
+          ),
+          Effect.forEach(frame.messages, connection.handle, { discard: true })
+        )
+      }
+
+      const read = options.input.pipe(Stream.decodeText(), Stream.splitLines, Stream.runForEach(onLine))
+      // A failing output ends the loop too: nobody could read the answers any more.
+      const exit = yield* Effect.exit(Effect.raceFirst(read, Effect.zipRight(Fiber.join(writer), Effect.never)))
+      yield* Effect.timeoutOption(connection.awaitIdle, options.drainTimeout ?? "5 seconds")
+      yield* outbox.end
+      yield* Fiber.join(writer)
+      return yield* exit
+    })
+  ).pipe(Effect.annotateLogs({ module: "McpServer", method: "serve" }))
