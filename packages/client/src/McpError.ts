@@ -75,7 +75,9 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
  */
 export const Challenge = Schema.Struct({
   scheme: Schema.String,
-  params: Schema.Record({ key: Schema.String, value: Schema.String })
+  params: Schema.Record({ key: Schema.String, value: Schema.String }),
+  /** The credentials of a challenge written in the token68 form (`Negotiate abc==`) instead of parameters. */
+  token68: Schema.optional(Schema.String)
 })
 
 /**
