@@ -47,3 +47,18 @@ export * as StdioTransport from "./StdioTransport.js"
  * @since 0.1.0
  */
 export * as Transport from "./Transport.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as AuthorizationHandler from "./AuthorizationHandler.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OAuth from "./OAuth.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TokenStore from "./TokenStore.js"

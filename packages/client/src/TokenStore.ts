@@ -1,0 +1,283 @@
+/**
+ * Where OAuth credentials live: access and refresh tokens keyed by (authorization server issuer, resource),
+ * and client registrations keyed by issuer. Values are opaque `Redacted` strings; updates go through
+ * compare-and-set so a rotated refresh token is stored atomically.
+ *
+ * @example
+ * ```ts
+ * import { TokenStore } from "@conduit-mcp/client"
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ *
+ * // a JSON file readable only by its owner (mode 0600)
+ * const Store = TokenStore.layerFileSystem("/home/me/.config/my-app/tokens.json").pipe(
+ *   Layer.provide(NodeContext.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as Path from "@effect/platform/Path"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+
+/**
+ * The store could not be read or written. Never carries a stored value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TokenStoreError extends Schema.TaggedError<TokenStoreError>("@conduit-mcp/client/TokenStoreError")(
+  "TokenStoreError",
+  {
+    operation: Schema.Literal("get", "set"),
+    detail: Schema.String
+  }
+) {
+  override get message(): string {
+    return `token store ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TokenStoreShape {
+  readonly get: (key: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>, TokenStoreError>
+  /**
+   * Replaces the value of `key` with `next` (or removes it for `None`) only if the current value equals
+   * `expected` (`None`: absent). Returns whether the write happened.
+   */
+  readonly compareAndSet: (
+    key: string,
+    expected: Option.Option<Redacted.Redacted<string>>,
+    next: Option.Option<Redacted.Redacted<string>>
+  ) => Effect.Effect<boolean, TokenStoreError>
+}
+
+/**
+ * The token store service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class TokenStore extends Context.Tag("@conduit-mcp/client/TokenStore")<TokenStore, TokenStoreShape>() {}
+
+const sameValue = (
+  a: Option.Option<Redacted.Redacted<string>>,
+  b: Option.Option<Redacted.Redacted<string>>
+): boolean =>
+  Option.isNone(a) ? Option.isNone(b) : Option.isSome(b) && Redacted.value(a.value) === Redacted.value(b.value)
+
+/**
+ * Builds a store from a map held elsewhere: `load` reads all entries, `save` writes them all. Writes are
+ * serialised in this process, which makes compare-and-set atomic here.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFromSnapshot = (options: {
+  readonly load: Effect.Effect<ReadonlyMap<string, string>, TokenStoreError>
+  readonly save: (entries: ReadonlyMap<string, string>) => Effect.Effect<void, TokenStoreError>
+}): Effect.Effect<TokenStoreShape> =>
+  Effect.map(Effect.makeSemaphore(1), (lock) => ({
+    get: (key) =>
+      Effect.map(options.load, (entries) => Option.map(Option.fromNullable(entries.get(key)), Redacted.make)),
+    compareAndSet: (key, expected, next) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const entries = new Map(yield* options.load)
+        const current = Option.map(Option.fromNullable(entries.get(key)), Redacted.make)
+        if (!sameValue(current, expected)) return false
+        if (Option.isSome(next)) entries.set(key, Redacted.value(next.value))
+        else entries.delete(key)
+        yield* options.save(entries)
+        return true
+      }))
+  }))
+
+/**
+ * An in-memory store, lost when the layer is released.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory: Effect.Effect<TokenStoreShape> = Effect.flatMap(
+  Ref.make<ReadonlyMap<string, string>>(new Map()),
+  (ref) => makeFromSnapshot({ load: Ref.get(ref), save: (entries) => Ref.set(ref, entries) })
+)
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<TokenStore> = Layer.effect(TokenStore, makeMemory)
+
+/**
+ * A store over any `KeyValueStore` (one entry per key, under a prefix). Compare-and-set is atomic within
+ * this process.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerKeyValueStore = (options?: {
+  readonly prefix?: string | undefined
+}): Layer.Layer<TokenStore, never, KeyValueStore.KeyValueStore> =>
+  Layer.effect(
+    TokenStore,
+    Effect.gen(function*() {
+      const store = KeyValueStore.prefix(yield* KeyValueStore.KeyValueStore, options?.prefix ?? "conduit-oauth:")
+      const lock = yield* Effect.makeSemaphore(1)
+      const read = (key: string) =>
+        store.get(key).pipe(
+          Effect.map(Option.map(Redacted.make)),
+          Effect.mapError((e) => new TokenStoreError({ operation: "get", detail: e.message }))
+        )
+      return TokenStore.of({
+        get: read,
+        compareAndSet: (key, expected, next) =>
+          lock.withPermits(1)(Effect.gen(function*() {
+            const current = yield* read(key)
+            if (!sameValue(current, expected)) return false
+            yield* (Option.isSome(next) ? store.set(key, Redacted.value(next.value)) : store.remove(key)).pipe(
+              Effect.mapError((e) => new TokenStoreError({ operation: "set", detail: e.message }))
+            )
+            return true
+          }))
+      })
+    })
+  )
+
+const FileContents = Schema.parseJson(Schema.Struct({
+  version: Schema.Literal(1),
+  entries: Schema.Record({ key: Schema.String, value: Schema.String })
+}))
+
+/**
+ * A store in one JSON file, created with mode 0600 (its directory with 0700) and replaced atomically on each
+ * write (temporary file, then rename). A file whose mode lets others read it is narrowed to 0600 when read.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(
+    TokenStore,
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      const failed = (operation: "get" | "set") => (e: { readonly message: string }) =>
+        new TokenStoreError({ operation, detail: e.message })
+      const load = Effect.gen(function*() {
+        if (!(yield* fs.exists(file))) return new Map<string, string>()
+        const info = yield* fs.stat(file)
+        if ((info.mode & 0o077) !== 0) yield* fs.chmod(file, 0o600)
+        const text = yield* fs.readFileString(file)
+        const decoded = yield* Schema.decode(FileContents)(text).pipe(
+          Effect.mapError(() => new TokenStoreError({ operation: "get", detail: `${file} is not a token store file` }))
+        )
+        return new Map(Object.entries(decoded.entries))
+      }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("get")))
+      const save = (entries: ReadonlyMap<string, string>) =>
+        Effect.gen(function*() {
+          const directory = path.dirname(file)
+          if (!(yield* fs.exists(directory))) yield* fs.makeDirectory(directory, { recursive: true, mode: 0o700 })
+          const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
+          const text = yield* Schema.encode(FileContents)({ version: 1, entries: Object.fromEntries(entries) }).pipe(
+            Effect.orDie
+          )
+          yield* fs.writeFileString(temporary, text, { mode: 0o600 })
+          yield* fs.chmod(temporary, 0o600)
+          yield* fs.rename(temporary, file)
+        }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
+      return TokenStore.of(yield* makeFromSnapshot({ load, save }))
+    })
+  )
+
+/**
+ * The access token of one (issuer, resource), with what the client needs to use and renew it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StoredTokens = Schema.Struct({
+  issuer: Schema.String,
+  resource: Schema.String,
+  accessToken: Schema.Redacted(Schema.String),
+  tokenType: Schema.Literal("Bearer", "DPoP"),
+  refreshToken: Schema.optional(Schema.Redacted(Schema.String)),
+  /** Epoch milliseconds (Effect Clock) after which the access token is considered expired. */
+  expiresAt: Schema.optional(Schema.Number),
+  /** The scopes requested or granted, space separated. */
+  scope: Schema.optional(Schema.String),
+  /** The private JWK of the DPoP key the tokens are bound to. */
+  dpopKey: Schema.optional(Schema.Redacted(Schema.String))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StoredTokens = typeof StoredTokens.Type
+
+/**
+ * A client identity at one authorization server.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StoredClient = Schema.Struct({
+  issuer: Schema.String,
+  clientId: Schema.String,
+  clientSecret: Schema.optional(Schema.Redacted(Schema.String)),
+  /** `client_secret_basic`, `client_secret_post`, `none` or `private_key_jwt`. */
+  authMethod: Schema.String,
+  redirectUris: Schema.optional(Schema.Array(Schema.String)),
+  source: Schema.Literal("preregistered", "metadata-document", "dynamic")
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StoredClient = typeof StoredClient.Type
+
+/**
+ * The key of the tokens for one (issuer, resource).
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const tokensKey = (issuer: string, resource: string): string => `tokens ${issuer} ${resource}`
+
+/**
+ * The key of the client registration at one issuer.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const clientKey = (issuer: string): string => `client ${issuer}`
+
+/**
+ * The key recording which issuer an issuer-less pre-registered client id was first used with.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const bindingKey = (clientId: string): string => `binding ${clientId}`
+
+/**
+ * The key naming the issuer whose tokens are in use for a resource (it changes when the server moves to
+ * another authorization server).
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const activeIssuerKey = (resource: string): string => `active ${resource}`

@@ -1,0 +1,602 @@
+/**
+ * The grants: client identification (pre-registered, metadata document, dynamic registration), token
+ * endpoint requests with client authentication and DPoP, and each way of getting a token.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as AuthorizationHandler from "../AuthorizationHandler.js"
+import type * as OAuth from "../OAuth.js"
+import * as TokenStore from "../TokenStore.js"
+import {
+  clientAssertion,
+  dpopProof,
+  type DpopKey,
+  importPkcs8Pem,
+  makePkce,
+  randomString,
+  type SigningKey
+} from "./oauthCrypto.js"
+import type { Discovery } from "./oauthDiscovery.js"
+import { oauthError, type OAuthError } from "./oauthError.js"
+import { basicCredentials, type FormResponse, type HttpSettings, postForm, postJson } from "./oauthHttp.js"
+import {
+  DeviceAuthorizationResponse,
+  ErrorResponse,
+  RegistrationResponse,
+  TokenResponse
+} from "./oauthMetadata.js"
+import { checkUrl } from "./oauthUrl.js"
+
+/** Everything a flow needs. @internal */
+export interface FlowContext {
+  readonly options: OAuth.OAuthOptions
+  readonly settings: HttpSettings
+  readonly store: TokenStore.TokenStoreShape
+  readonly handler: Option.Option<AuthorizationHandler.AuthorizationHandlerShape>
+  /** The last `DPoP-Nonce` of each authorization server, by issuer. */
+  readonly asNonces: Map<string, string>
+}
+
+/** A client identity at one authorization server. @internal */
+export interface ClientIdentity {
+  readonly clientId: string
+  readonly secret: Redacted.Redacted<string> | undefined
+  readonly authMethod: OAuth.ClientAuthMethod
+  readonly signingKey: SigningKey | undefined
+  readonly source: "preregistered" | "metadata-document" | "dynamic"
+}
+
+const storeFailure = (e: TokenStore.TokenStoreError) => oauthError("Storage", e.message)
+
+const decodeStoredClient = Schema.decodeUnknownOption(Schema.parseJson(TokenStore.StoredClient))
+const encodeStoredClient = Schema.encodeSync(Schema.parseJson(TokenStore.StoredClient))
+
+const isAuthMethod = (value: string | undefined): value is OAuth.ClientAuthMethod =>
+  value === "client_secret_basic" || value === "client_secret_post" || value === "none" ||
+  value === "private_key_jwt"
+
+const fromPreRegistered = (client: OAuth.PreRegisteredClient): Effect.Effect<ClientIdentity, OAuthError> =>
+  Effect.gen(function*() {
+    const signingKey = client.privateKey !== undefined
+      ? yield* importPkcs8Pem(client.privateKey.pem, client.privateKey.alg, client.privateKey.kid)
+      : undefined
+    const authMethod = client.authMethod ??
+      (signingKey !== undefined ? "private_key_jwt" : client.clientSecret !== undefined ? "client_secret_basic" : "none")
+    return { clientId: client.clientId, secret: client.clientSecret, authMethod, signingKey, source: "preregistered" }
+  })
+
+/** @internal */
+export interface ClientPurpose {
+  readonly redirectUri?: string | undefined
+  readonly grantTypes: ReadonlyArray<string>
+  readonly responseTypes: ReadonlyArray<string>
+  /** Register dynamically when nothing else applies (default true). */
+  readonly register?: boolean | undefined
+}
+
+const preRegisteredFor = (context: FlowContext, issuer: string) =>
+  Effect.gen(function*() {
+    const clients = context.options.clients ?? []
+    const exact = clients.find((c) => c.issuer === issuer)
+    if (exact !== undefined) return Option.some(exact)
+    for (const client of clients.filter((c) => c.issuer === undefined)) {
+      const key = TokenStore.bindingKey(client.clientId)
+      const bound = yield* context.store.get(key).pipe(Effect.mapError(storeFailure))
+      if (Option.isNone(bound)) {
+        const done = yield* context.store.compareAndSet(key, Option.none(), Option.some(Redacted.make(issuer))).pipe(
+          Effect.mapError(storeFailure)
+        )
+        if (done) return Option.some(client)
+        continue
+      }
+      if (Redacted.value(bound.value) === issuer) return Option.some(client)
+    }
+    return Option.none<OAuth.PreRegisteredClient>()
+  })
+
+/**
+ * Picks the client identity for `discovery.issuer` in the specification's order: pre-registered for this
+ * issuer, a Client ID Metadata Document where supported, a stored or new dynamic registration. Credentials
+ * of one issuer are never used with another.
+ *
+ * @internal
+ */
+export const resolveClient = (
+  context: FlowContext,
+  discovery: Discovery,
+  purpose: ClientPurpose
+): Effect.Effect<ClientIdentity, OAuthError> =>
+  Effect.gen(function*() {
+    const issuer = discovery.issuer
+    const pre = yield* preRegisteredFor(context, issuer)
+    if (Option.isSome(pre)) return yield* fromPreRegistered(pre.value)
+    const cimd = context.options.clientMetadataUrl
+    if (cimd !== undefined && discovery.metadata.client_id_metadata_document_supported === true) {
+      return { clientId: cimd, secret: undefined, authMethod: "none", signingKey: undefined, source: "metadata-document" }
+    }
+    const key = TokenStore.clientKey(issuer)
+    const stored = yield* context.store.get(key).pipe(Effect.mapError(storeFailure))
+    const previous = Option.flatMap(stored, (value) => decodeStoredClient(Redacted.value(value)))
+    if (
+      Option.isSome(previous) && previous.value.issuer === issuer &&
+      (purpose.redirectUri === undefined || (previous.value.redirectUris ?? []).includes(purpose.redirectUri))
+    ) {
+      const client = previous.value
+      return {
+        clientId: client.clientId,
+        secret: client.clientSecret,
+        authMethod: isAuthMethod(client.authMethod) ? client.authMethod : "none",
+        signingKey: undefined,
+        source: "dynamic"
+      }
+    }
+    const endpoint = discovery.metadata.registration_endpoint
+    if (endpoint === undefined || context.options.dynamicRegistration === false || purpose.register === false) {
+      const others = (context.options.clients ?? []).length > 0 ? " (the pre-registered clients belong to other issuers)" : ""
+      return yield* oauthError("NoClient", `no client identity for ${issuer}: nothing pre-registered${others}, ` +
+        "no client metadata document support, no dynamic registration")
+    }
+    const registered = yield* register(context, discovery, endpoint, purpose)
+    const record: TokenStore.StoredClient = {
+      issuer,
+      clientId: registered.clientId,
+      authMethod: registered.authMethod,
+      source: "dynamic",
+      ...(registered.secret !== undefined ? { clientSecret: registered.secret } : {}),
+      ...(purpose.redirectUri !== undefined ? { redirectUris: [purpose.redirectUri] } : {})
+    }
+    yield* context.store.compareAndSet(key, stored, Option.some(Redacted.make(encodeStoredClient(record)))).pipe(
+      Effect.mapError(storeFailure)
+    )
+    return registered
+  })
+
+const register = (
+  context: FlowContext,
+  discovery: Discovery,
+  endpoint: string,
+  purpose: ClientPurpose
+): Effect.Effect<ClientIdentity, OAuthError> =>
+  Effect.gen(function*() {
+    const url = yield* checkUrl(endpoint, context.settings.policy, "registration endpoint")
+    const supported = discovery.metadata.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
+    const requested = (["client_secret_basic", "client_secret_post", "none"] as const).find((m) => supported.includes(m)) ??
+      "client_secret_basic"
+    const dcr = context.options.dynamicRegistration === false ? undefined : context.options.dynamicRegistration
+    const body = {
+      client_name: context.options.clientName ?? "Conduit MCP client",
+      // required by the 2026-07-28 revision; `native` covers desktop, CLI and loopback redirect URIs
+      application_type: dcr?.applicationType ?? "native",
+      grant_types: purpose.grantTypes,
+      response_types: purpose.responseTypes,
+      token_endpoint_auth_method: requested,
+      ...(purpose.redirectUri !== undefined ? { redirect_uris: [purpose.redirectUri] } : { redirect_uris: [] }),
+      ...(dcr?.clientUri !== undefined ? { client_uri: dcr.clientUri } : {}),
+      ...(dcr?.softwareId !== undefined ? { software_id: dcr.softwareId } : {}),
+      ...(dcr?.softwareVersion !== undefined ? { software_version: dcr.softwareVersion } : {})
+    }
+    const response = yield* postJson(context.settings, url, body).pipe(
+      Effect.mapError((e) => oauthError("Registration", e.detail))
+    )
+    if (response.status !== 200 && response.status !== 201) {
+      const error = errorOf(response)
+      return yield* oauthError(
+        "Registration",
+        `registration at ${url.origin}${url.pathname} was refused` +
+          (error?.error_description !== undefined ? `: ${error.error_description}` : "") +
+          (purpose.redirectUri !== undefined ? ` (redirect URI ${purpose.redirectUri})` : ""),
+        { error: error?.error, status: response.status }
+      )
+    }
+    const decoded = Option.flatMap(response.json, Schema.decodeUnknownOption(RegistrationResponse))
+    if (Option.isNone(decoded)) {
+      return yield* oauthError("Registration", `the registration answer of ${url.origin}${url.pathname} is not valid`)
+    }
+    const registered = decoded.value
+    const secret = registered.client_secret !== undefined ? Redacted.make(registered.client_secret) : undefined
+    const answered = registered.token_endpoint_auth_method
+    let authMethod: OAuth.ClientAuthMethod = isAuthMethod(answered) ? answered : requested
+    if (secret === undefined && authMethod !== "none") authMethod = "none"
+    yield* Effect.logDebug("OAuth client registered").pipe(
+      Effect.annotateLogs({ issuer: discovery.issuer, authMethod })
+    )
+    return { clientId: registered.client_id, secret, authMethod, signingKey: undefined, source: "dynamic" }
+  })
+
+const errorOf = (response: FormResponse): ErrorResponse | undefined =>
+  Option.getOrUndefined(Option.flatMap(response.json, Schema.decodeUnknownOption(ErrorResponse)))
+
+/** Client authentication for a token-endpoint style request (RFC 6749 §2.3, RFC 7523). @internal */
+const authenticate = (
+  client: ClientIdentity | undefined,
+  audience: string
+): Effect.Effect<{ readonly params: Array<[string, string]>; readonly headers: Record<string, string> }, OAuthError> =>
+  Effect.gen(function*() {
+    if (client === undefined) return { params: [], headers: {} }
+    switch (client.authMethod) {
+      case "client_secret_basic": {
+        if (client.secret === undefined) {
+          return yield* oauthError("InvalidOption", "client_secret_basic needs a client secret")
+        }
+        return { params: [], headers: { authorization: basicCredentials(client.clientId, Redacted.value(client.secret)) } }
+      }
+      case "client_secret_post": {
+        if (client.secret === undefined) {
+          return yield* oauthError("InvalidOption", "client_secret_post needs a client secret")
+        }
+        return {
+          params: [["client_id", client.clientId], ["client_secret", Redacted.value(client.secret)]],
+          headers: {}
+        }
+      }
+      case "private_key_jwt": {
+        if (client.signingKey === undefined) {
+          return yield* oauthError("InvalidOption", "private_key_jwt needs a private key")
+        }
+        const assertion = yield* clientAssertion({ key: client.signingKey, clientId: client.clientId, audience })
+        return {
+          params: [
+            ["client_id", client.clientId],
+            ["client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"],
+            ["client_assertion", assertion]
+          ],
+          headers: {}
+        }
+      }
+      case "none":
+        return { params: [["client_id", client.clientId]], headers: {} }
+    }
+  })
+
+/** A token endpoint answer the caller can use. @internal */
+export interface IssuedToken {
+  readonly response: TokenResponse
+  readonly tokenType: "Bearer" | "DPoP"
+  readonly dpopKey: DpopKey | undefined
+}
+
+const classify = (response: FormResponse, what: string): OAuthError => {
+  const error = errorOf(response)
+  if (response.status >= 500) return oauthError("Transient", `${what} answered HTTP ${response.status}`, { status: response.status })
+  const description = error?.error_description !== undefined ? `: ${error.error_description}` : ""
+  return oauthError(
+    error?.error === "invalid_grant" ? "InvalidGrant" : "TokenRequest",
+    `${what} refused the request${description}`,
+    { error: error?.error, status: response.status }
+  )
+}
+
+/**
+ * POSTs a token request: client authentication, `resource`, a DPoP proof (retried once with the nonce the
+ * server asks for), and classification of the answer (`InvalidGrant`, `TokenRequest`, `Transient`).
+ *
+ * @internal
+ */
+export const requestToken = (
+  context: FlowContext,
+  discovery: Discovery,
+  client: ClientIdentity | undefined,
+  params: ReadonlyArray<readonly [string, string]>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.gen(function*() {
+    const endpoint = discovery.metadata.token_endpoint
+    if (endpoint === undefined) return yield* oauthError("Discovery", `${discovery.issuer} has no token endpoint`)
+    const url = yield* checkUrl(endpoint, context.settings.policy, "token endpoint")
+    const what = `the token endpoint ${url.origin}${url.pathname}`
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const auth = yield* authenticate(client, discovery.issuer)
+      const headers: Record<string, string> = { ...auth.headers }
+      if (dpopKey !== undefined) {
+        headers["dpop"] = yield* dpopProof({
+          key: dpopKey,
+          method: "POST",
+          url,
+          nonce: context.asNonces.get(discovery.issuer)
+        })
+      }
+      const response = yield* postForm(context.settings, url, [...params, ...auth.params], headers)
+      const nonce = response.headers["dpop-nonce"]
+      if (nonce !== undefined) context.asNonces.set(discovery.issuer, nonce)
+      if (response.status === 200) {
+        const decoded = Option.flatMap(response.json, Schema.decodeUnknownOption(TokenResponse))
+        if (Option.isNone(decoded)) return yield* oauthError("TokenRequest", `${what} answered an invalid token response`)
+        const type = decoded.value.token_type.toLowerCase()
+        if (type !== "bearer" && type !== "dpop" && type !== "n_a") {
+          return yield* oauthError("TokenRequest", `${what} issued an unsupported token type ${decoded.value.token_type}`)
+        }
+        if (type === "dpop" && dpopKey === undefined) {
+          return yield* oauthError("TokenRequest", `${what} issued a DPoP token without a proof`)
+        }
+        const issued: IssuedToken = {
+          response: decoded.value,
+          tokenType: type === "dpop" ? "DPoP" : "Bearer",
+          dpopKey: type === "dpop" ? dpopKey : undefined
+        }
+        return issued
+      }
+      if (
+        dpopKey !== undefined && attempt === 0 && nonce !== undefined && response.status === 400 &&
+        errorOf(response)?.error === "use_dpop_nonce"
+      ) continue
+      return yield* classify(response, what)
+    }
+    return yield* oauthError("TokenRequest", `${what} kept asking for a new DPoP nonce`)
+  }).pipe(Effect.withSpan("OAuth.tokenRequest", {
+    attributes: { "oauth.issuer": discovery.issuer, "oauth.grant_type": params.find(([k]) => k === "grant_type")?.[1] }
+  }))
+
+const scopeParam = (scope: ReadonlyArray<string>): Array<[string, string]> =>
+  scope.length > 0 ? [["scope", scope.join(" ")]] : []
+
+/** Checks the authorization response (RFC 9207 and `state`) before the code goes anywhere. @internal */
+export const validateCallback = (
+  params: URLSearchParams,
+  expected: { readonly state: string; readonly issuer: string; readonly issSupported: boolean }
+): Either.Either<string, OAuthError> => {
+  if (params.get("state") !== expected.state) {
+    return Either.left(oauthError("StateMismatch", "the authorization response does not carry the state we sent"))
+  }
+  const iss = params.get("iss")
+  if (iss !== null && iss !== expected.issuer) {
+    // error, error_description and error_uri of a response from an unexpected issuer are not shown
+    return Either.left(oauthError("IssuerResponseMismatch", `the authorization response comes from ${iss}, not ${expected.issuer}`))
+  }
+  if (iss === null && expected.issSupported) {
+    return Either.left(oauthError("IssuerResponseMismatch", `the authorization response of ${expected.issuer} has no iss`))
+  }
+  const error = params.get("error")
+  if (error !== null) {
+    const description = params.get("error_description")
+    return Either.left(oauthError("AuthorizationDenied", `authorization refused${description !== null ? `: ${description}` : ""}`, { error }))
+  }
+  const code = params.get("code")
+  if (code === null || code === "") {
+    return Either.left(oauthError("InvalidCallback", "the authorization response carries no code"))
+  }
+  return Either.right(code)
+}
+
+const needHandler = (context: FlowContext, grant: string) =>
+  Option.match(context.handler, {
+    onNone: () => Effect.fail(oauthError("InvalidOption", `the ${grant} grant needs an AuthorizationHandler`)),
+    onSome: Effect.succeed
+  })
+
+/** Authorization code with PKCE S256, `resource`, `state` and `iss` checks (OAuth 2.1, RFC 9207). @internal */
+export const authorizationCode = (
+  context: FlowContext,
+  discovery: Discovery,
+  scope: ReadonlyArray<string>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const metadata = discovery.metadata
+    const handler = yield* needHandler(context, "authorization code")
+    if (metadata.authorization_endpoint === undefined) {
+      return yield* oauthError("Discovery", `${discovery.issuer} has no authorization endpoint`)
+    }
+    const endpoint = yield* checkUrl(metadata.authorization_endpoint, context.settings.policy, "authorization endpoint")
+    if (metadata.response_types_supported !== undefined && !metadata.response_types_supported.includes("code")) {
+      return yield* oauthError("Unsupported", `${discovery.issuer} does not support the code response type`)
+    }
+    const methods = metadata.code_challenge_methods_supported
+    if ((methods === undefined || !methods.includes("S256")) && context.options.allowMissingPkce !== true) {
+      return yield* oauthError(
+        "PkceUnsupported",
+        `${discovery.issuer} does not advertise PKCE S256 (code_challenge_methods_supported); refusing to authorize`
+      )
+    }
+    const pending = yield* handler.begin
+    const client = yield* resolveClient(context, discovery, {
+      redirectUri: pending.redirectUri,
+      grantTypes: ["authorization_code", "refresh_token"],
+      responseTypes: ["code"]
+    })
+    const pkce = yield* makePkce
+    const state = randomString(16)
+    const url = new URL(endpoint.href)
+    const query: Array<[string, string]> = [
+      ["response_type", "code"],
+      ["client_id", client.clientId],
+      ["redirect_uri", pending.redirectUri],
+      ["code_challenge", pkce.challenge],
+      ["code_challenge_method", "S256"],
+      ["state", state],
+      ...scopeParam(scope),
+      ["resource", discovery.resource]
+    ]
+    for (const [key, value] of query) url.searchParams.set(key, value)
+    yield* Effect.logDebug("OAuth authorization request").pipe(
+      Effect.annotateLogs({ issuer: discovery.issuer, endpoint: `${url.origin}${url.pathname}`, scope: scope.join(" ") })
+    )
+    const callback = yield* pending.complete(url)
+    const code = yield* validateCallback(callback, {
+      state,
+      issuer: discovery.issuer,
+      issSupported: metadata.authorization_response_iss_parameter_supported === true
+    })
+    return yield* requestToken(context, discovery, client, [
+      ["grant_type", "authorization_code"],
+      ["code", code],
+      ["redirect_uri", pending.redirectUri],
+      ["code_verifier", Redacted.value(pkce.verifier)],
+      ["resource", discovery.resource]
+    ], dpopKey)
+  })).pipe(Effect.withSpan("OAuth.authorizationCode", { attributes: { "oauth.issuer": discovery.issuer } }))
+
+/** @internal */
+export const refresh = (
+  context: FlowContext,
+  discovery: Discovery,
+  client: ClientIdentity | undefined,
+  refreshToken: Redacted.Redacted<string>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  requestToken(context, discovery, client, [
+    ["grant_type", "refresh_token"],
+    ["refresh_token", Redacted.value(refreshToken)],
+    ["resource", discovery.resource]
+  ], dpopKey)
+
+/** @internal */
+export const clientCredentials = (
+  context: FlowContext,
+  discovery: Discovery,
+  scope: ReadonlyArray<string>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.gen(function*() {
+    const client = yield* resolveClient(context, discovery, { grantTypes: ["client_credentials"], responseTypes: [] })
+    return yield* requestToken(context, discovery, client, [
+      ["grant_type", "client_credentials"],
+      ...scopeParam(scope),
+      ["resource", discovery.resource]
+    ], dpopKey)
+  })
+
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+const optionalClient = (context: FlowContext, discovery: Discovery, grantTypes: ReadonlyArray<string>) =>
+  resolveClient(context, discovery, { grantTypes, responseTypes: [] }).pipe(
+    Effect.map((client): ClientIdentity | undefined => client),
+    Effect.catchIf((e) => e.reason === "NoClient", () => Effect.succeed(undefined))
+  )
+
+/** Workload identity: the RFC 7523 JWT bearer grant with an externally issued assertion. @internal */
+export const jwtBearer = (
+  context: FlowContext,
+  discovery: Discovery,
+  scope: ReadonlyArray<string>,
+  assertion: Effect.Effect<Redacted.Redacted<string>, OAuthError>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.gen(function*() {
+    const client = yield* optionalClient(context, discovery, [JWT_BEARER])
+    const jwt = yield* assertion
+    return yield* requestToken(context, discovery, client, [
+      ["grant_type", JWT_BEARER],
+      ["assertion", Redacted.value(jwt)],
+      ...scopeParam(scope),
+      ["resource", discovery.resource]
+    ], dpopKey)
+  })
+
+/**
+ * Enterprise-managed authorization: an RFC 8693 token exchange at the identity provider turns its ID token
+ * into an ID-JAG for this authorization server and resource, which is then presented with the JWT bearer
+ * grant.
+ *
+ * @internal
+ */
+export const identityAssertion = (
+  context: FlowContext,
+  discovery: Discovery,
+  scope: ReadonlyArray<string>,
+  grant: {
+    readonly idpTokenEndpoint: string
+    readonly idToken: Effect.Effect<Redacted.Redacted<string>, OAuthError>
+    readonly idpClientId?: string | undefined
+    readonly idpClientSecret?: Redacted.Redacted<string> | undefined
+  },
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.gen(function*() {
+    const idp = yield* checkUrl(grant.idpTokenEndpoint, context.settings.policy, "identity provider token endpoint")
+    const idToken = yield* grant.idToken
+    const idpAuth: { params: Array<[string, string]>; headers: Record<string, string> } =
+      grant.idpClientId === undefined
+        ? { params: [], headers: {} }
+        : grant.idpClientSecret !== undefined
+        ? { params: [], headers: { authorization: basicCredentials(grant.idpClientId, Redacted.value(grant.idpClientSecret)) } }
+        : { params: [["client_id", grant.idpClientId]], headers: {} }
+    const exchange = yield* postForm(context.settings, idp, [
+      ["grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"],
+      ["requested_token_type", "urn:ietf:params:oauth:token-type:id-jag"],
+      ["subject_token", Redacted.value(idToken)],
+      ["subject_token_type", "urn:ietf:params:oauth:token-type:id_token"],
+      ["audience", discovery.issuer],
+      ["resource", discovery.resource],
+      ...scopeParam(scope),
+      ...idpAuth.params
+    ], idpAuth.headers)
+    const what = `the identity provider ${idp.origin}${idp.pathname}`
+    if (exchange.status !== 200) return yield* classify(exchange, what)
+    const jag = Option.flatMap(exchange.json, Schema.decodeUnknownOption(TokenResponse))
+    if (Option.isNone(jag)) return yield* oauthError("TokenRequest", `${what} answered an invalid token exchange response`)
+    const client = yield* optionalClient(context, discovery, [JWT_BEARER])
+    return yield* requestToken(context, discovery, client, [
+      ["grant_type", JWT_BEARER],
+      ["assertion", jag.value.access_token],
+      ...scopeParam(scope),
+      ["resource", discovery.resource]
+    ], dpopKey)
+  })
+
+const DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
+
+/** RFC 8628: device authorization, then polling at the announced interval (slowing down when asked). @internal */
+export const deviceCode = (
+  context: FlowContext,
+  discovery: Discovery,
+  scope: ReadonlyArray<string>,
+  dpopKey: DpopKey | undefined
+): Effect.Effect<IssuedToken, OAuthError> =>
+  Effect.gen(function*() {
+    const endpoint = discovery.metadata.device_authorization_endpoint
+    if (endpoint === undefined) {
+      return yield* oauthError("Unsupported", `${discovery.issuer} has no device authorization endpoint`)
+    }
+    const url = yield* checkUrl(endpoint, context.settings.policy, "device authorization endpoint")
+    const client = yield* resolveClient(context, discovery, { grantTypes: [DEVICE_CODE, "refresh_token"], responseTypes: [] })
+    const auth = yield* authenticate(client, discovery.issuer)
+    const started = yield* postForm(context.settings, url, [
+      ...scopeParam(scope),
+      ["resource", discovery.resource],
+      ...(auth.params.some(([k]) => k === "client_id") ? [] : [["client_id", client.clientId] as [string, string]]),
+      ...auth.params
+    ], auth.headers)
+    const what = `the device authorization endpoint ${url.origin}${url.pathname}`
+    if (started.status !== 200) return yield* classify(started, what)
+    const device = Option.flatMap(started.json, Schema.decodeUnknownOption(DeviceAuthorizationResponse))
+    if (Option.isNone(device)) return yield* oauthError("TokenRequest", `${what} answered an invalid response`)
+    const verification = yield* checkUrl(device.value.verification_uri, context.settings.policy, "verification URI")
+    const complete = device.value.verification_uri_complete
+    const showComplete = complete !== undefined && Either.isRight(checkUrl(complete, context.settings.policy, "verification URI"))
+    const code: AuthorizationHandler.DeviceCode = {
+      userCode: device.value.user_code,
+      verificationUri: verification.href,
+      expiresInSeconds: device.value.expires_in,
+      ...(showComplete ? { verificationUriComplete: complete } : {})
+    }
+    yield* Option.match(context.handler, {
+      onNone: () => Effect.logInfo(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`),
+      onSome: (handler) => handler.showDeviceCode(code)
+    })
+    const deadline = (yield* Clock.currentTimeMillis) + device.value.expires_in * 1000
+    let interval = Math.max(device.value.interval ?? 5, 1)
+    while ((yield* Clock.currentTimeMillis) < deadline) {
+      yield* Effect.sleep(Duration.seconds(interval))
+      const outcome = yield* requestToken(context, discovery, client, [
+        ["grant_type", DEVICE_CODE],
+        ["device_code", device.value.device_code],
+        ["resource", discovery.resource]
+      ], dpopKey).pipe(Effect.either)
+      if (Either.isRight(outcome)) return outcome.right
+      const error = outcome.left.error
+      if (error === "authorization_pending") continue
+      if (error === "slow_down") {
+        interval += 5
+        continue
+      }
+      return yield* outcome.left
+    }
+    return yield* oauthError("Cancelled", "the device code expired before the user approved it")
+  }).pipe(Effect.withSpan("OAuth.deviceCode", { attributes: { "oauth.issuer": discovery.issuer } }))

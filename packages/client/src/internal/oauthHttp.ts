@@ -1,0 +1,201 @@
+/**
+ * HTTP exchanges of the OAuth flow: metadata fetches (no credentials, bounded in size and time, redirects
+ * followed by hand and only within the same origin) and form posts to the token, device and registration
+ * endpoints. Nothing from a request (whose body may hold codes, verifiers, secrets or refresh tokens) is kept
+ * in an error.
+ *
+ * @internal
+ */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { oauthError, type OAuthError } from "./oauthError.js"
+import { checkUrl, parseUrl, type UrlPolicy } from "./oauthUrl.js"
+
+/** @internal */
+export interface HttpSettings {
+  readonly client: HttpClient.HttpClient
+  readonly timeout: Duration.Duration
+  readonly maxBytes: number
+  readonly policy: UrlPolicy
+  /** Sent as `MCP-Protocol-Version` on discovery requests (the 2025-03-26 revision asked for it). */
+  readonly protocolVersion?: string | undefined
+}
+
+/** @internal */
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Headers.Headers
+  readonly text: string
+  readonly url: URL
+}
+
+const describe = (url: URL) => `${url.origin}${url.pathname}`
+
+/** Runs one request without automatic redirects, bounded in time and size. @internal */
+export const send = (
+  settings: HttpSettings,
+  request: HttpClientRequest.HttpClientRequest,
+  url: URL,
+  failure: "Discovery" | "Transient"
+): Effect.Effect<RawResponse, OAuthError> =>
+  Effect.gen(function*() {
+    const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
+    const response = yield* settings.client.execute(request).pipe(
+      Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrElse(init, () => ({})), redirect: "manual" }),
+      Effect.mapError((e) => oauthError(failure, `${request.method} ${describe(url)} failed: ${e.reason}`))
+    )
+    const text = yield* readBounded(response, settings.maxBytes, url, failure)
+    return { status: response.status, headers: response.headers, text, url }
+  }).pipe(
+    Effect.scoped,
+    Effect.timeoutFail({
+      duration: settings.timeout,
+      onTimeout: () => oauthError(failure, `${request.method} ${describe(url)} timed out`)
+    })
+  )
+
+const readBounded = (
+  response: HttpClientResponse.HttpClientResponse,
+  maxBytes: number,
+  url: URL,
+  failure: "Discovery" | "Transient"
+): Effect.Effect<string, OAuthError> => {
+  const tooLarge = oauthError(failure, `the answer of ${describe(url)} is larger than ${maxBytes} bytes`)
+  const declared = Number(response.headers["content-length"])
+  if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge)
+  return response.stream.pipe(
+    Stream.mapError(() => oauthError(failure, `reading the answer of ${describe(url)} failed`)),
+    Stream.runFoldEffect(Chunk.empty<Uint8Array>(), (chunks, chunk) =>
+      Chunk.reduce(chunks, chunk.length, (n, c) => n + c.length) > maxBytes
+        ? Effect.fail(tooLarge)
+        : Effect.succeed(Chunk.append(chunks, chunk))),
+    Effect.map((chunks) => {
+      const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, c) => n + c.length))
+      let offset = 0
+      for (const chunk of chunks) {
+        all.set(chunk, offset)
+        offset += chunk.length
+      }
+      return new TextDecoder().decode(all)
+    })
+  )
+}
+
+/** @internal */
+export type DocumentOutcome =
+  | { readonly _tag: "Found"; readonly body: unknown; readonly url: URL }
+  | { readonly _tag: "Missing"; readonly status: number; readonly url: URL }
+
+const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+/**
+ * GETs a JSON metadata document. A 4xx answer is `Missing` (the caller moves on to the next location); a 5xx,
+ * a network failure, a redirect to another origin or a body that is not JSON fails.
+ *
+ * @internal
+ */
+export const fetchDocument = (
+  settings: HttpSettings,
+  start: URL,
+  what: string
+): Effect.Effect<DocumentOutcome, OAuthError> =>
+  Effect.gen(function*() {
+    let url = start
+    for (let hop = 0; hop <= 3; hop++) {
+      yield* checkUrl(url, settings.policy, what)
+      let request = HttpClientRequest.get(url).pipe(HttpClientRequest.acceptJson)
+      if (settings.protocolVersion !== undefined) {
+        request = HttpClientRequest.setHeader(request, "mcp-protocol-version", settings.protocolVersion)
+      }
+      const response = yield* send(settings, request, url, "Discovery")
+      yield* Effect.logDebug("OAuth discovery fetch").pipe(
+        Effect.annotateLogs({ url: describe(url), status: response.status })
+      )
+      if (response.status >= 300 && response.status < 400) {
+        const location = response.headers["location"]
+        const next = location !== undefined ? parseUrl(location, url) : undefined
+        if (next === undefined) return { _tag: "Missing", status: response.status, url }
+        if (next.origin !== start.origin) {
+          return yield* oauthError("Discovery", `${what} ${describe(start)} redirects to another origin (${next.origin})`)
+        }
+        url = next
+        continue
+      }
+      if (response.status >= 400 && response.status < 500) return { _tag: "Missing", status: response.status, url }
+      if (response.status !== 200) {
+        return yield* oauthError("Discovery", `${what} ${describe(url)} answered HTTP ${response.status}`, {
+          status: response.status
+        })
+      }
+      const body = decodeJson(response.text)
+      if (Either.isLeft(body)) return yield* oauthError("Discovery", `${what} ${describe(url)} is not JSON`)
+      return { _tag: "Found", body: body.right, url }
+    }
+    return yield* oauthError("Discovery", `${what} ${describe(start)} redirects too many times`)
+  })
+
+/** The answer of a form post, its body parsed as JSON when it is JSON. @internal */
+export interface FormResponse {
+  readonly status: number
+  readonly headers: Headers.Headers
+  readonly json: Option.Option<unknown>
+}
+
+/** POSTs a form (`application/x-www-form-urlencoded`) to an endpoint of the authorization server. @internal */
+export const postForm = (
+  settings: HttpSettings,
+  endpoint: URL,
+  params: ReadonlyArray<readonly [string, string]>,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<FormResponse, OAuthError> =>
+  Effect.gen(function*() {
+    yield* checkUrl(endpoint, settings.policy, "token endpoint")
+    const request = HttpClientRequest.post(endpoint).pipe(
+      HttpClientRequest.acceptJson,
+      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.bodyUrlParams(params)
+    )
+    const response = yield* send(settings, request, endpoint, "Transient")
+    const json = decodeJson(response.text)
+    return { status: response.status, headers: response.headers, json: Either.getRight(json) }
+  })
+
+/** POSTs a JSON body (dynamic client registration). @internal */
+export const postJson = (
+  settings: HttpSettings,
+  endpoint: URL,
+  body: unknown
+): Effect.Effect<FormResponse, OAuthError> =>
+  Effect.gen(function*() {
+    yield* checkUrl(endpoint, settings.policy, "registration endpoint")
+    const request = HttpClientRequest.post(endpoint).pipe(
+      HttpClientRequest.acceptJson,
+      HttpClientRequest.bodyUnsafeJson(body)
+    )
+    const response = yield* send(settings, request, endpoint, "Transient")
+    const json = decodeJson(response.text)
+    return { status: response.status, headers: response.headers, json: Either.getRight(json) }
+  })
+
+/** Default limits: 10 s per exchange, 1 MiB per answer. @internal */
+export const defaultTimeout = Duration.seconds(10)
+/** @internal */
+export const defaultMaxBytes = 1024 * 1024
+
+/** Basic credentials as RFC 6749 §2.3.1 encodes them (form-urlencoded, then base64). @internal */
+export const basicCredentials = (clientId: string, secret: string): string =>
+  `Basic ${Encoding.encodeBase64(`${formEncode(clientId)}:${formEncode(secret)}`)}`
+
+const formEncode = (value: string): string => new URLSearchParams([["", value]]).toString().slice(1)
+
