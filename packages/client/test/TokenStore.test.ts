@@ -1,0 +1,90 @@
+import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as TokenStore from "../src/TokenStore.js"
+
+const value = (text: string) => Option.some(Redacted.make(text))
+const read = (key: string) =>
+  Effect.map(TokenStore.TokenStore, (store) => store.get(key)).pipe(
+    Effect.flatten,
+    Effect.map(Option.map(Redacted.value))
+  )
+
+const contract = (name: string, layer: Layer.Layer<TokenStore.TokenStore>) =>
+  describe(name, () => {
+    it.effect("compare-and-set writes only over the expected value", () =>
+      Effect.gen(function*() {
+        const store = yield* TokenStore.TokenStore
+        assert.isTrue(yield* store.compareAndSet("k", Option.none(), value("a")))
+        assert.isFalse(yield* store.compareAndSet("k", Option.none(), value("b")))
+        assert.isFalse(yield* store.compareAndSet("k", value("x"), value("b")))
+        assert.deepStrictEqual(yield* read("k"), Option.some("a"))
+        assert.isTrue(yield* store.compareAndSet("k", value("a"), value("b")))
+        assert.deepStrictEqual(yield* read("k"), Option.some("b"))
+        assert.isTrue(yield* store.compareAndSet("k", value("b"), Option.none()))
+        assert.deepStrictEqual(yield* read("k"), Option.none())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("concurrent rotations from the same value: exactly one wins", () =>
+      Effect.gen(function*() {
+        const store = yield* TokenStore.TokenStore
+        yield* store.compareAndSet("r", Option.none(), value("v0"))
+        const wins = yield* Effect.all(
+          Array.from({ length: 20 }, (_, i) => store.compareAndSet("r", value("v0"), value(`v${i + 1}`))),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(wins.filter((w) => w).length, 1)
+      }).pipe(Effect.provide(layer)))
+  })
+
+contract("TokenStore.layerMemory", TokenStore.layerMemory)
+contract("TokenStore.layerKeyValueStore", TokenStore.layerKeyValueStore().pipe(Layer.provide(KeyValueStore.layerMemory)))
+
+const tempFile = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "conduit-tokens-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => path.join(dir, "nested", "tokens.json")))
+
+describe("TokenStore.layerFileSystem", () => {
+  it.scoped("writes a 0600 file in a 0700 directory that a new store instance reads back", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.compareAndSet("tokens x", Option.none(), value("secret"))).pipe(
+        Effect.provide(layer)
+      )
+      assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+      assert.strictEqual(fs.statSync(path.dirname(file)).mode & 0o777, 0o700)
+      assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["tokens.json"])
+      assert.deepStrictEqual(yield* read("tokens x").pipe(Effect.provide(layer)), Option.some("secret"))
+    }))
+
+  it.scoped("a file readable by others is narrowed to 0600 when read", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, JSON.stringify({ version: 1, entries: { a: "b" } }), { mode: 0o644 })
+      fs.chmodSync(file, 0o644)
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      assert.deepStrictEqual(yield* read("a").pipe(Effect.provide(layer)), Option.some("b"))
+      assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+    }))
+
+  it.scoped("a file that is not a token store fails with TokenStoreError, without its content", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, "secret-looking garbage", { mode: 0o600 })
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const error = yield* read("a").pipe(Effect.provide(layer), Effect.flip)
+      assert.strictEqual(error._tag, "TokenStoreError")
+      assert.notInclude(error.message, "garbage")
+    }))
+})
