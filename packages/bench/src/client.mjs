@@ -1,0 +1,146 @@
+// One benchmarked client in its own process (the orchestrator pins it to one core). Measures, in order:
+// import time, connect time, a warm-up, sequential latency, CPU time and throughput at a fixed number of calls
+// in flight, memory after a fixed total of calls, then the time to receive large results. Writes its numbers
+// as JSON to the file named by --out.
+//
+//   node --expose-gc client.mjs --client raw --transport stdio --era legacy --plan '<json>' --out result.json
+//        [--command taskset --args '["-c","1","node","server.mjs","--stdio"]'] [--url http://127.0.0.1:N/mcp]
+import * as fs from "node:fs"
+import { manyWith, now, sequenceWith, textOf } from "./clients/common.mjs"
+
+const started = now()
+
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : process.argv[at + 1]
+}
+
+const clientName = option("client")
+const transport = option("transport", "stdio")
+const era = option("era", "legacy")
+const plan = JSON.parse(option("plan"))
+const out = option("out")
+const command = option("command")
+const args = JSON.parse(option("args", "[]"))
+const url = option("url")
+
+const modules = {
+  raw: "./clients/raw.mjs",
+  conduit: "./clients/conduit.mjs",
+  "sdk-v2": "./clients/sdkV2.mjs",
+  "sdk-v1": "./clients/sdkV1.mjs"
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+const gc = () => {
+  if (typeof globalThis.gc === "function") {
+    globalThis.gc()
+    globalThis.gc()
+  }
+}
+
+const main = async () => {
+  const adapter = await import(modules[clientName])
+  const imports = await adapter.load(transport)
+
+  const connectStart = now()
+  const connection = await adapter.connect({ transport, era, command, args, url })
+  const connectMs = now() - connectStart
+  await connection.listTools()
+
+  const text = "The quick brown fox jumps over the lazy dog"
+  const echoArgs = { text }
+  const checkEcho = (got) => {
+    if (got !== text) throw new Error(`echo returned ${JSON.stringify(got).slice(0, 100)}`)
+  }
+  const echo = () => connection.call("echo", echoArgs).then((result) => checkEcho(textOf(result)))
+  const many = (n) =>
+    connection.many !== undefined
+      ? connection.many(n, plan.concurrency, "echo", echoArgs, checkEcho)
+      : manyWith(echo, n, plan.concurrency)
+  const sequence = (n) =>
+    connection.sequence !== undefined ? connection.sequence(n, "echo", echoArgs, checkEcho) : sequenceWith(echo, n)
+
+  const phase = (name) => process.env.BENCH_DEBUG && process.stderr.write(`${clientName}: ${name}\n`)
+  let calls = 0
+  phase("warmup")
+  await many(plan.warmup)
+  calls += plan.warmup
+
+  phase("sequential")
+  const latencies = await sequence(plan.sequential)
+  calls += plan.sequential
+
+  phase("concurrent")
+  gc()
+  const cpuBefore = process.cpuUsage()
+  const wallBefore = now()
+  await many(plan.concurrent)
+  const wall = now() - wallBefore
+  const cpu = process.cpuUsage(cpuBefore)
+  calls += plan.concurrent
+  const cpuMicros = cpu.user + cpu.system
+
+  if (plan.memoryAfter > calls) {
+    await many(plan.memoryAfter - calls)
+    calls = plan.memoryAfter
+  }
+  gc()
+  const memory = process.memoryUsage()
+
+  phase("blobs")
+  const blobs = {}
+  for (const [bytes, repeats] of plan.blobs) {
+    const times = []
+    for (let i = 0; i < repeats; i++) {
+      const start = now()
+      const result = await connection.call("blob", { bytes })
+      const got = textOf(result).length
+      times.push(now() - start)
+      if (got !== bytes) throw new Error(`blob of ${bytes} bytes returned ${got}`)
+    }
+    blobs[bytes] = median(times)
+  }
+
+  await connection.close()
+
+  return {
+    client: clientName,
+    transport,
+    era,
+    importLibMs: imports.importLibMs,
+    importMs: imports.importMs,
+    connectMs,
+    sequentialP50Us: percentile(latencies, 50) * 1000,
+    sequentialP99Us: percentile(latencies, 99) * 1000,
+    cpuMsPer10k: (cpuMicros / 1000) * (10_000 / plan.concurrent),
+    cpuUserMsPer10k: (cpu.user / 1000) * (10_000 / plan.concurrent),
+    callsPerSecond: plan.concurrent / (wall / 1000),
+    memoryAfterCalls: calls,
+    rssMiB: memory.rss / 1048576,
+    heapUsedMiB: memory.heapUsed / 1048576,
+    blobMs: blobs,
+    totalMs: now() - started
+  }
+}
+
+main().then(
+  (result) => {
+    fs.writeFileSync(out, JSON.stringify(result))
+    // some clients keep handles (timers, agents) after closing: the numbers are written, so end here
+    process.exit(0)
+  },
+  (error) => {
+    process.stderr.write(`${clientName} ${transport} ${era}: ${error?.stack ?? error}\n`)
+    process.exit(1)
+  }
+)

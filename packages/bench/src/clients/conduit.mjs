@@ -1,0 +1,71 @@
+// Conduit, loaded from the transpiled library (see buildConduit.mjs). Calls run the way an Effect program
+// runs them: the drivers are Effect programs (`Effect.forEach` with a concurrency bound), each started once.
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { clientInfo, now, textOf } from "./common.mjs"
+
+const buildDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.build/client")
+const built = (file) => pathToFileURL(path.join(buildDir, file)).href
+
+let lib
+let platform
+let Effect
+let Layer
+let ManagedRuntime
+
+export const load = async (transport) => {
+  const start = performance.now()
+  lib = await import(built("index.js"))
+  const libDone = performance.now()
+  ;[Effect, Layer, ManagedRuntime] = await Promise.all([
+    import("effect/Effect"),
+    import("effect/Layer"),
+    import("effect/ManagedRuntime")
+  ])
+  platform = transport === "stdio"
+    ? await import("@effect/platform-node/NodeContext")
+    : await import("@effect/platform-node/NodeHttpClient")
+  if (transport !== "stdio" && lib.HttpTransport === undefined) {
+    lib.HttpTransport = await import(built("HttpTransport.js"))
+  }
+  return { importLibMs: libDone - start, importMs: performance.now() - start }
+}
+
+export const connect = async ({ transport, era, command, args, url }) => {
+  const transportLayer = transport === "stdio"
+    ? lib.StdioTransport.layer({ command, args }).pipe(Layer.provide(platform.layer))
+    : lib.HttpTransport.layer({ url: new URL(url) }).pipe(Layer.provide(platform.layerUndici ?? platform.layer))
+  const clientLayer = lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
+  const runtime = ManagedRuntime.make(clientLayer)
+  const client = await runtime.runPromise(lib.McpClient.McpClient)
+  const call = (name, args) => client.callTool({ name, arguments: args })
+  return {
+    listTools: () => runtime.runPromise(client.listTools()),
+    call: (name, args) => runtime.runPromise(call(name, args)),
+    many: (n, concurrency, name, args, check) =>
+      runtime.runPromise(
+        Effect.forEach(
+          Array.from({ length: n }),
+          () => Effect.map(call(name, args), (result) => check(textOf(result))),
+          { concurrency, discard: true }
+        )
+      ),
+    sequence: (n, name, args, check) =>
+      runtime.runPromise(
+        Effect.suspend(() => {
+          const latencies = new Float64Array(n)
+          let i = 0
+          let start = 0
+          const one = Effect.suspend(() => {
+            start = now()
+            return call(name, args)
+          }).pipe(Effect.map((result) => {
+            check(textOf(result))
+            latencies[i++] = now() - start
+          }))
+          return Effect.as(Effect.repeatN(one, n - 1), latencies)
+        })
+      ),
+    close: () => runtime.dispose()
+  }
+}

@@ -1,0 +1,32 @@
+// The official SDK v2 client (@modelcontextprotocol/client 2.4): legacy by default, modern when pinned.
+import { clientInfo, MODERN } from "./common.mjs"
+
+let lib
+let stdio
+
+export const load = async (transport) => {
+  const start = performance.now()
+  lib = await import("@modelcontextprotocol/client")
+  const libDone = performance.now()
+  if (transport === "stdio") stdio = await import("@modelcontextprotocol/client/stdio")
+  return { importLibMs: libDone - start, importMs: performance.now() - start }
+}
+
+// the default limit (10 MiB) would refuse the 16 MiB result: use the limit Conduit has by default
+const maxBufferSize = 64 * 1024 * 1024
+
+export const connect = async ({ transport, era, command, args, url }) => {
+  const client = new lib.Client(
+    clientInfo,
+    era === "modern" ? { versionNegotiation: { mode: { pin: MODERN } } } : {}
+  )
+  const wire = transport === "stdio"
+    ? new stdio.StdioClientTransport({ command, args, stderr: "inherit", maxBufferSize })
+    : new lib.StreamableHTTPClientTransport(new URL(url))
+  await client.connect(wire)
+  return {
+    listTools: () => client.listTools(),
+    call: (name, args) => client.callTool({ name, arguments: args }),
+    close: () => client.close()
+  }
+}

@@ -1,0 +1,167 @@
+// Medians, per-round ratios, the issue's targets, and their markdown.
+const MiB = 1024 * 1024
+
+/** The measures, how to read each from one run, and which way is better. */
+export const metrics = {
+  cpuMsPer10k: { read: (r) => r.cpuMsPer10k, lower: true },
+  callsPerSecond: { read: (r) => r.callsPerSecond, lower: false },
+  sequentialP50Us: { read: (r) => r.sequentialP50Us, lower: true },
+  sequentialP99Us: { read: (r) => r.sequentialP99Us, lower: true },
+  blob1MiBMs: { read: (r) => r.blobMs?.[MiB], lower: true },
+  blob16MiBMs: { read: (r) => r.blobMs?.[16 * MiB], lower: true },
+  rssMiB: { read: (r) => r.rssMiB, lower: true },
+  heapUsedMiB: { read: (r) => r.heapUsedMiB, lower: true },
+  connectMs: { read: (r) => r.connectMs, lower: true },
+  importLibMs: { read: (r) => r.importLibMs, lower: true },
+  importMs: { read: (r) => r.importMs, lower: true }
+}
+
+export const median = (values) => {
+  const defined = values.filter((v) => typeof v === "number" && Number.isFinite(v)).sort((a, b) => a - b)
+  if (defined.length === 0) return undefined
+  const mid = defined.length >> 1
+  return defined.length % 2 === 1 ? defined[mid] : (defined[mid - 1] + defined[mid]) / 2
+}
+
+/**
+ * Per group and client: the median of every measure over the rounds, and the median over rounds of the ratio
+ * to raw and to SDK v2 measured in the same round.
+ */
+export const summarize = (runs, groups) =>
+  groups.map((group) => {
+    const inGroup = runs.filter((r) => r.transport === group.transport && r.era === group.era && r.error === undefined)
+    const byRound = (client, round) => inGroup.find((r) => r.client === client && r.round === round)
+    const rounds = [...new Set(inGroup.map((r) => r.round))]
+    const clients = group.clients.map((client) => {
+      const own = inGroup.filter((r) => r.client === client)
+      const medians = {}
+      const vsRaw = {}
+      const vsSdkV2 = {}
+      for (const [name, metric] of Object.entries(metrics)) {
+        medians[name] = median(own.map(metric.read))
+        const ratio = (reference) =>
+          median(rounds.map((round) => {
+            const mine = byRound(client, round)
+            const theirs = byRound(reference, round)
+            if (mine === undefined || theirs === undefined) return undefined
+            const a = metric.read(mine)
+            const b = metric.read(theirs)
+            return typeof a === "number" && typeof b === "number" && b !== 0 ? a / b : undefined
+          }))
+        vsRaw[name] = ratio("raw")
+        vsSdkV2[name] = ratio("sdk-v2")
+      }
+      const failures = runs.filter((r) =>
+        r.transport === group.transport && r.era === group.era && r.client === client && r.error !== undefined
+      ).map((r) => `round ${r.round}: ${r.error}`)
+      return { client, runs: own.length, medians, vsRaw, vsSdkV2, failures }
+    })
+    return { transport: group.transport, era: group.era, clients }
+  })
+
+const find = (medians, transport, era, client) =>
+  medians.find((g) => g.transport === transport && g.era === era)?.clients.find((c) => c.client === client)
+
+/** Each target of the issue, per transport × era where it applies, with the measured ratio. */
+export const evaluateTargets = (medians) => {
+  const targets = []
+  const add = (target, where, value, limit, met, unit = "×") =>
+    targets.push({ target, where, value, limit, unit, met: value === undefined ? undefined : met(value, limit) })
+  const atMost = (v, l) => v <= l
+  const atLeast = (v, l) => v >= l
+  for (const group of medians) {
+    const where = `${group.transport}/${group.era}`
+    const conduit = find(medians, group.transport, group.era, "conduit")
+    if (conduit === undefined) continue
+    add(
+      `CPU per call vs raw (≤ ${group.transport === "stdio" ? "1.5" : "2"}×)`,
+      where,
+      conduit.vsRaw.cpuMsPer10k,
+      group.transport === "stdio" ? 1.5 : 2,
+      atMost
+    )
+    add("CPU per call vs SDK v2 (≤ 0.5×, i.e. ≥ 2× less)", where, conduit.vsSdkV2.cpuMsPer10k, 0.5, atMost)
+    add("calls/s at 64 in flight vs SDK v2 (≥ 1×)", where, conduit.vsSdkV2.callsPerSecond, 1, atLeast)
+    add("RSS after the calls vs raw (≤ 1.3×)", where, conduit.vsRaw.rssMiB, 1.3, atMost)
+    if (group.transport === "stdio") {
+      add("16 MiB result vs raw (≤ 1.5×)", where, conduit.vsRaw.blob16MiBMs, 1.5, atMost)
+      const m = conduit.medians
+      const growth = m.blob16MiBMs !== undefined && m.blob1MiBMs !== undefined
+        ? m.blob16MiBMs / m.blob1MiBMs / 16
+        : undefined
+      add("16 MiB time / (16 × 1 MiB time): linear in size (≤ 1.5)", where, growth, 1.5, atMost)
+    }
+  }
+  const imports = medians.flatMap((g) =>
+    g.clients.filter((c) => c.client === "conduit").map((c) => c.medians.importLibMs)
+  )
+  add("import of the library (≤ 150 ms)", "all", median(imports), 150, atMost, "ms")
+  return targets
+}
+
+const fixed = (digits) => (v) => v === undefined ? "–" : v.toFixed(digits)
+const ratio = (v) => v === undefined ? "–" : `${v.toFixed(2)}×`
+const names = { conduit: "Conduit", "sdk-v2": "SDK v2", "sdk-v1": "SDK v1", raw: "raw" }
+
+export const formatTable = (medians, plan) => {
+  const header = [
+    "transport",
+    "era",
+    "client",
+    `CPU ms / 10k calls`,
+    "× raw",
+    "× SDK v2",
+    `calls/s @${plan.concurrency}`,
+    "× SDK v2",
+    "seq p50 µs",
+    "seq p99 µs",
+    "1 MiB ms",
+    "16 MiB ms",
+    "16 MiB × raw",
+    `RSS MiB @${plan.memoryAfter / 1000}k`,
+    "× raw",
+    "heap MiB",
+    "connect ms",
+    "import ms (lib / all)"
+  ]
+  const rows = [header, header.map(() => "---")]
+  for (const group of medians) {
+    for (const c of group.clients) {
+      const m = c.medians
+      const self = (client, value) => c.client === client ? "1" : value
+      rows.push([
+        group.transport,
+        group.era,
+        names[c.client] + (c.failures.length > 0 ? ` (${c.failures.length} failed)` : ""),
+        fixed(0)(m.cpuMsPer10k),
+        self("raw", ratio(c.vsRaw.cpuMsPer10k)),
+        self("sdk-v2", ratio(c.vsSdkV2.cpuMsPer10k)),
+        fixed(0)(m.callsPerSecond),
+        self("sdk-v2", ratio(c.vsSdkV2.callsPerSecond)),
+        fixed(0)(m.sequentialP50Us),
+        fixed(0)(m.sequentialP99Us),
+        fixed(1)(m.blob1MiBMs),
+        fixed(0)(m.blob16MiBMs),
+        self("raw", ratio(c.vsRaw.blob16MiBMs)),
+        fixed(1)(m.rssMiB),
+        self("raw", ratio(c.vsRaw.rssMiB)),
+        fixed(1)(m.heapUsedMiB),
+        fixed(1)(m.connectMs),
+        `${fixed(0)(m.importLibMs)} / ${fixed(0)(m.importMs)}`
+      ])
+    }
+  }
+  const failures = medians.flatMap((g) =>
+    g.clients.flatMap((c) => c.failures.map((f) => `- ${g.transport}/${g.era} ${names[c.client]} ${f}`))
+  )
+  return [...rows.map((r) => `| ${r.join(" | ")} |`), ...(failures.length > 0 ? ["", ...failures] : [])].join("\n")
+}
+
+export const formatTargets = (targets) => {
+  const rows = [["target", "where", "Conduit", "met"], ["---", "---", "---", "---"]]
+  for (const t of targets) {
+    const value = t.value === undefined ? "–" : t.unit === "ms" ? `${t.value.toFixed(0)} ms` : `${t.value.toFixed(2)}×`
+    rows.push([t.target, t.where, value, t.met === undefined ? "not measured" : t.met ? "met" : "NOT met"])
+  }
+  return rows.map((r) => `| ${r.join(" | ")} |`).join("\n")
+}

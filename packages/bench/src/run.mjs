@@ -1,0 +1,212 @@
+// The benchmark orchestrator: `npm run bench` (full) or `npm run bench -- --quick` (about two minutes).
+//
+// Every (transport, era) group runs each of its clients in a fresh process pinned to core 0 while the server
+// runs pinned to core 1; clients are interleaved (A B C A B C …) over rounds so drift in the machine's load
+// is spread over all of them. The result is a markdown table on stdout and in .bench-results/latest.md, and
+// every number (each round's, the medians and the per-round ratios) in .bench-results/latest.json.
+//
+// Options: --quick, --rounds N, --clients a,b, --transports stdio,http, --eras legacy,modern, --out DIR,
+// --no-pin (run without taskset), --verbose.
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { buildConduit, hasModule } from "./buildConduit.mjs"
+import { evaluateTargets, formatTable, formatTargets, summarize } from "./report.mjs"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const serverScript = path.join(here, "server.mjs")
+const clientScript = path.join(here, "client.mjs")
+
+const argv = process.argv.slice(2)
+const flag = (name) => argv.includes(`--${name}`)
+const option = (name, fallback) => {
+  const at = argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : argv[at + 1]
+}
+const list = (name, fallback) => option(name, fallback).split(",").filter((s) => s.length > 0)
+
+const quick = flag("quick")
+const verbose = flag("verbose")
+const pin = !flag("no-pin")
+const MiB = 1024 * 1024
+
+const plans = {
+  full: {
+    rounds: 5,
+    concurrency: 64,
+    warmup: 3_000,
+    sequential: 3_000,
+    concurrent: 10_000,
+    memoryAfter: 20_000,
+    blobs: [[MiB, 5], [16 * MiB, 3]]
+  },
+  quick: {
+    rounds: 1,
+    concurrency: 64,
+    warmup: 1_000,
+    sequential: 1_000,
+    concurrent: 5_000,
+    memoryAfter: 10_000,
+    blobs: [[MiB, 3], [16 * MiB, 1]]
+  }
+}
+const plan = { ...(quick ? plans.quick : plans.full) }
+plan.rounds = Number(option("rounds", plan.rounds))
+
+// Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only.
+const clientsByEra = {
+  legacy: ["conduit", "sdk-v2", "sdk-v1", "raw"],
+  modern: ["conduit", "sdk-v2", "raw"]
+}
+const wantedClients = list("clients", "conduit,sdk-v2,sdk-v1,raw")
+const transports = list("transports", "stdio,http")
+const eras = list("eras", "legacy,modern")
+const outDir = path.resolve(option("out", path.join(here, "../.bench-results")))
+
+const pinned = (core, command, args) => pin ? ["taskset", ["-c", String(core), command, ...args]] : [command, args]
+
+const startHttpServer = () =>
+  new Promise((resolve, reject) => {
+    const [command, args] = pinned(1, process.execPath, [serverScript, "--http", "--port", "0"])
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] })
+    let buffered = ""
+    child.stdout.on("data", (chunk) => {
+      buffered += chunk.toString("utf8")
+      const line = buffered.split("\n")[0]
+      if (buffered.includes("\n")) {
+        const { port } = JSON.parse(line)
+        resolve({ url: `http://127.0.0.1:${port}/mcp`, stop: () => stopChild(child) })
+      }
+    })
+    child.on("error", reject)
+    child.on("exit", (code) => reject(new Error(`the HTTP server exited with ${code}`)))
+  })
+
+const stopChild = (child) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.on("exit", () => resolve())
+    child.kill("SIGTERM")
+    setTimeout(() => child.kill("SIGKILL"), 2_000).unref()
+  })
+
+const runClient = async (client, transport, era, resultFile) => {
+  const serverArgs = pinned(1, process.execPath, [serverScript, "--stdio"])
+  const server = transport === "http" ? await startHttpServer() : undefined
+  try {
+    const clientArgs = [
+      "--expose-gc",
+      clientScript,
+      "--client",
+      client,
+      "--transport",
+      transport,
+      "--era",
+      era,
+      "--plan",
+      JSON.stringify(plan),
+      "--out",
+      resultFile,
+      ...(transport === "stdio"
+        ? ["--command", serverArgs[0], "--args", JSON.stringify(serverArgs[1])]
+        : ["--url", server.url])
+    ]
+    const [command, args] = pinned(0, process.execPath, clientArgs)
+    const child = spawn(command, args, { stdio: ["ignore", "inherit", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-4_000)
+      if (verbose) process.stderr.write(chunk)
+    })
+    const timeout = setTimeout(() => child.kill("SIGKILL"), 10 * 60_000)
+    const code = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? signal)))
+    clearTimeout(timeout)
+    if (code !== 0) return { error: `exit ${code}: ${stderr.trim().split("\n").slice(0, 3).join(" | ")}` }
+    return JSON.parse(fs.readFileSync(resultFile, "utf8"))
+  } finally {
+    await server?.stop()
+  }
+}
+
+const main = async () => {
+  fs.mkdirSync(outDir, { recursive: true })
+  const built = buildConduit()
+  const conduitHttp = hasModule("HttpTransport")
+  const groups = []
+  for (const transport of transports) {
+    for (const era of eras) {
+      const clients = clientsByEra[era].filter((c) => wantedClients.includes(c))
+        .filter((c) => !(c === "conduit" && transport === "http" && !conduitHttp))
+      if (clients.length > 0) groups.push({ transport, era, clients })
+    }
+  }
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    pinned: pin
+  }
+  process.stderr.write(
+    `conduit bench: ${quick ? "quick" : "full"}, ${plan.rounds} round(s), ${built} library files built; ` +
+      `${groups.map((g) => `${g.transport}/${g.era}: ${g.clients.join(" ")}`).join("; ")}\n`
+  )
+  if (!conduitHttp && transports.includes("http")) {
+    process.stderr.write("conduit bench: packages/client has no HttpTransport yet: Conduit is left out over HTTP\n")
+  }
+  const runs = []
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "conduit-bench-"))
+  const started = Date.now()
+  for (let round = 1; round <= plan.rounds; round++) {
+    for (const group of groups) {
+      for (const client of group.clients) {
+        const file = path.join(tmp, `${round}-${group.transport}-${group.era}-${client}.json`)
+        const result = await runClient(client, group.transport, group.era, file)
+        runs.push({ round, transport: group.transport, era: group.era, client, ...result })
+        const summary = result.error !== undefined
+          ? `FAILED ${result.error}`
+          : `cpu/10k ${result.cpuMsPer10k.toFixed(0)} ms, ${result.callsPerSecond.toFixed(0)} calls/s`
+        process.stderr.write(`  round ${round} ${group.transport}/${group.era} ${client}: ${summary}\n`)
+      }
+    }
+  }
+  fs.rmSync(tmp, { recursive: true, force: true })
+  const medians = summarize(runs, groups)
+  const targets = evaluateTargets(medians)
+  const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`
+  const report = {
+    command,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine,
+    plan,
+    groups,
+    medians,
+    targets,
+    runs
+  }
+  const markdown = [
+    `Command: \`${command}\` (${report.date}, ${report.durationSeconds} s, ${plan.rounds} round(s); ` +
+    `${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}${pin ? ", client on core 0, server on core 1" : ""})`,
+    "",
+    formatTable(medians, plan),
+    "",
+    formatTargets(targets),
+    ""
+  ].join("\n")
+  const stamp = report.date.replace(/[:.]/g, "-")
+  fs.writeFileSync(path.join(outDir, `bench-${stamp}.json`), JSON.stringify(report, null, 2))
+  fs.writeFileSync(path.join(outDir, "latest.json"), JSON.stringify(report, null, 2))
+  fs.writeFileSync(path.join(outDir, "latest.md"), markdown)
+  process.stdout.write(`${markdown}\n`)
+  process.stderr.write(`conduit bench: results in ${outDir}/latest.json and latest.md\n`)
+  if (runs.some((r) => r.error !== undefined)) process.exitCode = 1
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error?.stack ?? error}\n`)
+  process.exit(1)
+})
