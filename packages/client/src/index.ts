@@ -6,6 +6,11 @@ export * as ElicitationHandler from "./ElicitationHandler.js"
 /**
  * @since 0.1.0
  */
+export * as HttpTransport from "./HttpTransport.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as InProcessTransport from "./InProcessTransport.js"
 
 /**

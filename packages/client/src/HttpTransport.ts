@@ -1,0 +1,240 @@
+/**
+ * The HTTP transport: one URL, whatever is behind it. A modern server (2026-07-28 Streamable HTTP), a legacy
+ * Streamable HTTP server (2025-03-26 … 2025-11-25) and an old HTTP+SSE server (2024-11-05) all work the same
+ * from the caller's side: the client's era probe goes out as a modern POST, a legacy verdict sends `initialize`
+ * over POST, and an `initialize` refused with 400/404/405 falls back to the HTTP+SSE stream on the same URL.
+ *
+ * The transport runs over `@effect/platform`'s `HttpClient`, taken once when the layer is built and used by every
+ * connection, so its connection pool survives reconnects. In Node, provide the undici-backed client
+ * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too.
+ *
+ * - Modern: one POST per request with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*`
+ *   headers of tools whose `inputSchema` declares `x-mcp-header`; answers as JSON or an event stream; cancelling
+ *   closes the request's stream and sends nothing.
+ * - Legacy Streamable HTTP: the session id of the `initialize` answer on every later request, the GET stream for
+ *   server-initiated messages, resumption of a broken response stream with `Last-Event-ID`, `notifications/cancelled`
+ *   on cancel, and a DELETE of the session when the connection closes. A 404 in a live session reports
+ *   `SessionExpired` and the request is sent once more in the new session.
+ * - HTTP+SSE: the GET stream's `endpoint` event names where to POST (it must have the URL's origin).
+ * - 401/403 become `AuthError` with the parsed `WWW-Authenticate` challenges. Tokens never appear in errors, logs
+ *   or spans.
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as Context from "effect/Context"
+import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as internal from "./internal/httpTransport.js"
+import * as McpHeaders from "./internal/mcpHeaders.js"
+import * as McpError from "./McpError.js"
+import * as Transport from "./Transport.js"
+
+/**
+ * Which HTTP binding to use. `auto` (the default) finds out; `streamable-http` never falls back to HTTP+SSE;
+ * `sse` speaks the deprecated HTTP+SSE transport (2024-11-05) from the start.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BindingOption = "auto" | "streamable-http" | "sse"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpTransportOptions {
+  /** The MCP endpoint (or, for HTTP+SSE, the SSE URL). `http:` or `https:`, without credentials. */
+  readonly url: string | URL
+  /** Headers sent with every request (static credentials such as an API key). They may not replace the headers
+   * the transport owns (`Authorization`, `Accept`, `Content-Type`, `MCP-Protocol-Version`, `Mcp-Method`,
+   * `Mcp-Name`, `Mcp-Session-Id`, `Last-Event-ID`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** A static bearer token, sent as `Authorization: Bearer …`. */
+  readonly bearerToken?: Redacted.Redacted<string> | undefined
+  /** Defaults to `"auto"`. */
+  readonly binding?: BindingOption | undefined
+  /** The largest message (an SSE event or a JSON body) the server may send, in bytes (default 64 MiB). */
+  readonly maxEventBytes?: number | undefined
+  /** How long to wait for the HTTP+SSE `endpoint` event and for a notification to be acknowledged (default 10 s). */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** How long the DELETE of a legacy session may take when the connection closes (default 2 s). */
+  readonly closeTimeout?: Duration.DurationInput | undefined
+  /** The longest wait before reopening a broken event stream (default 30 s). */
+  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  /** How many times a broken legacy response stream is resumed without progress before its request fails
+   * (default 5). */
+  readonly resumeAttempts?: number | undefined
+  /** Mirror `x-mcp-header` declarations on `number` properties too. The spec forbids them; off by default. */
+  readonly allowNumberHeaders?: boolean | undefined
+}
+
+const defaults = {
+  maxEventBytes: 64 * 1024 * 1024,
+  connectTimeout: Duration.seconds(10),
+  closeTimeout: Duration.seconds(2),
+  maxRetryDelay: Duration.seconds(30),
+  resumeAttempts: 5
+}
+
+const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
+
+const duration = (
+  option: string,
+  input: Duration.DurationInput | undefined,
+  fallback: Duration.Duration
+): Either.Either<Duration.Duration, McpError.InvalidOption> => {
+  if (input === undefined) return Either.right(fallback)
+  if ((typeof input === "number" || typeof input === "bigint") && !(input > 0)) {
+    return invalid(option, "must be a positive duration")
+  }
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(option, "not a duration")
+  if (!Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
+    return invalid(option, "must be a positive, finite duration")
+  }
+  return Either.right(decoded.value)
+}
+
+const UNSAFE_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/
+
+const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved, McpError.InvalidOption> => {
+  // The options may come from Config or from untyped callers: check shapes as well as values.
+  const input: unknown = options.url
+  let url: URL
+  if (input instanceof URL) {
+    url = new URL(input.href)
+  } else if (typeof input === "string" && URL.canParse(input)) {
+    url = new URL(input)
+  } else {
+    return invalid("url", "must be an absolute URL")
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return invalid("url", "must be an http: or https: URL")
+  if (url.username !== "" || url.password !== "") {
+    return invalid("url", "must not carry credentials; use bearerToken or headers")
+  }
+  url.hash = ""
+  const headers = options.headers ?? {}
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) {
+    return invalid("headers", "must be a record of strings")
+  }
+  const seen = new Set<string>()
+  for (const [name, value] of Object.entries(headers)) {
+    if (!McpHeaders.isToken(name)) return invalid("headers", `${JSON.stringify(name)} is not a valid header name`)
+    const lower = name.toLowerCase()
+    if (McpHeaders.OWNED_HEADERS.has(lower)) return invalid("headers", `${name} is set by the transport`)
+    if (seen.has(lower)) return invalid("headers", `${name} is given twice`)
+    seen.add(lower)
+    if (typeof value !== "string" || UNSAFE_VALUE.test(value)) {
+      return invalid("headers", `the value of ${name} must be a string without control characters`)
+    }
+  }
+  const token = options.bearerToken
+  if (token !== undefined) {
+    if (!Redacted.isRedacted(token)) return invalid("bearerToken", "must be a Redacted string")
+    const value: unknown = Redacted.value(token)
+    if (typeof value !== "string" || value.length === 0 || !/^[\x21-\x7e]+$/.test(value)) {
+      return invalid("bearerToken", "must be a non-empty string of visible ASCII characters")
+    }
+  }
+  const binding = options.binding ?? "auto"
+  if (binding !== "auto" && binding !== "streamable-http" && binding !== "sse") {
+    return invalid("binding", `must be "auto", "streamable-http" or "sse"`)
+  }
+  const maxEventBytes = options.maxEventBytes ?? defaults.maxEventBytes
+  if (typeof maxEventBytes !== "number" || !Number.isSafeInteger(maxEventBytes) || maxEventBytes <= 0) {
+    return invalid("maxEventBytes", "must be a positive integer")
+  }
+  const resumeAttempts = options.resumeAttempts ?? defaults.resumeAttempts
+  if (typeof resumeAttempts !== "number" || !Number.isSafeInteger(resumeAttempts) || resumeAttempts < 0) {
+    return invalid("resumeAttempts", "must be a non-negative integer")
+  }
+  const allowNumberHeaders = options.allowNumberHeaders ?? false
+  if (typeof allowNumberHeaders !== "boolean") return invalid("allowNumberHeaders", "must be a boolean")
+  return Either.map(
+    Either.all([
+      duration("connectTimeout", options.connectTimeout, defaults.connectTimeout),
+      duration("closeTimeout", options.closeTimeout, defaults.closeTimeout),
+      duration("maxRetryDelay", options.maxRetryDelay, defaults.maxRetryDelay)
+    ]),
+    ([connectTimeout, closeTimeout, maxRetryDelay]) => ({
+      url,
+      origin: url.origin,
+      headers: { ...headers },
+      bearerToken: token,
+      binding,
+      maxEventBytes,
+      connectTimeout,
+      closeTimeout,
+      maxRetryDelay,
+      resumeAttempts,
+      allowNumberHeaders
+    })
+  )
+}
+
+/**
+ * Builds the transport on the `HttpClient` in context. The options are checked first: an invalid one fails with
+ * `InvalidOption` before any I/O.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  options: HttpTransportOptions
+): Effect.Effect<Context.Tag.Service<Transport.Transport>, McpError.InvalidOption, HttpClient.HttpClient> =>
+  Effect.flatMap(Effect.suspend(() => resolve(options)), (resolved) =>
+    Effect.map(HttpClient.HttpClient, (client) => internal.make(resolved, client)))
+
+/**
+ * The HTTP transport as a Layer.
+ *
+ * @example
+ * ```ts
+ * import * as HttpTransport from "@conduit-mcp/client/HttpTransport"
+ * import * as McpClient from "@conduit-mcp/client/McpClient"
+ * import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+ * import * as Layer from "effect/Layer"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * const ClientLive = McpClient.layer().pipe(
+ *   Layer.provide(HttpTransport.layer({ url: "https://mcp.example.com/mcp", bearerToken: Redacted.make("…") })),
+ *   Layer.provide(NodeHttpClient.layerUndici)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: HttpTransportOptions
+): Layer.Layer<Transport.Transport, McpError.InvalidOption, HttpClient.HttpClient> =>
+  Layer.effect(Transport.Transport, make(options))
+
+/**
+ * {@link layer} with options read from `Config`.
+ *
+ * @example
+ * ```ts
+ * import * as HttpTransport from "@conduit-mcp/client/HttpTransport"
+ * import * as Config from "effect/Config"
+ *
+ * const TransportLive = HttpTransport.layerConfig({
+ *   url: Config.string("MCP_URL"),
+ *   bearerToken: Config.option(Config.redacted("MCP_TOKEN")).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<HttpTransportOptions>
+): Layer.Layer<Transport.Transport, McpError.InvalidOption | ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

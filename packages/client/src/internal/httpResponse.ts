@@ -1,0 +1,187 @@
+/**
+ * Reading HTTP responses for the HTTP transport: media types, bounded bodies, and the translation of HTTP
+ * outcomes into the transport's typed failures. Nothing here puts a request header (a bearer token, a session id)
+ * into an error.
+ *
+ * @internal
+ */
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as McpError from "../McpError.js"
+import * as WwwAuthenticate from "./wwwAuthenticate.js"
+
+/** How much of a refusal's body is kept for diagnostics and the era probe. */
+export const SNIPPET_BYTES = 64 * 1024
+
+/** How long reading a refusal's body may take. */
+const snippetTimeout = Duration.seconds(2)
+
+/**
+ * The media type of a response (`application/json`, `text/event-stream`), lower case, without parameters.
+ *
+ * @internal
+ */
+export const mediaType = (response: HttpClientResponse.HttpClientResponse): string | undefined => {
+  const header = response.headers["content-type"]
+  if (header === undefined) return undefined
+  const type = header.split(";")[0]!.trim().toLowerCase()
+  return type.length === 0 ? undefined : type
+}
+
+/**
+ * The raw `content-type` header, for error reports.
+ *
+ * @internal
+ */
+export const contentType = (response: HttpClientResponse.HttpClientResponse): string | undefined =>
+  response.headers["content-type"]
+
+/** @internal */
+export const isSuccess = (status: number): boolean => status >= 200 && status < 300
+
+const utf8 = new TextDecoder("utf-8")
+
+const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  if (chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+/**
+ * Describes a failure of the HTTP client without its request (whose headers may carry credentials): only the
+ * underlying cause is kept.
+ *
+ * @internal
+ */
+export const describeClientError = (error: HttpClientError.HttpClientError): { detail: string; cause: unknown } => {
+  const inner: unknown = error.cause
+  const message = inner instanceof Error ? inner.message : error.reason
+  const code = codeOf(inner) ?? (typeof inner === "object" && inner !== null && "cause" in inner
+    ? codeOf(inner.cause)
+    : undefined)
+  return { detail: code === undefined || message.includes(code) ? message : `${message} (${code})`, cause: inner }
+}
+
+const codeOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
+
+/**
+ * A request that could not be sent or whose answer did not arrive: a refused connection, a reset, a DNS failure.
+ *
+ * @internal
+ */
+export const connectError = (what: string) => (error: HttpClientError.HttpClientError): McpError.TransportError => {
+  const { cause, detail } = describeClientError(error)
+  return new McpError.TransportError({
+    transport: "http",
+    reason: error._tag === "ResponseError" ? "Read" : "Connect",
+    detail: `${what}: ${detail}`,
+    cause
+  })
+}
+
+/**
+ * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
+ *
+ * @internal
+ */
+export const readBody = (
+  response: HttpClientResponse.HttpClientResponse,
+  limit: number
+): Effect.Effect<string, McpError.TransportError> =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    return response.stream.pipe(
+      Stream.mapError(connectError("the response body broke off")),
+      Stream.runForEach((chunk) =>
+        Effect.suspend(() => {
+          size += chunk.length
+          if (size > limit) {
+            return Effect.fail(
+              new McpError.TransportError({
+                transport: "http",
+                reason: "FrameTooLarge",
+                detail: `a response body of at least ${size} bytes exceeds maxEventBytes (${limit})`
+              })
+            )
+          }
+          chunks.push(chunk)
+          return Effect.void
+        })
+      ),
+      Effect.map(() => utf8.decode(concat(chunks, size)))
+    )
+  })
+
+/**
+ * Reads the start of a refusal's body: at most {@link SNIPPET_BYTES}, for at most two seconds. Never fails; what
+ * could be read is returned.
+ *
+ * @internal
+ */
+export const readSnippet = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    return response.stream.pipe(
+      Stream.runForEachWhile((chunk) =>
+        Effect.sync(() => {
+          const room = SNIPPET_BYTES - size
+          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
+          chunks.push(kept)
+          size += kept.length
+          return size < SNIPPET_BYTES
+        })
+      ),
+      Effect.ignore,
+      Effect.timeoutOption(snippetTimeout),
+      Effect.map(() => utf8.decode(concat(chunks, size)))
+    )
+  })
+
+/**
+ * A 401 or 403, with the challenges of every `WWW-Authenticate` field.
+ *
+ * @internal
+ */
+export const authError = (status: 401 | 403, response: HttpClientResponse.HttpClientResponse): McpError.AuthError => {
+  const header = response.headers["www-authenticate"]
+  const challenges = header === undefined ? [] : WwwAuthenticate.parse(header)
+  return new McpError.AuthError({
+    status,
+    challenges,
+    detail: status === 401 ? "the server requires authorization" : "the server refused the credentials"
+  })
+}
+
+/**
+ * The failure for an HTTP status the transport does not act on, with what the era probe needs to classify it.
+ *
+ * @internal
+ */
+export const statusError = (
+  response: HttpClientResponse.HttpClientResponse,
+  body: string,
+  detail: string
+): McpError.TransportError => {
+  const type = contentType(response)
+  return new McpError.TransportError({
+    transport: "http",
+    reason: "HttpStatus",
+    detail,
+    status: response.status,
+    ...(type === undefined ? {} : { contentType: type }),
+    body
+  })
+}

@@ -1,0 +1,950 @@
+/**
+ * The HTTP transport behind `HttpTransport`: one connection speaks modern Streamable HTTP (2026-07-28), legacy
+ * Streamable HTTP (2025-03-26 … 2025-11-25) or HTTP+SSE (2024-11-05), whichever the server turns out to be.
+ *
+ * Every request runs in its own fiber (a `FiberMap` keyed by request id) that POSTs it and reads its answer, a
+ * JSON body or an event stream, reporting what arrives as transport events; interrupting that fiber aborts the
+ * HTTP request, which is how a modern request is cancelled. Long-lived streams (the legacy GET stream, the
+ * HTTP+SSE stream) run in the connection's own fibers. Closing the connection's Scope interrupts them all, then
+ * DELETEs the legacy session (bounded in time).
+ *
+ * @internal
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberHandle from "effect/FiberHandle"
+import * as FiberId from "effect/FiberId"
+import * as FiberMap from "effect/FiberMap"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as McpError from "../McpError.js"
+import * as McpSchema from "../McpSchema.js"
+import * as Transport from "../Transport.js"
+import * as codec from "./codec.js"
+import * as Body from "./httpResponse.js"
+import * as McpHeaders from "./mcpHeaders.js"
+import * as Sse from "./sse.js"
+
+/** @internal */
+export type BindingOption = "auto" | "streamable-http" | "sse"
+
+/**
+ * Checked options.
+ *
+ * @internal
+ */
+export interface Resolved {
+  readonly url: URL
+  readonly origin: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly bearerToken: Redacted.Redacted<string> | undefined
+  readonly binding: BindingOption
+  readonly maxEventBytes: number
+  readonly connectTimeout: Duration.Duration
+  readonly closeTimeout: Duration.Duration
+  readonly maxRetryDelay: Duration.Duration
+  readonly resumeAttempts: number
+  readonly allowNumberHeaders: boolean
+}
+
+type Route = "modern" | "legacy" | "sse"
+
+interface Verdict {
+  readonly era: McpSchema.Era
+  readonly binding: "streamable-http" | "sse"
+}
+
+interface Parked {
+  readonly message: McpSchema.JsonRpcRequest
+  readonly options: Transport.WireOptions
+  /** Whether this is already the one re-send a request gets after its session expired. */
+  readonly resent: boolean
+}
+
+/** Where an SSE stream stands, for resuming it. */
+interface Cursor {
+  lastEventId: string | undefined
+  retry: number | undefined
+  events: number
+}
+
+/** Whose messages a body or stream carries. */
+interface Source {
+  readonly request: McpSchema.JsonRpcRequest | undefined
+  readonly route: Route
+}
+
+interface State {
+  closed: boolean
+  binding: "streamable-http" | "sse"
+  era: McpSchema.Era | undefined
+  version: McpSchema.ProtocolVersion | undefined
+  /** The legacy version the server agreed to, known from the `initialize` answer on (before `setSession`). */
+  legacyVersion: string | undefined
+  sessionId: string | undefined
+  /** The legacy session the server forgot, until a new one starts. */
+  expiredSession: string | undefined
+  negotiated: boolean
+  sse: Deferred.Deferred<URL, McpError.TransportFailure> | undefined
+  readonly routes: Map<McpSchema.RequestId, Route>
+  readonly parked: Map<McpSchema.RequestId, Parked>
+  /** `x-mcp-header` declarations by tool name, from the `tools/list` answers this connection carried. */
+  readonly tools: Map<string, ReadonlyArray<McpHeaders.ParamHeader>>
+}
+
+const ACCEPT_BOTH = "application/json, text/event-stream"
+const EVENT_STREAM = "text/event-stream"
+const JSON_TYPE = "application/json"
+/** From this revision on, legacy requests after `initialize` carry `MCP-Protocol-Version`. */
+const VERSION_HEADER_SINCE = "2025-06-18"
+const cancelTimeout = Duration.seconds(2)
+const initialBackoffMillis = 250
+const deadlineGraceMillis = 1_000
+
+const SESSION_ID = /^[\x21-\x7e]+$/
+
+/** A short form of a session id for errors: the id is a secret. */
+const redactSession = (id: string): string => id.length <= 8 ? "…" : `${id.slice(0, 4)}…`
+
+const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const ErrorBody = Schema.parseJson(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
+const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
+
+/** The JSON-RPC error object a refusal's body carries, if it is one. */
+const jsonRpcError = (body: string): McpSchema.JsonRpcErrorObject | undefined =>
+  body.length === 0 ? undefined : Option.getOrUndefined(Option.map(decodeErrorBody(body), (decoded) => decoded.error))
+
+const transportError = (
+  reason: McpError.TransportError["reason"],
+  detail: string,
+  cause?: unknown
+): McpError.TransportError =>
+  new McpError.TransportError({
+    transport: "http",
+    reason,
+    detail,
+    ...(cause === undefined ? {} : { cause })
+  })
+
+const cancelReason = (reason: Transport.CancelReason): string =>
+  reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
+
+/**
+ * Builds the transport service. The HTTP client is the one given here for every connection, so its connection
+ * pool outlives reconnect attempts. The era verdicts of this transport are kept per origin.
+ *
+ * @internal
+ */
+export const make = (
+  resolved: Resolved,
+  client: HttpClient.HttpClient
+): Context.Tag.Service<Transport.Transport> => {
+  const verdicts = new Map<string, Verdict>()
+  const scopedClient = HttpClient.withScope(client)
+  // what the HTTP client may record in spans: never credentials or the session id
+  const secretHeaders = ["mcp-session-id", "last-event-id", ...Object.keys(resolved.headers).map((name) => name.toLowerCase())]
+  const execute = (
+    request: HttpClientRequest.HttpClientRequest
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
+    Effect.flatMap(
+      FiberRef.get(Headers.currentRedactedNames),
+      (names) => Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
+    )
+
+  const baseHeaders = (): Record<string, string> => {
+    const headers: Record<string, string> = { ...resolved.headers }
+    if (resolved.bearerToken !== undefined) headers.authorization = `Bearer ${Redacted.value(resolved.bearerToken)}`
+    return headers
+  }
+
+  const backoff = (retry: number | undefined, attempt: number): Duration.Duration => {
+    // the server's `retry` is a floor (it MUST be waited); our own backoff keeps a broken stream from spinning
+    const exponential = initialBackoffMillis * 2 ** Math.min(attempt, 16)
+    const millis = Math.max(retry ?? 0, exponential)
+    return Duration.min(Duration.millis(millis), resolved.maxRetryDelay)
+  }
+
+  const connect = (emit: Transport.Emit) =>
+    Effect.gen(function*() {
+      const cached = verdicts.get(resolved.origin)
+      const state: State = {
+        closed: false,
+        binding: resolved.binding === "sse" || (resolved.binding === "auto" && cached?.binding === "sse")
+          ? "sse"
+          : "streamable-http",
+        era: undefined,
+        version: undefined,
+        legacyVersion: undefined,
+        sessionId: undefined,
+        expiredSession: undefined,
+        negotiated: false,
+        sse: undefined,
+        routes: new Map(),
+        parked: new Map(),
+        tools: new Map()
+      }
+      const knownEra = state.binding === "sse" ? "legacy" : cached?.era
+
+      // Finalizers run last-added first: stop accepting work, interrupt the streams and requests, DELETE the
+      // session, and forget a cached verdict this connection could not confirm.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (!state.negotiated) verdicts.delete(resolved.origin)
+        })
+      )
+      yield* Effect.addFinalizer(() => deleteSession)
+      const exchanges = yield* FiberMap.make<McpSchema.RequestId>()
+      const background = yield* FiberSet.make()
+      const getStream = yield* FiberHandle.make()
+      yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
+
+      const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+
+      const closedError = () => transportError("Closed", "the connection was closed")
+
+      // --- messages from the server
+
+      const onAnswer = (request: McpSchema.JsonRpcRequest, route: Route, result: unknown): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
+            state.legacyVersion = result.protocolVersion
+          }
+          if (request.method !== "tools/list" || route !== "modern") return Effect.void
+          const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
+          for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
+          for (const { tool } of index.invalid) state.tools.delete(tool)
+          return Effect.forEach(
+            index.invalid,
+            ({ reason, tool }) => Effect.logWarning(`tool ${tool} has an invalid x-mcp-header declaration: ${reason}`),
+            { discard: true }
+          )
+        })
+
+      /** Reports the messages of one frame; true when it held the answer to the source's request. */
+      const deliver = (text: string, source: Source): Effect.Effect<{ answered: boolean; messages: number }> =>
+        Effect.gen(function*() {
+          const frame = codec.decodeFrame(text)
+          for (const problem of frame.invalid) yield* Effect.logWarning(`dropped a message from the server: ${problem}`)
+          let answered = false
+          for (const message of frame.messages) {
+            if (McpSchema.isResponse(message)) {
+              const request = source.request
+              // an error without an id on a request's own stream or body answers that request
+              const own = request !== undefined &&
+                (message.id === request.id || (message.id === null && "error" in message))
+              if (own && request !== undefined) {
+                answered = true
+                if ("result" in message) yield* onAnswer(request, source.route, message.result)
+                yield* emitOpen(
+                  Transport.TransportEvent.Response({ message: message.id === null ? { ...message, id: request.id } : message })
+                )
+              } else {
+                yield* emitOpen(Transport.TransportEvent.Response({ message }))
+              }
+            } else if (McpSchema.isRequest(message)) {
+              if (source.route === "modern") {
+                yield* Effect.logWarning(`dropped a ${message.method} request a modern server sent on a response stream`)
+              } else {
+                yield* emitOpen(Transport.TransportEvent.ServerRequest({ message, related: source.request?.id }))
+              }
+            } else {
+              yield* emitOpen(Transport.TransportEvent.Notification({ message }))
+            }
+          }
+          return { answered, messages: frame.messages.length }
+        })
+
+      /** Reads an event stream until it ends or carries the answer to the source's request. */
+      const readEvents = (
+        response: HttpClientResponse.HttpClientResponse,
+        source: Source,
+        cursor: Cursor
+      ): Effect.Effect<boolean, McpError.TransportError> =>
+        Effect.suspend(() => {
+          let answered = false
+          return response.stream.pipe(
+            Stream.mapError(Body.connectError("the event stream broke off")),
+            Sse.decode({ maxEventBytes: resolved.maxEventBytes }),
+            Stream.runForEachWhile((item) => {
+              switch (item._tag) {
+                case "Id":
+                  cursor.lastEventId = item.id
+                  return Effect.succeed(true)
+                case "Retry":
+                  cursor.retry = item.millis
+                  return Effect.succeed(true)
+                case "Event":
+                  cursor.events++
+                  // keep-alive and priming events carry no message
+                  if (item.event !== "message" || item.data.trim().length === 0) return Effect.succeed(true)
+                  return Effect.map(deliver(item.data, source), (outcome) => {
+                    answered ||= outcome.answered
+                    return !answered
+                  })
+              }
+            }),
+            Effect.map(() => answered)
+          )
+        })
+
+      const emitResponse = (request: McpSchema.JsonRpcRequest, error: McpSchema.JsonRpcErrorObject) =>
+        emitOpen(Transport.TransportEvent.Response({ message: { jsonrpc: "2.0", id: request.id, error } }))
+
+      // --- sending
+
+      const post = (url: URL, body: string, headers: Record<string, string>, what: string) =>
+        execute(HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)).pipe(
+          Effect.mapError(Body.connectError(`${what} could not be sent`))
+        )
+
+      const legacyVersionHeader = (headers: Record<string, string>) => {
+        const version = state.legacyVersion
+        if (version !== undefined && version >= VERSION_HEADER_SINCE) headers["mcp-protocol-version"] = version
+      }
+
+      const refused = (response: HttpClientResponse.HttpClientResponse, what: string) =>
+        Effect.flatMap(Body.readSnippet(response), (body) =>
+          Effect.fail(Body.statusError(response, body, `the server answered ${what} with HTTP ${response.status}`)))
+
+      /** Handles the answer to a request POST (or a resumption GET); fails when the request got no answer. */
+      const answer = (
+        response: HttpClientResponse.HttpClientResponse,
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        route: Route
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.gen(function*() {
+          const status = response.status
+          if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+          if (!Body.isSuccess(status) || status === 202 || status === 204) {
+            const body = yield* Body.readSnippet(response)
+            if (!Body.isSuccess(status) && options.probe !== true) {
+              // a JSON-RPC error in a refusal (a modern 400 HeaderMismatch, a 404 method not found) is the answer
+              const error = jsonRpcError(body)
+              if (error !== undefined) return yield* emitResponse(request, error)
+            }
+            return yield* Effect.fail(
+              Body.statusError(response, body, `the server answered ${request.method} with HTTP ${status}`)
+            )
+          }
+          const type = Body.mediaType(response)
+          const source: Source = { request, route }
+          if (type === JSON_TYPE) {
+            const text = yield* Body.readBody(response, resolved.maxEventBytes)
+            const outcome = yield* deliver(text, source)
+            if (outcome.answered) return
+            return yield* Effect.fail(
+              new McpError.TransportError({
+                transport: "http",
+                reason: "Read",
+                detail: outcome.messages === 0
+                  ? `the JSON answer to ${request.method} is not a JSON-RPC message`
+                  : `the JSON answer to ${request.method} holds no response to request ${request.id}`,
+                status,
+                contentType: Body.contentType(response) ?? JSON_TYPE,
+                body: text.length > Body.SNIPPET_BYTES ? text.slice(0, Body.SNIPPET_BYTES) : text
+              })
+            )
+          }
+          if (type === EVENT_STREAM) {
+            const cursor: Cursor = { lastEventId: undefined, retry: undefined, events: 0 }
+            const outcome = yield* Effect.either(readEvents(response, source, cursor))
+            if (Either.isRight(outcome) && outcome.right) return
+            const broken = Either.isLeft(outcome) ? outcome.left : undefined
+            if (broken?.reason === "FrameTooLarge") return yield* Effect.fail(broken)
+            if (route === "legacy" && cursor.lastEventId !== undefined) return yield* resume(request, cursor)
+            return yield* Effect.fail(streamEnded(request, broken))
+          }
+          const body = yield* Body.readSnippet(response)
+          const actual = Body.contentType(response)
+          return yield* Effect.fail(
+            new McpError.TransportError({
+              transport: "http",
+              reason: "Read",
+              detail: `the server answered ${request.method} with the unexpected content type ${actual ?? "(none)"}`,
+              status,
+              ...(actual === undefined ? {} : { contentType: actual }),
+              body
+            })
+          )
+        })
+
+      const streamEnded = (request: McpSchema.JsonRpcRequest, broken: McpError.TransportError | undefined) =>
+        transportError(
+          "StreamEnded",
+          broken === undefined
+            ? `the response stream of ${request.method} ended before its answer`
+            : `the response stream of ${request.method} broke off before its answer (${broken.detail ?? broken.reason})`,
+          broken
+        )
+
+      // --- modern Streamable HTTP
+
+      const paramHeaders = (
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions
+      ): Effect.Effect<Record<string, string>> => {
+        if (options.headers !== undefined) {
+          const { dropped, headers } = McpHeaders.sanitizeParamHeaders(options.headers)
+          return Effect.as(Effect.forEach(dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`)), headers)
+        }
+        const params = request.params
+        if (request.method !== "tools/call" || !isObject(params) || typeof params.name !== "string") {
+          return Effect.succeed({})
+        }
+        const declarations = state.tools.get(params.name)
+        return Effect.succeed(declarations === undefined ? {} : McpHeaders.paramHeaders(declarations, params.arguments))
+      }
+
+      const modernHeaders = (
+        message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification
+      ): Either.Either<Record<string, string>, McpError.TransportError> => {
+        const standard = McpHeaders.standardHeaders(message)
+        if (standard._tag === "Refused") return Either.left(transportError("Write", standard.reason))
+        const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH, ...standard.headers }
+        const version = McpHeaders.protocolVersionOf(message) ?? state.version
+        if (version !== undefined) headers["mcp-protocol-version"] = version
+        return Either.right(headers)
+      }
+
+      const modernExchange = (request: McpSchema.JsonRpcRequest, options: Transport.WireOptions) =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const headers = yield* modernHeaders(request)
+            const params = yield* paramHeaders(request, options)
+            const response = yield* post(resolved.url, codec.encode(request), { ...params, ...headers }, request.method)
+            yield* answer(response, request, options, "modern")
+          })
+        )
+
+      // --- legacy Streamable HTTP
+
+      const adoptSession = (response: HttpClientResponse.HttpClientResponse) =>
+        Effect.suspend(() => {
+          const id = response.headers["mcp-session-id"]
+          state.expiredSession = undefined
+          if (id === undefined || SESSION_ID.test(id)) {
+            // a sessionless handshake clears the old id
+            state.sessionId = id
+            return Effect.void
+          }
+          state.sessionId = undefined
+          return Effect.logWarning("ignored a session id that is not visible ASCII")
+        })
+
+      const legacyExchange = (
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        resent: boolean
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const initializing = request.method === "initialize"
+            const sessionId = initializing ? undefined : state.sessionId
+            const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
+            if (!initializing) legacyVersionHeader(headers)
+            if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
+            const response = yield* post(resolved.url, codec.encode(request), headers, request.method)
+            const status = response.status
+            if (initializing && (status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
+              return yield* fallBackToSse(response, request)
+            }
+            if (initializing && Body.isSuccess(status)) yield* adoptSession(response)
+            if (status === 404 && sessionId !== undefined) return yield* expired(request, options, sessionId, resent)
+            yield* answer(response, request, options, "legacy")
+          })
+        )
+
+      /** A 404 to a request sent in a session: the server forgot the session. */
+      const expired = (
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        sentWith: string,
+        resent: boolean
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() => {
+          if (resent) return Effect.fail(new McpError.SessionExpired({ sessionId: redactSession(sentWith) }))
+          if (state.sessionId !== undefined && state.sessionId !== sentWith) {
+            // a new session already started: this request goes there at once
+            return legacyExchange(request, options, true)
+          }
+          state.parked.set(request.id, { message: request, options, resent: true })
+          if (state.expiredSession !== sentWith) {
+            state.expiredSession = sentWith
+            state.sessionId = undefined
+          }
+          return Effect.zipRight(
+            Effect.logInfo("the server forgot the session; the request waits for a new one"),
+            emitOpen(Transport.TransportEvent.SessionExpired({ id: request.id }))
+          )
+        })
+
+      /** Resumes a broken legacy response stream with GET and `Last-Event-ID`, until the answer arrives. */
+      const resume = (request: McpSchema.JsonRpcRequest, cursor: Cursor): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.gen(function*() {
+          let attempt = 0
+          while (true) {
+            if (attempt >= resolved.resumeAttempts) {
+              return yield* Effect.fail(
+                transportError(
+                  "StreamEnded",
+                  `the response stream of ${request.method} broke off and could not be resumed (${attempt} attempts)`
+                )
+              )
+            }
+            yield* Effect.sleep(backoff(cursor.retry, attempt))
+            attempt++
+            const before = cursor.events
+            const answered = yield* Effect.scoped(resumeOnce(request, cursor))
+            if (answered) return
+            if (cursor.events > before) attempt = 0
+          }
+        })
+
+      const resumeOnce = (
+        request: McpSchema.JsonRpcRequest,
+        cursor: Cursor
+      ): Effect.Effect<boolean, McpError.TransportFailure, Scope.Scope> =>
+        Effect.gen(function*() {
+          const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
+          legacyVersionHeader(headers)
+          if (state.sessionId !== undefined) headers["mcp-session-id"] = state.sessionId
+          if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
+          const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
+          if (Either.isLeft(sent)) {
+            yield* Effect.logDebug(`resuming the stream of ${request.method} failed: ${Body.describeClientError(sent.left).detail}`)
+            return false
+          }
+          const response = sent.right
+          const status = response.status
+          if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+          if (status >= 500 || status === 429) return false
+          if (!Body.isSuccess(status) || Body.mediaType(response) !== EVENT_STREAM) {
+            const body = yield* Body.readSnippet(response)
+            return yield* Effect.fail(
+              new McpError.TransportError({
+                transport: "http",
+                reason: "StreamEnded",
+                detail: status === 404
+                  ? `the session ended before the answer to ${request.method} arrived`
+                  : `the server could not resume the response stream of ${request.method} (HTTP ${status})`,
+                status,
+                body
+              })
+            )
+          }
+          const outcome = yield* Effect.either(readEvents(response, { request, route: "legacy" }, cursor))
+          if (Either.isRight(outcome)) return outcome.right
+          if (outcome.left.reason === "FrameTooLarge") return yield* Effect.fail(outcome.left)
+          return false
+        })
+
+      /** The GET stream of a legacy session: server requests and notifications, reconnected with backoff. */
+      const getLoop = Effect.gen(function*() {
+        const cursor: Cursor = { lastEventId: undefined, retry: undefined, events: 0 }
+        let attempt = 0
+        while (true) {
+          const before = cursor.events
+          const again = yield* Effect.scoped(openGet(cursor))
+          if (!again) return
+          if (cursor.events > before) attempt = 0
+          yield* Effect.sleep(backoff(cursor.retry, attempt))
+          attempt++
+        }
+      }).pipe(Effect.annotateLogs({ module: "HttpTransport", method: "getStream" }))
+
+      /** One GET; true when it is worth opening again. */
+      const openGet = (cursor: Cursor): Effect.Effect<boolean, never, Scope.Scope> =>
+        Effect.gen(function*() {
+          const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
+          legacyVersionHeader(headers)
+          if (state.sessionId !== undefined) headers["mcp-session-id"] = state.sessionId
+          if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
+          const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
+          if (Either.isLeft(sent)) {
+            yield* Effect.logDebug(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
+            return true
+          }
+          const response = sent.right
+          const status = response.status
+          if (status === 405) {
+            yield* Effect.logDebug("the server offers no GET stream")
+            return false
+          }
+          if (status >= 500 || status === 429) {
+            yield* Effect.logDebug(`the GET stream was refused with HTTP ${status}; retrying`)
+            return true
+          }
+          if (!Body.isSuccess(status) || Body.mediaType(response) !== EVENT_STREAM) {
+            yield* Effect.logWarning(
+              status === 404
+                ? "the GET stream found no session"
+                : `the GET stream was refused (HTTP ${status}, ${Body.contentType(response) ?? "no content type"})`
+            )
+            return false
+          }
+          const outcome = yield* Effect.either(readEvents(response, { request: undefined, route: "legacy" }, cursor))
+          if (Either.isLeft(outcome)) yield* Effect.logDebug(`the GET stream broke off: ${outcome.left.message}`)
+          return true
+        })
+
+      const deleteSession: Effect.Effect<void> = Effect.suspend(() => {
+        const sessionId = state.sessionId
+        if (sessionId === undefined || state.binding !== "streamable-http") return Effect.void
+        const headers: Record<string, string> = { ...baseHeaders(), "mcp-session-id": sessionId }
+        legacyVersionHeader(headers)
+        return Effect.scoped(
+          Effect.flatMap(execute(HttpClientRequest.del(resolved.url, { headers })), Body.readSnippet)
+        ).pipe(
+          Effect.interruptible,
+          Effect.timeout(resolved.closeTimeout),
+          Effect.catchAll((error) => Effect.logDebug(`the session could not be deleted: ${error._tag}`)),
+          Effect.annotateLogs({ module: "HttpTransport", method: "close" })
+        )
+      })
+
+      // --- HTTP+SSE (2024-11-05)
+
+      const resolveEndpoint = (data: string): Either.Either<URL, McpError.TransportError> =>
+        Either.flatMap(
+          Either.try({
+            try: () => new URL(data.trim(), resolved.url),
+            catch: () => transportError("Connect", "the endpoint event does not hold a URL")
+          }),
+          (endpoint) =>
+            endpoint.origin === resolved.origin
+              ? Either.right(endpoint)
+              : Either.left(
+                transportError(
+                  "Connect",
+                  `the endpoint event points to another origin (${endpoint.origin}); messages are only sent to ${resolved.origin}`
+                )
+              )
+        )
+
+      const sseStream = (ready: Deferred.Deferred<URL, McpError.TransportFailure>) =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
+            const response = yield* execute(HttpClientRequest.get(resolved.url, { headers })).pipe(
+              Effect.mapError(Body.connectError("the HTTP+SSE stream could not be opened"))
+            )
+            const status = response.status
+            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (!Body.isSuccess(status)) return yield* refused(response, "the HTTP+SSE GET")
+            if (Body.mediaType(response) !== EVENT_STREAM) {
+              return yield* Effect.fail(
+                transportError("Connect", `the HTTP+SSE GET answered ${Body.contentType(response) ?? "no content type"}`)
+              )
+            }
+            let endpointSeen = false
+            yield* response.stream.pipe(
+              Stream.mapError(Body.connectError("the HTTP+SSE stream broke off")),
+              Sse.decode({ maxEventBytes: resolved.maxEventBytes }),
+              Stream.runForEach((item): Effect.Effect<void, McpError.TransportError> => {
+                if (item._tag !== "Event") return Effect.void
+                if (!endpointSeen) {
+                  if (item.event !== "endpoint") {
+                    return Effect.fail(
+                      transportError("Connect", `the HTTP+SSE stream began with a ${item.event} event, not endpoint`)
+                    )
+                  }
+                  return Either.match(resolveEndpoint(item.data), {
+                    onLeft: Effect.fail,
+                    onRight: (endpoint) => {
+                      endpointSeen = true
+                      return Deferred.succeed(ready, endpoint)
+                    }
+                  })
+                }
+                if (item.event !== "message" || item.data.trim().length === 0) return Effect.void
+                return Effect.asVoid(deliver(item.data, { request: undefined, route: "sse" }))
+              })
+            )
+            return yield* Effect.fail(transportError("Closed", "the HTTP+SSE stream ended"))
+          })
+        ).pipe(
+          Effect.catchAll((error) =>
+            Effect.flatMap(Deferred.isDone(ready), (done) => {
+              if (!done) return Deferred.fail(ready, error)
+              const closed = error._tag === "TransportError" ? error : transportError("Closed", error.message, error)
+              return emitOpen(Transport.TransportEvent.Closed({ error: closed }))
+            })
+          ),
+          Effect.annotateLogs({ module: "HttpTransport", method: "sseStream" })
+        )
+
+      /** The endpoint of the HTTP+SSE session, opening the stream the first time. */
+      const ensureSse: Effect.Effect<URL, McpError.TransportFailure> = Effect.suspend(() => {
+        let ready = state.sse
+        const open = ready === undefined
+        if (ready === undefined) {
+          ready = Deferred.unsafeMake<URL, McpError.TransportFailure>(FiberId.none)
+          state.sse = ready
+        }
+        const opened = open ? Effect.asVoid(FiberSet.run(background, sseStream(ready))) : Effect.void
+        return Effect.zipRight(
+          opened,
+          Deferred.await(ready).pipe(
+            Effect.timeoutFail({
+              duration: resolved.connectTimeout,
+              onTimeout: () =>
+                transportError(
+                  "Timeout",
+                  `no endpoint event within ${Duration.format(resolved.connectTimeout)} on the HTTP+SSE stream`
+                )
+            })
+          )
+        )
+      })
+
+      const ssePost = (message: McpSchema.JsonRpcMessage, what: string): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const endpoint = yield* ensureSse
+            const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
+            const response = yield* post(endpoint, codec.encode(message), headers, what)
+            const status = response.status
+            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (!Body.isSuccess(status)) return yield* refused(response, what)
+            yield* Body.readSnippet(response)
+          })
+        )
+
+      /** `initialize` got 400/404/405: try the HTTP+SSE transport on the same URL and send it there. */
+      const fallBackToSse = (
+        response: HttpClientResponse.HttpClientResponse,
+        request: McpSchema.JsonRpcRequest
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.gen(function*() {
+          const body = yield* Body.readSnippet(response)
+          const error = jsonRpcError(body)
+          // a server that names the versions it supports is a Streamable HTTP server: its error is the answer
+          if (error !== undefined && error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
+            return yield* emitResponse(request, error)
+          }
+          const endpoint = yield* Effect.either(ensureSse)
+          if (Either.isLeft(endpoint)) {
+            if (endpoint.left._tag === "AuthError") return yield* Effect.fail(endpoint.left)
+            if (error !== undefined) return yield* emitResponse(request, error)
+            const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
+            return yield* Effect.fail(
+              new McpError.TransportError({
+                ...refusal,
+                detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.left.message}`,
+                cause: endpoint.left
+              })
+            )
+          }
+          yield* Effect.logDebug("the server speaks HTTP+SSE (2024-11-05)")
+          state.binding = "sse"
+          state.routes.set(request.id, "sse")
+          yield* ssePost(request, request.method)
+        })
+
+      // --- the connection
+
+      const routeOf = (message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification): Route => {
+        if (state.binding === "sse") return "sse"
+        if (state.era !== undefined) return state.era
+        // before the era is settled: the probe and other modern messages carry the version in `_meta`
+        const claimed = McpHeaders.protocolVersionOf(message)
+        return claimed !== undefined && !McpSchema.isLegacyVersion(claimed) ? "modern" : "legacy"
+      }
+
+      const exchange = (
+        route: Route,
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        resent: boolean
+      ): Effect.Effect<void, McpError.TransportFailure> => {
+        switch (route) {
+          case "modern":
+            return modernExchange(request, options)
+          case "legacy":
+            return legacyExchange(request, options, resent)
+          case "sse":
+            return ssePost(request, request.method)
+        }
+      }
+
+      const bounded = (options: Transport.WireOptions) => (self: Effect.Effect<void>): Effect.Effect<void> => {
+        const deadline = options.deadline
+        if (options.listen === true || deadline === undefined) return self
+        // a safety net: the connection cancels the request at its deadline
+        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.asVoid(
+            Effect.timeoutOption(self, Duration.millis(Math.max(0, deadline - now) + deadlineGraceMillis))
+          ))
+      }
+
+      const startExchange = (
+        route: Route,
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        resent: boolean
+      ): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          state.routes.set(request.id, route)
+          const work = exchange(route, request, options, resent).pipe(
+            Effect.catchAll((error) => emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))),
+            bounded(options),
+            Effect.ensuring(Effect.sync(() => state.routes.delete(request.id))),
+            Effect.annotateLogs({ module: "HttpTransport", method: request.method })
+          )
+          return Effect.asVoid(FiberMap.run(exchanges, request.id, work))
+        })
+
+      const request = (
+        message: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() => {
+          if (state.closed) return Effect.fail(closedError())
+          const route = routeOf(message)
+          if (route === "legacy" && state.expiredSession !== undefined && message.method !== "initialize") {
+            // the session is being replaced: the request goes out in the new one
+            state.parked.set(message.id, { message, options, resent: false })
+            return Effect.void
+          }
+          return startExchange(route, message, options, false)
+        })
+
+      /** POSTs a notification or a response; the server acknowledges it with 202. */
+      const oneWay = (
+        message: McpSchema.JsonRpcNotification | McpSchema.JsonRpcResponse,
+        route: Route
+      ): Effect.Effect<void, McpError.TransportFailure> => {
+        const what = "method" in message ? message.method : "a response"
+        if (route === "sse") return ssePost(message, what)
+        return Effect.scoped(
+          Effect.gen(function*() {
+            let headers: Record<string, string>
+            let sessionId: string | undefined
+            if (route === "modern") {
+              if (!("method" in message)) {
+                return yield* Effect.fail(transportError("Write", "a modern server takes no responses from clients"))
+              }
+              headers = yield* modernHeaders(message)
+            } else {
+              if (state.expiredSession !== undefined) {
+                return yield* Effect.logDebug(`dropped ${what}: the session expired`)
+              }
+              headers = { ...baseHeaders(), accept: ACCEPT_BOTH }
+              legacyVersionHeader(headers)
+              sessionId = state.sessionId
+              if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
+            }
+            const response = yield* post(resolved.url, codec.encode(message), headers, what)
+            const status = response.status
+            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (status === 404 && sessionId !== undefined) {
+              return yield* Effect.fail(new McpError.SessionExpired({ sessionId: redactSession(sessionId) }))
+            }
+            if (!Body.isSuccess(status)) return yield* refused(response, what)
+            yield* Body.readSnippet(response)
+          })
+        )
+      }
+
+      const bounds = <A>(self: Effect.Effect<A, McpError.TransportFailure>, what: string) =>
+        Effect.timeoutFail(self, {
+          duration: resolved.connectTimeout,
+          onTimeout: () => transportError("Timeout", `${what} got no acknowledgement in time`)
+        })
+
+      const notify = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() =>
+          state.closed ? Effect.fail(closedError()) : bounds(oneWay(message, routeOf(message)), message.method)
+        ).pipe(Effect.annotateLogs({ module: "HttpTransport", method: message.method }))
+
+      const respond = (message: McpSchema.JsonRpcResponse): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() => {
+          if (state.closed) return Effect.fail(closedError())
+          const route: Route = state.binding === "sse" ? "sse" : state.era === "modern" ? "modern" : "legacy"
+          return bounds(oneWay(message, route), "a response")
+        }).pipe(Effect.annotateLogs({ module: "HttpTransport", method: "respond" }))
+
+      const cancel = (id: McpSchema.RequestId, reason: Transport.CancelReason): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          // a request waiting for a new session never reached the server
+          if (state.parked.delete(id)) return Effect.void
+          const route = state.routes.get(id) ??
+            (state.binding === "sse" ? "sse" : state.era === "modern" ? "modern" : "legacy")
+          const stop = FiberMap.remove(exchanges, id)
+          if (route === "modern") return stop
+          const cancelled: McpSchema.JsonRpcNotification = {
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: id, reason: cancelReason(reason) }
+          }
+          return Effect.zipRight(
+            oneWay(cancelled, route).pipe(
+              Effect.catchAll((error) => Effect.logDebug(`notifications/cancelled was not delivered: ${error.message}`))
+            ),
+            stop
+          )
+        }).pipe(
+          // interruptible: callers run this in release steps, where a plain timeout would not fire
+          Effect.interruptible,
+          Effect.timeout(cancelTimeout),
+          Effect.ignore,
+          Effect.annotateLogs({ module: "HttpTransport", method: "cancel" })
+        )
+
+      const setSession = (session: Transport.SessionInfo): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          state.era = session.era
+          state.version = session.protocolVersion
+          if (session.era === "legacy") state.legacyVersion = session.protocolVersion
+          state.negotiated = true
+          verdicts.set(resolved.origin, { era: session.era, binding: state.binding })
+          if (session.era !== "legacy" || state.binding !== "streamable-http") return Effect.void
+          state.expiredSession = undefined
+          const parked = [...state.parked.values()]
+          state.parked.clear()
+          return Effect.zipRight(
+            Effect.forEach(parked, (entry) => startExchange("legacy", entry.message, entry.options, entry.resent), {
+              discard: true
+            }),
+            // a new session gets a new GET stream (the old one belonged to the old session)
+            Effect.asVoid(FiberHandle.run(getStream, getLoop))
+          )
+        })
+
+      if (state.binding === "sse") yield* ensureSse
+
+      const info: Transport.ConnectedInfo = {
+        get binding(): Transport.Binding {
+          return state.binding
+        },
+        origin: resolved.origin,
+        target: resolved.url.href,
+        era: knownEra
+      }
+      const connection: Transport.TransportConnection = { info, request, notify, respond, cancel, setSession }
+      return connection
+    }).pipe(
+      Effect.withSpan("HttpTransport.connect", {
+        attributes: { "mcp.transport": "http", "server.address": resolved.origin }
+      })
+    )
+
+  return Transport.Transport.of({ kind: "http", connect })
+}
