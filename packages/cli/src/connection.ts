@@ -1,0 +1,272 @@
+/**
+ * From the server-selection options to a connected `McpClient`: the embedded demo server (in-process) when no
+ * server is named, a child process for `--stdio`, HTTP for `--url`, or an entry of an `mcpServers` config file.
+ *
+ * @since 0.1.0
+ */
+import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
+import * as McpClient from "@conduit-mcp/client/McpClient"
+import * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
+import type * as Transport from "@conduit-mcp/client/Transport"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as DemoServer from "./demoServer.js"
+import * as Elicitation from "./elicitation.js"
+import { type CliError, UsageError } from "./errors.js"
+import * as ServerConfig from "./serverConfig.js"
+import * as ShellWords from "./shellWords.js"
+
+/**
+ * The connection options every client command takes (on the command or before it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectionOptions {
+  readonly stdio: Option.Option<string>
+  readonly url: Option.Option<string>
+  readonly config: Option.Option<string>
+  readonly server: Option.Option<string>
+  readonly era: Option.Option<McpClient.EraOption>
+  readonly protocolVersion: Option.Option<string>
+  readonly header: ReadonlyArray<string>
+  readonly timeout: Option.Option<string>
+  readonly json: boolean
+}
+
+/**
+ * Merges the options given before the command with those given after it; the later ones win.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const merge = (outer: ConnectionOptions, inner: ConnectionOptions): ConnectionOptions => ({
+  stdio: Option.orElse(inner.stdio, () => outer.stdio),
+  url: Option.orElse(inner.url, () => outer.url),
+  config: Option.orElse(inner.config, () => outer.config),
+  server: Option.orElse(inner.server, () => outer.server),
+  era: Option.orElse(inner.era, () => outer.era),
+  protocolVersion: Option.orElse(inner.protocolVersion, () => outer.protocolVersion),
+  header: [...outer.header, ...inner.header],
+  timeout: Option.orElse(inner.timeout, () => outer.timeout),
+  json: outer.json || inner.json
+})
+
+/**
+ * The server to talk to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Target =
+  | { readonly _tag: "Demo" }
+  | {
+    readonly _tag: "Stdio"
+    readonly command: string
+    readonly args: ReadonlyArray<string>
+    readonly env: Readonly<Record<string, string>> | undefined
+    readonly cwd: string | undefined
+  }
+  | { readonly _tag: "Http"; readonly url: URL; readonly headers: Readonly<Record<string, string>> }
+
+/**
+ * Everything needed to connect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Resolved {
+  readonly target: Target
+  readonly era: McpClient.EraOption
+  readonly protocolVersion: McpSchema.ProtocolVersion | undefined
+  readonly timeout: Duration.Duration | undefined
+  readonly json: boolean
+}
+
+/**
+ * Reads a duration: `500ms`, `30s`, `2m`, `1h`, a bare number of seconds, or an Effect duration such as
+ * `10 seconds`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseDuration = (text: string): Either.Either<Duration.Duration, string> => {
+  const trimmed = text.trim()
+  const short = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(trimmed)
+  if (short !== null) {
+    const value = Number(short[1])
+    const unit = short[2] ?? "s"
+    const millis = unit === "ms" ? value : unit === "s" ? value * 1000 : unit === "m" ? value * 60_000 : value * 3_600_000
+    return millis > 0 ? Either.right(Duration.millis(millis)) : Either.left("must be positive")
+  }
+  const decoded = Duration.decodeUnknown(trimmed)
+  if (Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.toMillis(decoded.value) > 0) {
+    return Either.right(decoded.value)
+  }
+  return Either.left(`not a duration: ${JSON.stringify(text)} (try 30s, 500ms, 2m)`)
+}
+
+/**
+ * Reads `Name: value` headers.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseHeaders = (lines: ReadonlyArray<string>): Either.Either<Record<string, string>, string> => {
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(":")
+    const name = colon > 0 ? line.slice(0, colon).trim() : ""
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      return Either.left(`--header must be "Name: value", got ${JSON.stringify(line)}`)
+    }
+    headers[name] = line.slice(colon + 1).trim()
+  }
+  return Either.right(headers)
+}
+
+const usage = (message: string) => new UsageError({ message })
+
+const parseUrl = (text: string): Effect.Effect<URL, UsageError> =>
+  Effect.try({ try: () => new URL(text), catch: () => usage(`not a URL: ${JSON.stringify(text)}`) }).pipe(
+    Effect.filterOrFail(
+      (url) => url.protocol === "http:" || url.protocol === "https:",
+      (url) => usage(`only http and https URLs are supported, got ${url.protocol}`)
+    )
+  )
+
+/**
+ * Checks the options and finds the target.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, UsageError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const chosen = [
+      Option.isSome(options.stdio) ? "--stdio" : undefined,
+      Option.isSome(options.url) ? "--url" : undefined,
+      Option.isSome(options.config) ? "--config" : undefined
+    ].filter((flag) => flag !== undefined)
+    if (chosen.length > 1) return yield* usage(`choose one server: ${chosen.join(" and ")} were both given`)
+    if (Option.isSome(options.server) && Option.isNone(options.config)) {
+      return yield* usage("--server names an entry of a --config file; give --config too")
+    }
+    if (Option.isSome(options.config) && Option.isNone(options.server)) {
+      return yield* usage("--config needs --server <name> to pick one of its servers")
+    }
+    const headers = yield* Either.mapLeft(parseHeaders(options.header), usage)
+    const hasHeaders = Object.keys(headers).length > 0
+
+    let target: Target
+    if (Option.isSome(options.stdio)) {
+      const words = ShellWords.split(options.stdio.value)
+      if (Either.isLeft(words)) return yield* usage(`--stdio: cannot split the command line (${words.left})`)
+      if (words.right.length === 0) return yield* usage("--stdio needs a command line")
+      const [command, ...args] = words.right
+      target = { _tag: "Stdio", command, args, env: undefined, cwd: undefined }
+    } else if (Option.isSome(options.url)) {
+      target = { _tag: "Http", url: yield* parseUrl(options.url.value), headers }
+    } else if (Option.isSome(options.config) && Option.isSome(options.server)) {
+      const entry = yield* ServerConfig.load(options.config.value, options.server.value)
+      if (entry.url !== undefined) {
+        target = { _tag: "Http", url: yield* parseUrl(entry.url), headers: { ...entry.headers, ...headers } }
+      } else {
+        target = {
+          _tag: "Stdio",
+          command: entry.command ?? "",
+          args: entry.args ?? [],
+          env: entry.env,
+          cwd: entry.cwd
+        }
+      }
+    } else {
+      target = { _tag: "Demo" }
+    }
+    if (hasHeaders && target._tag !== "Http") return yield* usage("--header only applies to HTTP servers (--url)")
+
+    let protocolVersion: McpSchema.ProtocolVersion | undefined
+    if (Option.isSome(options.protocolVersion)) {
+      const version = options.protocolVersion.value
+      if (!McpSchema.isLegacyVersion(version) && !McpSchema.isModernVersion(version)) {
+        return yield* usage(
+          `unknown protocol version ${version}; known: ${[...McpSchema.MODERN_VERSIONS, ...McpSchema.LEGACY_VERSIONS].join(", ")}`
+        )
+      }
+      protocolVersion = version
+    }
+    const era = Option.getOrElse(options.era, (): McpClient.EraOption => "auto")
+    if (protocolVersion !== undefined && era !== "auto" && McpSchema.eraOf(protocolVersion) !== era) {
+      return yield* usage(`--protocol-version ${protocolVersion} is not of the ${era} era`)
+    }
+    const timeout = Option.isSome(options.timeout)
+      ? yield* Either.mapLeft(parseDuration(options.timeout.value), (reason) => usage(`--timeout: ${reason}`))
+      : undefined
+    return { target, era, protocolVersion, timeout, json: options.json }
+  })
+
+/**
+ * A short description of the target for messages.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeTarget = (target: Target): string => {
+  switch (target._tag) {
+    case "Demo":
+      return "the embedded demo server"
+    case "Stdio":
+      return [target.command, ...target.args].map(ShellWords.quote).join(" ")
+    case "Http":
+      return target.url.href
+  }
+}
+
+const transportLayer = (
+  target: Target
+): Layer.Layer<Transport.Transport, CliError, CommandExecutor.CommandExecutor> => {
+  switch (target._tag) {
+    case "Demo":
+      return Layer.unwrapEffect(Effect.map(DemoServer.make(), InProcessTransport.layer))
+    case "Stdio":
+      return StdioTransport.layer({
+        command: target.command,
+        args: target.args,
+        env: target.env,
+        cwd: target.cwd
+      })
+    case "Http":
+      return Layer.fail(
+        usage("HTTP servers (--url) are not available yet in this build: the HTTP transport has not landed")
+      )
+  }
+}
+
+/**
+ * The client layer for a resolved target. The elicitation handler is interactive when `interactive` holds.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const clientLayer = (
+  resolved: Resolved,
+  options: { readonly interactive: boolean; readonly version: string }
+): Layer.Layer<McpClient.McpClient, CliError, CommandExecutor.CommandExecutor> =>
+  McpClient.layer({
+    clientInfo: { name: "conduit", version: options.version },
+    era: resolved.era,
+    protocolVersion: resolved.protocolVersion,
+    requestTimeout: resolved.timeout,
+    initializeTimeout: resolved.timeout,
+    // one command, one connection: a lost connection is reported, not retried
+    reconnect: false,
+    healthCheckInterval: false
+  }).pipe(
+    Layer.provide(Layer.merge(transportLayer(resolved.target), Elicitation.layer({ interactive: options.interactive })))
+  )

@@ -1,0 +1,191 @@
+/**
+ * The demo MCP server behind `conduit` when no server is named, and behind `conduit demo-server`. It is built
+ * with the library's `McpServer`, speaks both eras (or one, when asked), and offers a few tools, a resource, a
+ * resource template and a prompt.
+ *
+ * @since 0.1.0
+ */
+import * as McpServer from "@conduit-mcp/client/McpServer"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const name = "conduit-demo"
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const version = "0.1.0"
+
+/**
+ * @since 0.1.0
+ * @category constants
+ */
+export const instructions =
+  "Demo server of Conduit. Try the echo and add tools, the slow tool (it reports progress and can be cancelled), " +
+  "the demo://about resource, the demo://notes/{topic} template and the greet prompt."
+
+const topics = ["effect", "eras", "mcp", "transports"] as const
+
+const notes: Readonly<Record<string, string>> = {
+  effect: "Conduit is written with Effect: every call is an Effect, and interrupting it cancels the request.",
+  eras: "MCP has two eras: the 2025 initialize handshake (legacy) and 2026-07-28 discovery (modern).",
+  mcp: "The Model Context Protocol connects applications to tools, resources and prompts.",
+  transports: "Conduit speaks stdio, Streamable HTTP and an in-process transport."
+}
+
+const names = ["Ada", "Alan", "Barbara", "Grace", "Margaret"] as const
+
+const startingWith = (candidates: ReadonlyArray<string>) => (value: string) =>
+  Effect.succeed(candidates.filter((candidate) => candidate.toLowerCase().startsWith(value.toLowerCase())))
+
+/**
+ * The tools of the demo server.
+ *
+ * @since 0.1.0
+ * @category definitions
+ */
+export const tools = [
+  McpServer.tool({
+    name: "echo",
+    title: "Echo",
+    description: "Returns the text it is given.",
+    parameters: Schema.Struct({ text: Schema.String.annotations({ description: "The text to send back" }) }),
+    annotations: { readOnlyHint: true },
+    handler: ({ text }) => Effect.succeed(text)
+  }),
+  McpServer.tool({
+    name: "add",
+    title: "Add",
+    description: "Adds two numbers.",
+    parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+    outputSchema: {
+      type: "object",
+      properties: { sum: { type: "number" } },
+      required: ["sum"]
+    },
+    annotations: { readOnlyHint: true },
+    handler: ({ a, b }) =>
+      Effect.succeed({ content: [McpServer.text(String(a + b))], structuredContent: { sum: a + b } })
+  }),
+  McpServer.tool({
+    name: "slow",
+    title: "Slow",
+    description: "Works for a while, reporting progress at each step; interrupting the call cancels it.",
+    parameters: Schema.Struct({
+      steps: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 1000)), { default: () => 5 }).annotations({
+        description: "How many steps (default 5)"
+      }),
+      delayMs: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 60_000)), { default: () => 400 })
+        .annotations({ description: "Milliseconds per step (default 400)" })
+    }),
+    handler: ({ delayMs, steps }) =>
+      Effect.flatMap(McpServer.RequestContext, (request) =>
+        Effect.gen(function*() {
+          for (let step = 1; step <= steps; step++) {
+            yield* Effect.sleep(delayMs)
+            yield* McpServer.progress(step, { total: steps, message: `step ${step} of ${steps}` })
+          }
+          return `done after ${steps} steps`
+        }).pipe(
+          Effect.onInterrupt(() =>
+            Effect.logInfo(`request ${request.requestId} (tools/call slow) cancelled by the client`).pipe(
+              Effect.annotateLogs({ server: name })
+            )
+          )
+        ))
+  }),
+  McpServer.tool({
+    name: "confirm",
+    title: "Confirm",
+    description: "Would ask you a question through elicitation; the demo server cannot send requests yet, so it " +
+      "explains how to see elicitation instead.",
+    parameters: Schema.Struct({ question: Schema.optional(Schema.String) }),
+    handler: ({ question }) =>
+      Effect.succeed(
+        `This demo server cannot ask you "${question ?? "Proceed?"}" yet: its server library (McpServer) has no ` +
+          "way for a tool to send an elicitation request. To try conduit's interactive elicitation, run " +
+          "`conduit --stdio \"npx @modelcontextprotocol/server-everything\" tools call trigger-elicitation-request` " +
+          "in a terminal."
+      )
+  }),
+  McpServer.tool({
+    name: "fail",
+    title: "Fail",
+    description: "Always answers with an error result (isError), to try exit codes.",
+    parameters: Schema.Struct({ message: Schema.optional(Schema.String) }),
+    handler: ({ message }) => Effect.fail(new McpServer.ToolError({ message: message ?? "the fail tool always fails" }))
+  })
+]
+
+/**
+ * @since 0.1.0
+ * @category definitions
+ */
+export const about = McpServer.resource({
+  uri: "demo://about",
+  name: "about",
+  title: "About this server",
+  description: "What the demo server is.",
+  mimeType: "text/plain",
+  read: Effect.succeed(instructions)
+})
+
+/**
+ * @since 0.1.0
+ * @category definitions
+ */
+export const note = McpServer.resourceTemplate({
+  uriTemplate: "demo://notes/{topic}",
+  name: "note",
+  title: "A note on a topic",
+  description: `A short note; topics: ${topics.join(", ")}.`,
+  mimeType: "text/plain",
+  read: (_uri, { topic }) => Effect.succeed(notes[topic] ?? `No note on ${topic}; try one of: ${topics.join(", ")}.`),
+  complete: { topic: startingWith(topics) }
+})
+
+/**
+ * @since 0.1.0
+ * @category definitions
+ */
+export const greet = McpServer.prompt({
+  name: "greet",
+  title: "Greet someone",
+  description: "A prompt that greets someone by name.",
+  arguments: [
+    { name: "name", description: "Who to greet", required: true, complete: startingWith(names) },
+    { name: "style", description: "formal or casual (default casual)", complete: startingWith(["casual", "formal"]) }
+  ],
+  handler: ({ name, style }) =>
+    Effect.succeed(
+      style === "formal"
+        ? `Please write a formal greeting addressed to ${name}.`
+        : `Please write a short, friendly hello to ${name}.`
+    )
+})
+
+/**
+ * Builds the demo server for the given eras (`"both"` by default).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (eras: McpServer.Eras = "both"): Effect.Effect<McpServer.Server> =>
+  McpServer.make({
+    name,
+    version,
+    title: "Conduit demo server",
+    instructions,
+    eras,
+    // a CLI session is short; keeping every message would only grow memory in a long `demo-server` run
+    record: false,
+    tools,
+    resources: [about],
+    resourceTemplates: [note],
+    prompts: [greet]
+  })

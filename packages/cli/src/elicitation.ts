@@ -1,0 +1,304 @@
+/**
+ * How `conduit` answers a server's elicitation. On a terminal it asks: a form field by field (from the requested
+ * schema), a URL with its origin shown and opened only when the user agrees. Anywhere else it declines and says
+ * why on stderr.
+ *
+ * @since 0.1.0
+ */
+import * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Readline from "node:readline"
+import * as Output from "./output.js"
+
+type Field = ElicitationHandler.FieldSchema
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+interface Choice {
+  readonly value: string
+  readonly label: string
+}
+
+/**
+ * The values a field offers (`enum`, or `oneOf`/`anyOf` of `const` with titles), if it is a choice.
+ *
+ * @since 0.1.0
+ * @category forms
+ */
+export const choices = (field: Readonly<Record<string, unknown>>): ReadonlyArray<Choice> | undefined => {
+  if (Array.isArray(field.enum)) {
+    const names = Array.isArray(field.enumNames) ? field.enumNames : []
+    return field.enum.map((value, index) => ({
+      value: String(value),
+      label: typeof names[index] === "string" ? `${names[index]} (${String(value)})` : String(value)
+    }))
+  }
+  const options = Array.isArray(field.oneOf) ? field.oneOf : Array.isArray(field.anyOf) ? field.anyOf : undefined
+  if (options === undefined) return undefined
+  return options.flatMap((option) =>
+    isRecord(option) && option.const !== undefined
+      ? [{
+        value: String(option.const),
+        label: typeof option.title === "string" ? `${option.title} (${String(option.const)})` : String(option.const)
+      }]
+      : []
+  )
+}
+
+/**
+ * Reads one answer of a field. `Left` holds the reason to ask again; an empty answer takes the default (or
+ * leaves an optional field out).
+ *
+ * @since 0.1.0
+ * @category forms
+ */
+export const parseAnswer = (
+  field: Field,
+  answer: string,
+  required: boolean
+): { readonly _tag: "Value"; readonly value: string | number | boolean | ReadonlyArray<string> } | {
+  readonly _tag: "Skip"
+} | { readonly _tag: "Retry"; readonly reason: string } => {
+  const text = answer.trim()
+  if (text === "") {
+    if (field.default !== undefined) return { _tag: "Skip" } // the client fills in defaults
+    return required ? { _tag: "Retry", reason: "this field is required" } : { _tag: "Skip" }
+  }
+  const type = field.type
+  if (type === "boolean") {
+    if (/^(y|yes|true|1)$/i.test(text)) return { _tag: "Value", value: true }
+    if (/^(n|no|false|0)$/i.test(text)) return { _tag: "Value", value: false }
+    return { _tag: "Retry", reason: "answer y or n" }
+  }
+  if (type === "number" || type === "integer") {
+    const value = Number(text)
+    if (!Number.isFinite(value)) return { _tag: "Retry", reason: "not a number" }
+    if (type === "integer" && !Number.isInteger(value)) return { _tag: "Retry", reason: "not an integer" }
+    if (typeof field.minimum === "number" && value < field.minimum) {
+      return { _tag: "Retry", reason: `at least ${field.minimum}` }
+    }
+    if (typeof field.maximum === "number" && value > field.maximum) {
+      return { _tag: "Retry", reason: `at most ${field.maximum}` }
+    }
+    return { _tag: "Value", value }
+  }
+  if (type === "array") {
+    const offered = isRecord(field.items) ? choices(field.items) : undefined
+    const picked: Array<string> = []
+    for (const part of text.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+      const value = offered === undefined ? part : pick(offered, part)
+      if (value === undefined) return { _tag: "Retry", reason: `${part} is not one of the choices` }
+      picked.push(value)
+    }
+    if (typeof field.minItems === "number" && picked.length < field.minItems) {
+      return { _tag: "Retry", reason: `pick at least ${field.minItems}` }
+    }
+    if (typeof field.maxItems === "number" && picked.length > field.maxItems) {
+      return { _tag: "Retry", reason: `pick at most ${field.maxItems}` }
+    }
+    return { _tag: "Value", value: picked }
+  }
+  const offered = choices(field)
+  if (offered !== undefined) {
+    const value = pick(offered, text)
+    return value === undefined ? { _tag: "Retry", reason: "pick one of the choices" } : { _tag: "Value", value }
+  }
+  if (typeof field.minLength === "number" && text.length < field.minLength) {
+    return { _tag: "Retry", reason: `at least ${field.minLength} characters` }
+  }
+  if (typeof field.maxLength === "number" && text.length > field.maxLength) {
+    return { _tag: "Retry", reason: `at most ${field.maxLength} characters` }
+  }
+  return { _tag: "Value", value: text }
+}
+
+// a choice by its number in the list, or by its value
+const pick = (offered: ReadonlyArray<Choice>, text: string): string | undefined => {
+  const index = /^\d+$/.test(text) ? Number(text) - 1 : -1
+  if (index >= 0 && index < offered.length) return offered[index].value
+  return offered.find((choice) => choice.value === text || choice.value.toLowerCase() === text.toLowerCase())?.value
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Terminal I/O
+
+interface Prompter {
+  /** `None` when the input ended (Ctrl-D). */
+  readonly ask: (question: string) => Effect.Effect<Option.Option<string>>
+}
+
+const openPrompter = Effect.acquireRelease(
+  Effect.sync(() => {
+    const rl = Readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+    // the terminal is in raw mode while reading: hand Ctrl-C to the runtime, which interrupts the command
+    rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
+    return rl
+  }),
+  (rl) => Effect.sync(() => rl.close())
+).pipe(Effect.map((rl): Prompter => ({
+  ask: (question) =>
+    Effect.async<Option.Option<string>>((resume) => {
+      const controller = new AbortController()
+      const onClose = () => resume(Effect.succeed(Option.none()))
+      rl.once("close", onClose)
+      rl.question(question, { signal: controller.signal }, (answer) => {
+        rl.off("close", onClose)
+        resume(Effect.succeed(Option.some(answer)))
+      })
+      return Effect.sync(() => {
+        rl.off("close", onClose)
+        controller.abort()
+      })
+    })
+})))
+
+const cancelled: ElicitationHandler.ElicitResult = { action: "cancel" }
+
+const fillForm = (
+  prompter: Prompter,
+  request: ElicitationHandler.FormRequest
+): Effect.Effect<ElicitationHandler.ElicitResult> =>
+  Effect.gen(function*() {
+    const s = Output.styles(process.stderr)
+    const schema = request.requestedSchema
+    const required = schema.required ?? []
+    yield* Output.stderr(
+      `${s.dim("Empty answer: default, or leave out an optional field. Ctrl-D cancels, Ctrl-C aborts.")}`
+    )
+    const content: Record<string, string | number | boolean | Array<string>> = {}
+    for (const [key, field] of Object.entries(schema.properties)) {
+      const isRequired = required.includes(key)
+      const offered = field.type === "array" ? (isRecord(field.items) ? choices(field.items) : undefined) : choices(field)
+      const lines = [`${s.bold(field.title ?? key)}${isRequired ? s.red(" *") : ""} ${s.dim(describeType(field))}`]
+      if (field.description !== undefined) lines.push(`  ${s.dim(field.description)}`)
+      if (offered !== undefined) offered.forEach((choice, index) => lines.push(`  ${index + 1}) ${choice.label}`))
+      yield* Output.stderr(lines.join("\n"))
+      const suffix = field.default !== undefined ? ` [${formatDefault(field.default)}]` : ""
+      while (true) {
+        const answer = yield* prompter.ask(`${s.cyan(">")}${suffix} `)
+        if (Option.isNone(answer)) return cancelled
+        const parsed = parseAnswer(field, answer.value, isRequired)
+        if (parsed._tag === "Retry") {
+          yield* Output.stderr(s.yellow(`  ${parsed.reason}`))
+          continue
+        }
+        if (parsed._tag === "Value") {
+          content[key] = typeof parsed.value === "object" ? [...parsed.value] : parsed.value
+        }
+        break
+      }
+    }
+    const send = yield* prompter.ask(`Send these answers? ${s.dim("[Y/n]")} `)
+    if (Option.isNone(send)) return cancelled
+    if (/^n(o)?$/i.test(send.value.trim())) return { action: "decline" } as const
+    return { action: "accept", content } as const
+  })
+
+const describeType = (field: Field): string => {
+  const format = typeof field.format === "string" ? ` (${field.format})` : ""
+  if (field.type === "array") return "(comma-separated choices)"
+  if (field.type === "boolean") return "(y/n)"
+  return field.type !== undefined ? `(${field.type}${format})` : ""
+}
+
+const formatDefault = (value: unknown): string =>
+  typeof value === "boolean" ? (value ? "y" : "n") : Array.isArray(value) ? value.join(", ") : String(value)
+
+const openerCommand = (url: string): Command.Command =>
+  process.platform === "darwin"
+    ? Command.make("open", url)
+    : process.platform === "win32"
+    ? Command.make("cmd", "/c", "start", "", url)
+    : Command.make("xdg-open", url)
+
+const openUrl = (
+  prompter: Prompter,
+  request: ElicitationHandler.UrlRequest,
+  executor: CommandExecutor.CommandExecutor
+): Effect.Effect<ElicitationHandler.ElicitResult> =>
+  Effect.gen(function*() {
+    const s = Output.styles(process.stderr)
+    const warnings = request.warnings.map((warning) => {
+      switch (warning) {
+        case "cross-origin":
+          return `this URL is NOT on the server's origin (${request.serverOrigin})`
+        case "no-server-origin":
+          return "the server has no web origin to compare this URL with"
+        case "insecure-loopback":
+          return "plain http on this machine (loopback)"
+        case "punycode":
+          return "the host name uses punycode (xn--): check it carefully"
+      }
+    })
+    yield* Output.stderr([
+      `  URL:    ${request.url}`,
+      `  origin: ${s.bold(request.urlOrigin)}`,
+      ...warnings.map((warning) => s.yellow(`  warning: ${warning}`))
+    ].join("\n"))
+    const answer = yield* prompter.ask(`Open this URL in your browser? ${s.dim("[y/N]")} `)
+    if (Option.isNone(answer)) return cancelled
+    if (!/^y(es)?$/i.test(answer.value.trim())) return { action: "decline" } as const
+    const opened = yield* Effect.provideService(Command.exitCode(openerCommand(request.url)), CommandExecutor.CommandExecutor, executor)
+      .pipe(Effect.option)
+    if (Option.isNone(opened) || opened.value !== 0) {
+      yield* Output.stderr(`Could not start a browser; open the URL yourself: ${request.url}`)
+    }
+    return { action: "accept" } as const
+  })
+
+const interactive = (executor: CommandExecutor.CommandExecutor): ElicitationHandler.Service => ({
+  modes: ["form", "url"],
+  elicit: (request, context) =>
+    Effect.scoped(Effect.gen(function*() {
+      const s = Output.styles(process.stderr)
+      const who = context.serverName ?? "The server"
+      yield* Output.stderr(
+        `\n${s.bold(`${who} asks`)}${request.mode === "url" ? " you to open a page" : ""}: ${request.message}`
+      )
+      const prompter = yield* openPrompter
+      return request.mode === "form" ? yield* fillForm(prompter, request) : yield* openUrl(prompter, request, executor)
+    })),
+  completed: (elicitationId) => Output.stderr(`The server reports that elicitation ${elicitationId} completed.`)
+})
+
+const declining: ElicitationHandler.Service = {
+  modes: ["form", "url"],
+  elicit: (request, context) =>
+    Effect.as(
+      Output.stderr(
+        `conduit: ${context.serverName ?? "the server"} asked for input (${request.mode}: ${
+          JSON.stringify(request.message)
+        }); declined because this run is not interactive (stdin and stderr must be a terminal).`
+      ),
+      { action: "decline" } as const
+    )
+}
+
+/**
+ * Whether prompts can be shown and answered.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const isInteractive = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
+
+/**
+ * The elicitation handler: interactive on a terminal, declining otherwise.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: { readonly interactive: boolean }): Layer.Layer<
+  ElicitationHandler.ElicitationHandler,
+  never,
+  CommandExecutor.CommandExecutor
+> =>
+  Layer.effect(
+    ElicitationHandler.ElicitationHandler,
+    Effect.map(CommandExecutor.CommandExecutor, (executor) => options.interactive ? interactive(executor) : declining)
+  )

@@ -1,0 +1,128 @@
+/**
+ * What can go wrong in a `conduit` run, and the exit code of each kind.
+ *
+ * @since 0.1.0
+ */
+import type * as McpError from "@conduit-mcp/client/McpError"
+import * as Data from "effect/Data"
+
+/**
+ * The documented exit codes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const ExitCode = {
+  Success: 0,
+  ToolError: 1,
+  Usage: 2,
+  Connection: 3,
+  Auth: 4,
+  Protocol: 5,
+  /** A defect in conduit itself (EX_SOFTWARE). */
+  Internal: 70,
+  Timeout: 124,
+  Interrupted: 130
+} as const
+
+/**
+ * The command line or a file it names is wrong (exit code 2).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/**
+ * The tool answered with `isError: true` (exit code 1). The result was already printed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolFailed extends Data.TaggedError("ToolFailed")<{ readonly tool: string }> {
+  override get message(): string {
+    return `tool ${this.tool} reported an error`
+  }
+}
+
+/**
+ * The whole command took longer than `--timeout` (exit code 124).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TimedOut extends Data.TaggedError("TimedOut")<{ readonly message: string }> {}
+
+/**
+ * A local I/O failure that is not the server's fault, such as an unreadable config file (exit code 2) or a
+ * listening socket that cannot be opened (exit code 3).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SystemFailure extends Data.TaggedError("SystemFailure")<{
+  readonly message: string
+  readonly exitCode: number
+}> {}
+
+/**
+ * Every failure a command can end with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type CliError =
+  | McpError.McpClientError
+  | McpError.InvalidOption
+  | UsageError
+  | ToolFailed
+  | TimedOut
+  | SystemFailure
+
+/**
+ * @since 0.1.0
+ * @category exit codes
+ */
+export const exitCodeOf = (error: CliError): number => {
+  switch (error._tag) {
+    case "ToolFailed":
+      return ExitCode.ToolError
+    case "UsageError":
+    case "InvalidOption":
+      return ExitCode.Usage
+    case "TransportError":
+      return error.reason === "Timeout" ? ExitCode.Timeout : ExitCode.Connection
+    case "SessionExpired":
+      return ExitCode.Connection
+    case "AuthError":
+      return ExitCode.Auth
+    case "McpError":
+    case "ProtocolError":
+      return ExitCode.Protocol
+    case "RequestTimeout":
+    case "TimedOut":
+      return ExitCode.Timeout
+    case "SystemFailure":
+      return error.exitCode
+  }
+}
+
+/**
+ * One line (or a few) for stderr.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describe = (error: CliError): string => {
+  switch (error._tag) {
+    case "McpError":
+      return `server error ${error.code}${error.method !== undefined ? ` in ${error.method}` : ""}: ${error.message}` +
+        (error.data !== undefined ? `\n  data: ${JSON.stringify(error.data)}` : "")
+    case "AuthError":
+      return `${error.message}${
+        error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => c.scheme).join(", ")}` : ""
+      }`
+    default:
+      return error.message
+  }
+}

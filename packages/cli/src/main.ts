@@ -1,0 +1,44 @@
+/**
+ * The `conduit` program: runs the command line, reports failures on stderr and exits with the documented code.
+ *
+ * @since 0.1.0
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Cli from "./cli.js"
+import { describe, ExitCode, exitCodeOf } from "./errors.js"
+import * as Output from "./output.js"
+
+// stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr
+const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: "auto" }))
+
+const program: Effect.Effect<number> = Cli.run(process.argv).pipe(
+  Effect.as(ExitCode.Success),
+  Effect.catchAll((error) =>
+    // @effect/cli has already printed what was wrong with the command line
+    ValidationError.isValidationError(error)
+      ? Effect.succeed(ExitCode.Usage)
+      : Effect.as(Output.stderr(`conduit: ${describe(error)}`), exitCodeOf(error))
+  ),
+  Effect.catchAllDefect((defect) =>
+    Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)
+  ),
+  Logger.withMinimumLogLevel(LogLevel.Warning),
+  Effect.provide(StderrLogger),
+  Effect.provide(NodeContext.layer)
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  teardown: (exit, onExit) => {
+    if (Exit.isSuccess(exit)) onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
+    else onExit(Cause.isInterruptedOnly(exit.cause) ? ExitCode.Interrupted : ExitCode.Internal)
+  }
+})

@@ -1,0 +1,349 @@
+/**
+ * Where `conduit` writes: results to stdout, everything else (messages, progress, prompts, logs) to stderr, and
+ * how results read on a terminal.
+ *
+ * @since 0.1.0
+ */
+import type * as McpClient from "@conduit-mcp/client/McpClient"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as Effect from "effect/Effect"
+
+const write = (stream: NodeJS.WriteStream, text: string): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
+    stream.write(text, () => resume(Effect.void))
+  })
+
+/**
+ * Writes one line (or several) to stdout.
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const stdout = (text: string): Effect.Effect<void> => write(process.stdout, text.endsWith("\n") ? text : `${text}\n`)
+
+/**
+ * Writes one line (or several) to stderr.
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const stderr = (text: string): Effect.Effect<void> => write(process.stderr, text.endsWith("\n") ? text : `${text}\n`)
+
+/**
+ * Writes raw text to stderr (progress bars redraw their line).
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const stderrRaw = (text: string): Effect.Effect<void> => write(process.stderr, text)
+
+/**
+ * Prints a value as JSON on stdout: the `--json` output.
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const json = (value: unknown): Effect.Effect<void> => stdout(JSON.stringify(value, null, 2))
+
+const colorEnabled = (stream: NodeJS.WriteStream) =>
+  stream.isTTY === true && process.env.NO_COLOR === undefined && process.env.TERM !== "dumb"
+
+/**
+ * ANSI styles, empty when the stream is not a color terminal.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const styles = (stream: NodeJS.WriteStream = process.stdout) => {
+  const on = colorEnabled(stream)
+  const wrap = (open: string, close: string) => (text: string) => on ? `\u001b[${open}m${text}\u001b[${close}m` : text
+  return {
+    bold: wrap("1", "22"),
+    dim: wrap("2", "22"),
+    red: wrap("31", "39"),
+    green: wrap("32", "39"),
+    yellow: wrap("33", "39"),
+    cyan: wrap("36", "39")
+  }
+}
+
+const width = (): number => {
+  const columns = process.stdout.columns
+  return typeof columns === "number" && columns > 20 ? columns : 100
+}
+
+const firstLine = (text: string | undefined): string => (text ?? "").split("\n")[0].trim()
+
+const truncate = (text: string, max: number): string =>
+  max <= 1 ? "" : text.length <= max ? text : `${text.slice(0, max - 1)}…`
+
+/**
+ * Aligns rows in columns; the last column is cut to the terminal width on a TTY.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const s = styles()
+  const all = [header, ...rows]
+  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)))
+  const total = width()
+  const lines = all.map((row, index) =>
+    row.map((cell, column) => {
+      if (column === row.length - 1) {
+        const used = widths.slice(0, column).reduce((sum, w) => sum + w + 2, 0)
+        return process.stdout.isTTY === true ? truncate(cell, total - used) : cell
+      }
+      const padded = cell.padEnd(widths[column])
+      return index === 0 ? padded : column === 0 ? s.bold(padded) : padded
+    }).join("  ").trimEnd()
+  )
+  lines[0] = s.dim(lines[0])
+  return lines.join("\n")
+}
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const schemaType = (schema: unknown): string => {
+  if (!isRecord(schema)) return "any"
+  const record = schema
+  if (Array.isArray(record.enum)) return record.enum.map((value) => JSON.stringify(value)).join("|")
+  if (typeof record.type === "string") {
+    if (record.type === "array") return `${schemaType(record.items)}[]`
+    return record.type
+  }
+  if (Array.isArray(record.type)) return record.type.join("|")
+  return "any"
+}
+
+/**
+ * The properties of a tool's input schema as `name: type` (optional ones with `?`).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const argumentSummary = (inputSchema: Readonly<Record<string, unknown>>): string => {
+  const properties = inputSchema.properties
+  if (typeof properties !== "object" || properties === null) return ""
+  const required = Array.isArray(inputSchema.required) ? inputSchema.required : []
+  return Object.entries(properties).map(([key, value]) =>
+    `${key}${required.includes(key) ? "" : "?"}: ${schemaType(value)}`
+  ).join(", ")
+}
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const tools = (list: ReadonlyArray<McpSchema.Tool>): string =>
+  list.length === 0
+    ? "(no tools)"
+    : table(
+      ["NAME", "ARGUMENTS", "DESCRIPTION"],
+      list.map((tool) => [tool.name, argumentSummary(tool.inputSchema), firstLine(tool.description ?? tool.title)])
+    )
+
+const contentBlock = (block: McpSchema.ContentBlock): string => {
+  const s = styles()
+  switch (block.type) {
+    case "text":
+      return "text" in block && typeof block.text === "string" ? block.text : ""
+    case "image":
+    case "audio": {
+      const data = "data" in block && typeof block.data === "string" ? block.data : ""
+      const mimeType = "mimeType" in block && typeof block.mimeType === "string" ? block.mimeType : "?"
+      return s.dim(`[${block.type} ${mimeType}, ${Math.floor((data.length * 3) / 4)} bytes]`)
+    }
+    case "resource": {
+      if (!("resource" in block) || typeof block.resource !== "object" || block.resource === null) {
+        return s.dim("[resource]")
+      }
+      const resource = block.resource
+      const header = s.dim(`[resource ${resource.uri}]`)
+      return "text" in resource && typeof resource.text === "string" ? `${header}\n${resource.text}` : header
+    }
+    case "resource_link": {
+      const uri = "uri" in block && typeof block.uri === "string" ? block.uri : "?"
+      const linkName = "name" in block && typeof block.name === "string" ? ` ${block.name}` : ""
+      return s.dim(`[link${linkName}] ${uri}`)
+    }
+    default:
+      return s.dim(`[${block.type} content]`) + ` ${JSON.stringify(block)}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const callResult = (result: McpSchema.CallToolResult): string => {
+  const parts = result.content.map(contentBlock)
+  if (result.structuredContent !== undefined && result.content.length === 0) {
+    parts.push(JSON.stringify(result.structuredContent, null, 2))
+  }
+  return parts.length === 0 ? styles().dim("(empty result)") : parts.join("\n")
+}
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const resources = (list: ReadonlyArray<McpSchema.Resource>): string =>
+  list.length === 0
+    ? "(no resources)"
+    : table(
+      ["URI", "NAME", "TYPE", "DESCRIPTION"],
+      list.map((resource) => [
+        resource.uri,
+        resource.title ?? resource.name,
+        resource.mimeType ?? "",
+        firstLine(resource.description)
+      ])
+    )
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const templates = (list: ReadonlyArray<McpSchema.ResourceTemplate>): string =>
+  list.length === 0
+    ? "(no resource templates)"
+    : table(
+      ["URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"],
+      list.map((template) => [
+        template.uriTemplate,
+        template.title ?? template.name,
+        template.mimeType ?? "",
+        firstLine(template.description)
+      ])
+    )
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const readResult = (result: McpSchema.ReadResourceResult): string => {
+  const s = styles()
+  const many = result.contents.length > 1
+  return result.contents.map((contents) => {
+    const header = many ? `${s.dim(`--- ${contents.uri}${contents.mimeType ? ` (${contents.mimeType})` : ""}`)}\n` : ""
+    if ("text" in contents && typeof contents.text === "string") return header + contents.text
+    const blob = "blob" in contents && typeof contents.blob === "string" ? contents.blob : ""
+    return header + s.dim(`[binary ${contents.mimeType ?? ""}, ${Math.floor((blob.length * 3) / 4)} bytes; use --json]`)
+  }).join("\n")
+}
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const prompts = (list: ReadonlyArray<McpSchema.Prompt>): string =>
+  list.length === 0
+    ? "(no prompts)"
+    : table(
+      ["NAME", "ARGUMENTS", "DESCRIPTION"],
+      list.map((prompt) => [
+        prompt.name,
+        (prompt.arguments ?? []).map((argument) => `${argument.name}${argument.required === true ? "" : "?"}`).join(
+          ", "
+        ),
+        firstLine(prompt.description ?? prompt.title)
+      ])
+    )
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const promptResult = (result: McpSchema.GetPromptResult): string => {
+  const s = styles()
+  const lines: Array<string> = []
+  if (result.description !== undefined) lines.push(s.dim(result.description))
+  for (const message of result.messages) lines.push(`${s.bold(`[${message.role}]`)} ${contentBlock(message.content)}`)
+  return lines.join("\n")
+}
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const completion = (result: McpSchema.CompleteResult): string => {
+  const values = result.completion.values
+  const more = result.completion.hasMore === true
+    ? styles().dim(`(${result.completion.total ?? "more"} in total)`)
+    : undefined
+  return [values.length === 0 ? "(no completions)" : values.join("\n"), ...(more !== undefined ? [more] : [])].join(
+    "\n"
+  )
+}
+
+/**
+ * What `probe --json` prints.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProbeResult {
+  readonly era: McpSchema.Era
+  readonly protocolVersion: string
+  readonly transport: string
+  readonly serverInfo: McpSchema.Implementation | null
+  readonly capabilities: McpSchema.ServerCapabilities
+  readonly instructions: string | null
+}
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const probeResult = (session: McpClient.ServerSession): ProbeResult => ({
+  era: session.era,
+  protocolVersion: session.protocolVersion,
+  transport: session.transport.binding,
+  serverInfo: session.serverInfo ?? null,
+  capabilities: session.capabilities,
+  instructions: session.instructions ?? null
+})
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const probe = (result: ProbeResult, target: string): string => {
+  const s = styles()
+  const info = result.serverInfo
+  const capabilities = Object.entries(result.capabilities).filter(([, value]) => value !== undefined).map((
+    [key, value]
+  ) => {
+    const flags = typeof value === "object" && value !== null
+      ? Object.entries(value).filter(([, flag]) => flag === true).map(([flag]) => flag)
+      : []
+    return flags.length > 0 ? `${key} (${flags.join(", ")})` : key
+  })
+  const rows: Array<[string, string]> = [
+    ["server", info === null ? "(unknown)" : `${info.title ?? info.name} ${info.version}${info.title ? ` (${info.name})` : ""}`],
+    ["era", result.era],
+    ["protocol", result.protocolVersion],
+    ["transport", `${result.transport} ${s.dim(target)}`],
+    ["capabilities", capabilities.length > 0 ? capabilities.join(", ") : "(none)"]
+  ]
+  const labelWidth = Math.max(...rows.map(([label]) => label.length))
+  const lines = rows.map(([label, value]) => `${s.dim(label.padEnd(labelWidth))}  ${value}`)
+  if (result.instructions !== null) lines.push("", s.dim("instructions"), result.instructions)
+  return lines.join("\n")
+}
+
+/**
+ * A server notification as one line.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const notification = (value: McpSchema.ServerNotification): string => {
+  const s = styles()
+  const time = new Date().toISOString().slice(11, 23)
+  const params = value.params === undefined ? "" : ` ${JSON.stringify(value.params)}`
+  return `${s.dim(time)} ${s.cyan(value.method)}${params}`
+}

@@ -1,0 +1,123 @@
+/**
+ * `conduit` end to end over stdio: the demo server as a child process (`conduit demo-server --stdio`, both eras),
+ * `@modelcontextprotocol/server-everything`, a `--config` file, connection failures, and Ctrl-C during a slow
+ * call (the server sees the cancellation).
+ */
+import { assert, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as ShellWords from "../src/shellWords.js"
+import * as Cli from "./utils/cli.js"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-cli-test-"))
+
+layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
+  it.effect("the demo server as a child process, in each era", () =>
+    Effect.gen(function*() {
+      const [probe, legacyProbe, call] = yield* Cli.runAll([
+        ["--stdio", Cli.demoServerCommand(), "probe", "--json"],
+        ["--stdio", Cli.demoServerCommand("legacy"), "probe", "--json"],
+        ["tools", "call", "echo", "{\"text\":\"over stdio\"}", "--stdio", Cli.demoServerCommand("modern")]
+      ])
+      assert.strictEqual(probe.code, 0, probe.stderr)
+      const modern = Cli.parseJson(probe)
+      assert.isTrue(isRecord(modern) && modern.era === "modern" && modern.transport === "stdio")
+      assert.strictEqual(legacyProbe.code, 0, legacyProbe.stderr)
+      const legacy = Cli.parseJson(legacyProbe)
+      assert.isTrue(isRecord(legacy) && legacy.era === "legacy" && legacy.transport === "stdio")
+      assert.deepStrictEqual(call, { code: 0, stdout: "over stdio\n", stderr: "" })
+    }))
+
+  it.effect("server-everything: probe, a tool call, and an elicitation declined when not interactive", () =>
+    Effect.gen(function*() {
+      const [probe, echo, elicit] = yield* Cli.runAll([
+        ["--stdio", Cli.everythingCommand, "probe", "--json"],
+        ["--stdio", Cli.everythingCommand, "tools", "call", "echo", "--arg", "message=hello", "--json"],
+        ["--stdio", Cli.everythingCommand, "tools", "call", "trigger-elicitation-request"]
+      ])
+      assert.strictEqual(probe.code, 0, probe.stderr)
+      const session = Cli.parseJson(probe)
+      assert.isTrue(isRecord(session))
+      if (isRecord(session)) {
+        assert.strictEqual(session.era, "legacy")
+        assert.strictEqual(session.transport, "stdio")
+        assert.isTrue(isRecord(session.serverInfo) && session.serverInfo.name === "mcp-servers/everything")
+      }
+      assert.strictEqual(echo.code, 0, echo.stderr)
+      assert.deepStrictEqual(Cli.parseJson(echo), { content: [{ type: "text", text: "Echo: hello" }] })
+      assert.strictEqual(elicit.code, 0, elicit.stderr)
+      assert.include(elicit.stderr, "declined because this run is not interactive")
+      assert.include(elicit.stdout, "decline")
+    }))
+
+  it.effect("--config picks a server of an mcpServers file", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const file = Path.join(directory, "mcp.json")
+      const [command, ...args] = Either.getOrElse(
+        ShellWords.split(Cli.demoServerCommand("legacy")),
+        (): ReadonlyArray<string> => []
+      )
+      Fs.writeFileSync(file, JSON.stringify({ mcpServers: { demo: { command, args, env: { DEMO: "1" } } } }))
+      const [probe, missing, noServer] = yield* Cli.runAll([
+        ["--config", file, "--server", "demo", "probe", "--json"],
+        ["--config", file, "--server", "other", "probe"],
+        ["--config", Path.join(directory, "absent.json"), "--server", "demo", "probe"]
+      ])
+      Fs.rmSync(directory, { recursive: true, force: true })
+      assert.strictEqual(probe.code, 0, probe.stderr)
+      const session = Cli.parseJson(probe)
+      assert.isTrue(isRecord(session) && session.era === "legacy" && session.transport === "stdio")
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, "it has: demo")
+      assert.strictEqual(noServer.code, 2)
+      assert.include(noServer.stderr, "cannot read config file")
+    }))
+
+  it.effect("exit code 3 when the server cannot start or exits", () =>
+    Effect.gen(function*() {
+      const [notFound, exits, unbalanced] = yield* Cli.runAll([
+        ["--stdio", "conduit-test-no-such-command --flag", "probe"],
+        ["--stdio", `${Cli.node} -e "process.exit(7)"`, "probe"],
+        ["--stdio", "node -e 'oops", "probe"]
+      ])
+      assert.strictEqual(notFound.code, 3)
+      assert.include(notFound.stderr, "conduit-test-no-such-command")
+      assert.strictEqual(exits.code, 3)
+      assert.include(exits.stderr, "code 7")
+      assert.strictEqual(unbalanced.code, 2)
+      assert.include(unbalanced.stderr, "UnterminatedSingleQuote")
+    }))
+
+  it.scoped("Ctrl-C during a slow call cancels it on the server and exits 130", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const log = Path.join(directory, "server.log")
+      // the shell keeps the server's stderr (where it logs cancellations) in a file the test can read
+      const server = `sh -c ${ShellWords.quote(`exec ${Cli.demoServerCommand()} 2>>${ShellWords.quote(log)}`)}`
+      const running = yield* Cli.start([
+        "--stdio",
+        server,
+        "tools",
+        "call",
+        "slow",
+        "{\"steps\":600,\"delayMs\":100}"
+      ])
+      yield* running.awaitStderr("progress 1/600")
+      yield* running.signal("SIGINT")
+      const result = yield* running.result
+      assert.strictEqual(result.code, 130, result.stderr)
+      assert.strictEqual(result.stdout, "")
+      // the server got notifications/cancelled: without it the handler would only stop after stdin closed and
+      // the drain timeout passed, by which time the client has already killed the process group
+      const serverLog = Fs.readFileSync(log, "utf8")
+      Fs.rmSync(directory, { recursive: true, force: true })
+      assert.include(serverLog, "(tools/call slow) cancelled by the client")
+    }))
+})
