@@ -1,9 +1,12 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
+import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
 import * as OAuth from "../src/OAuth.js"
 import * as TokenStore from "../src/TokenStore.js"
 import { callMcp, oauthLayer } from "./fixtures/oauth/harness.js"
@@ -124,6 +127,31 @@ describe("OAuth refresh discipline", () => {
         assert.strictEqual(authorized.length, 2)
         assert.notStrictEqual(Option.getOrThrow(yield* authorizer.current).fingerprint, before.fingerprint)
       }).pipe(Effect.provide(oauthLayer()))
+    }))
+
+  it.scoped("two clients sharing one store: the second adopts the tokens the first rotated, without refreshing", () =>
+    Effect.gen(function*() {
+      const world = yield* startWorld()
+      const shared = Layer.succeed(TokenStore.TokenStore, yield* TokenStore.makeMemory)
+      const client = OAuth.layer().pipe(
+        Layer.provide(AuthorizationHandler.layerHeadless()),
+        Layer.provide(shared),
+        Layer.provideMerge(FetchHttpClient.layer)
+      )
+      const first = yield* Layer.build(client)
+      const second = yield* Layer.build(client)
+      const authorizerOf = (context: typeof first) =>
+        Effect.flatMap(OAuth.OAuth, (oauth) => oauth.authorizer(world.mcpUrl)).pipe(Effect.provide(context))
+      const a = yield* authorizerOf(first)
+      const b = yield* authorizerOf(second)
+      yield* callMcp(a, "tools/list").pipe(Effect.provide(first))
+      assert.strictEqual(Option.getOrThrow(yield* b.current).fingerprint, Option.getOrThrow(yield* a.current).fingerprint)
+      revokeAccessTokens(world)
+      yield* callMcp(a, "tools/list").pipe(Effect.provide(first))
+      yield* callMcp(b, "tools/list").pipe(Effect.provide(second))
+      assert.strictEqual(refreshes(world), 1)
+      assert.strictEqual(world.count("/authorize"), 1)
+      assert.strictEqual(Option.getOrThrow(yield* b.current).fingerprint, Option.getOrThrow(yield* a.current).fingerprint)
     }))
 
   it.scoped("credentials are never attached to a request for another origin", () =>

@@ -215,19 +215,13 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         }
         const raw = Redacted.make(encodeTokens(stored))
         const key = TokenStore.tokensKey(discovery.issuer, resource)
-        const expected = yield* store.get(key)
-        const ours = previous !== undefined ? Option.some(previous.raw) : Option.none()
-        const unchanged = Option.isNone(expected) ? Option.isNone(ours) :
-          Option.isSome(ours) && Redacted.value(ours.value) === Redacted.value(expected.value)
-        if (!unchanged && previous !== undefined && Option.isSome(expected)) {
-          // another writer (another process on the same store) rotated the tokens first: use theirs
-          const theirs = yield* toCurrent(expected.value)
-          if (theirs !== undefined) {
-            yield* Effect.logDebug("OAuth tokens were rotated elsewhere; adopting them").pipe(annotate)
-          }
+        // compare-and-set against what this authorizer last saw; a newer authorization replaces whatever
+        // another writer stored meanwhile, with a fresh compare-and-set on that value
+        let expected = previous !== undefined ? Option.some(previous.raw) : yield* store.get(key)
+        for (let attempt = 0; !(yield* store.compareAndSet(key, expected, Option.some(raw))); attempt++) {
+          if (attempt === 3) return yield* oauthError("Storage", "the token store kept changing during the update")
+          expected = yield* store.get(key)
         }
-        const written = yield* store.compareAndSet(key, expected, Option.some(raw))
-        if (!written) return yield* oauthError("Storage", "the token store changed during the update")
         const pointer = TokenStore.activeIssuerKey(resource)
         const active = yield* store.get(pointer)
         yield* store.compareAndSet(pointer, active, Option.some(Redacted.make(discovery.issuer)))
@@ -319,6 +313,18 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     /** One refresh. Runs under the lock. `InvalidGrant` means the refresh token is dead. */
     const refreshNow = (current: Current) =>
       Effect.gen(function*() {
+        const stored = yield* store.get(TokenStore.tokensKey(current.stored.issuer, resource)).pipe(
+          Effect.mapError(storeFailure)
+        )
+        if (Option.isSome(stored) && Redacted.value(stored.value) !== Redacted.value(current.raw)) {
+          // another writer on the same store (another process) refreshed first: its tokens are the live ones
+          const theirs = yield* toCurrent(stored.value)
+          if (theirs !== undefined) {
+            state.current = theirs
+            yield* Effect.logDebug("OAuth tokens were rotated by another writer").pipe(annotate)
+            return theirs
+          }
+        }
         const refreshToken = current.stored.refreshToken
         if (refreshToken === undefined) return yield* oauthError("InvalidGrant", "no refresh token")
         const discovery = yield* discoveryFor(undefined, state.discovery?.issuer !== current.stored.issuer)
