@@ -30,6 +30,7 @@ import * as Stream from "effect/Stream"
 import * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
+import * as HttpServer from "./httpServer.js"
 import { type CliError, ExitCode, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
@@ -487,7 +488,7 @@ const listen = Command.make("listen", {
 const demoServer = Command.make("demo-server", {
   stdio: Options.boolean("stdio").pipe(Options.withDescription("Serve over stdin/stdout")),
   http: Options.integer("http").pipe(
-    Options.withDescription("Serve Streamable HTTP on this port (not available yet)"),
+    Options.withDescription("Serve Streamable HTTP at http://127.0.0.1:<port>/mcp (0 picks a free port)"),
     Options.optional
   ),
   era: Options.choice("era", ["auto", "legacy", "modern"]).pipe(
@@ -500,15 +501,18 @@ const demoServer = Command.make("demo-server", {
     if (options.stdio && Option.isSome(options.http)) {
       return yield* new UsageError({ message: "demo-server: choose --stdio or --http <port>, not both" })
     }
-    if (Option.isSome(options.http)) {
-      return yield* new UsageError({
-        message: "demo-server --http is not available yet in this build: the HTTP server has not landed"
-      })
-    }
-    if (!options.stdio) {
-      return yield* new UsageError({ message: "demo-server: choose --stdio (or --http <port>)" })
+    if (!options.stdio && Option.isNone(options.http)) {
+      return yield* new UsageError({ message: "demo-server: choose --stdio or --http <port>" })
     }
     const server = yield* DemoServer.make(eras)
+    if (Option.isSome(options.http)) {
+      const port = options.http.value
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return yield* new UsageError({ message: `demo-server --http: not a port: ${port}` })
+      }
+      return yield* HttpServer.serve(server, { port }, (url) =>
+        Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${url}`))
+    }
     yield* Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) over stdio`)
     yield* McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout }).pipe(
       Effect.catchAll((error) => Effect.logError("stdio closed", error))

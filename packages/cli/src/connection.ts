@@ -4,11 +4,13 @@
  *
  * @since 0.1.0
  */
+import * as HttpTransport from "@conduit-mcp/client/HttpTransport"
 import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
 import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
 import type * as Transport from "@conduit-mcp/client/Transport"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
@@ -242,8 +244,8 @@ const transportLayer = (
         cwd: target.cwd
       })
     case "Http":
-      return Layer.fail(
-        usage("HTTP servers (--url) are not available yet in this build: the HTTP transport has not landed")
+      return HttpTransport.layer({ url: target.url, headers: target.headers }).pipe(
+        Layer.provide(NodeHttpClient.layerUndici)
       )
   }
 }

@@ -1,0 +1,98 @@
+/**
+ * `conduit` end to end over HTTP: `conduit demo-server --http 0` as a child process, reached with `--url` in
+ * each era (and a legacy-only server found by the era probe), Ctrl-C closing a modern request's stream, and the
+ * exit codes of an HTTP refusal (401 → 4) and an unreachable server (3).
+ */
+import { assert, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Http from "node:http"
+import * as Cli from "./utils/cli.js"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Starts `conduit demo-server --http 0` and returns its URL and its stderr. */
+const demoServer = (era: "auto" | "legacy" | "modern" = "auto") =>
+  Effect.gen(function*() {
+    const running = yield* Cli.start(["demo-server", "--http", "0", ...(era === "auto" ? [] : ["--era", era])])
+    yield* running.awaitStderr("/mcp")
+    const stderr = yield* running.stderr.get
+    const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1]
+    assert.isDefined(url, stderr)
+    return { url: url ?? "", running }
+  })
+
+/** An HTTP server answering every request with 401 and a Bearer challenge. */
+const refusingServer = Effect.acquireRelease(
+  Effect.async<Http.Server>((resume) => {
+    const server = Http.createServer((_request, response) => {
+      response.writeHead(401, { "www-authenticate": "Bearer realm=\"test\", scope=\"mcp\"" }).end()
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+  }),
+  (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+).pipe(Effect.map((server) => {
+  const address = server.address()
+  return `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/mcp`
+}))
+
+layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
+  it.scoped("the demo server over Streamable HTTP, modern and legacy", () =>
+    Effect.gen(function*() {
+      const server = yield* demoServer()
+      const [probe, legacyProbe, call, legacyCall] = yield* Cli.runAll([
+        ["--url", server.url, "probe", "--json"],
+        ["--url", server.url, "--era", "legacy", "probe", "--json"],
+        ["--url", server.url, "tools", "call", "slow", "{\"steps\":2,\"delayMs\":1}", "--json"],
+        ["--url", server.url, "--era", "legacy", "resources", "read", "demo://notes/mcp"]
+      ])
+      assert.strictEqual(probe.code, 0, probe.stderr)
+      const modern = Cli.parseJson(probe)
+      assert.isTrue(isRecord(modern) && modern.era === "modern" && modern.transport === "streamable-http")
+      assert.strictEqual(legacyProbe.code, 0, legacyProbe.stderr)
+      const legacy = Cli.parseJson(legacyProbe)
+      assert.isTrue(isRecord(legacy) && legacy.era === "legacy" && legacy.transport === "streamable-http")
+      assert.strictEqual(call.code, 0, call.stderr)
+      const result = Cli.parseJson(call)
+      assert.isTrue(isRecord(result) && JSON.stringify(result.content) === "[{\"type\":\"text\",\"text\":\"done after 2 steps\"}]")
+      assert.include(call.stderr, "progress 2/2")
+      assert.strictEqual(legacyCall.code, 0, legacyCall.stderr)
+      assert.include(legacyCall.stdout, "Model Context Protocol")
+    }))
+
+  it.scoped("a legacy-only server is found by the era probe", () =>
+    Effect.gen(function*() {
+      const server = yield* demoServer("legacy")
+      const probe = yield* Cli.run(["--url", server.url, "probe", "--json"])
+      assert.strictEqual(probe.code, 0, probe.stderr)
+      const session = Cli.parseJson(probe)
+      assert.isTrue(isRecord(session) && session.era === "legacy" && session.protocolVersion === "2025-11-25")
+    }))
+
+  it.scoped("Ctrl-C closes the request's stream: the server cancels the call, conduit exits 130", () =>
+    Effect.gen(function*() {
+      const server = yield* demoServer()
+      const running = yield* Cli.start(["--url", server.url, "tools", "call", "slow", "{\"steps\":600,\"delayMs\":100}"])
+      yield* running.awaitStderr("progress 1/600")
+      yield* running.signal("SIGINT")
+      const result = yield* running.result
+      assert.strictEqual(result.code, 130, result.stderr)
+      assert.strictEqual(result.stdout, "")
+      // the modern era cancels by closing the stream, which interrupts the server's handler
+      yield* server.running.awaitStderr("(tools/call slow) cancelled by the client")
+    }))
+
+  it.scoped("exit code 4 on HTTP 401, 3 when nothing listens", () =>
+    Effect.gen(function*() {
+      const url = yield* refusingServer
+      const [refused, unreachable, badUrl] = yield* Cli.runAll([
+        ["--url", url, "probe"],
+        ["--url", "http://127.0.0.1:9/mcp", "probe"],
+        ["--url", "ftp://example.com/mcp", "probe"]
+      ])
+      assert.strictEqual(refused.code, 4, refused.stderr)
+      assert.include(refused.stderr, "401")
+      assert.strictEqual(unreachable.code, 3, unreachable.stderr)
+      assert.strictEqual(badUrl.code, 2)
+    }))
+})
