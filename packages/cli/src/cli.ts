@@ -7,6 +7,7 @@ import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as McpServer from "@conduit-mcp/client/McpServer"
+import * as OAuth from "@conduit-mcp/client/OAuth"
 import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as Command from "@effect/cli/Command"
@@ -27,6 +28,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Auth from "./auth.js"
 import * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
@@ -521,6 +523,76 @@ const demoServer = Command.make("demo-server", {
     Command.withDescription("Run the demo server for other clients (and for conduit --stdio)")
   )
 
+// ---------------------------------------------------------------------------------------------------------------
+// OAuth
+
+const httpTarget = (leaf: Connection.ConnectionOptions, command: string) =>
+  Effect.gen(function*() {
+    const outer = yield* root
+    const resolved = yield* Connection.resolve(Connection.merge(outer.connection, leaf))
+    if (resolved.target._tag !== "Http") {
+      return yield* new UsageError({
+        message: `${command} is for HTTP servers: give --url <url> (or a --config entry with a "url")`
+      })
+    }
+    return { url: resolved.target.url, json: resolved.json }
+  })
+
+const withAuthorizer = <A>(
+  mode: Auth.LoginMode | undefined,
+  url: URL,
+  use: (authorizer: OAuth.Authorizer) => Effect.Effect<A, CliError>
+) =>
+  Effect.flatMap(OAuth.OAuth, (oauth) => Effect.flatMap(oauth.authorizer(url), use)).pipe(
+    Effect.provide(Auth.layer(mode))
+  )
+
+const login = Command.make("login", {
+  connection: connectionOptions,
+  device: Options.boolean("device").pipe(
+    Options.withDescription("Use the device grant: approve on another device with a code")
+  ),
+  noBrowser: Options.boolean("no-browser").pipe(
+    Options.withDescription("Do not open a browser: show the URL and paste back the address it redirects to")
+  ),
+  scope: Options.text("scope").pipe(Options.withDescription("A scope to ask for (repeatable)"), Options.repeated)
+}, (options) =>
+  Effect.gen(function*() {
+    const { json, url } = yield* httpTarget(options.connection, "login")
+    const mode: Auth.LoginMode = options.device ? "device" : options.noBrowser ? "no-browser" : "browser"
+    const info = yield* withAuthorizer(
+      mode,
+      url,
+      (authorizer) => authorizer.authorize(options.scope.length > 0 ? { scope: options.scope } : undefined)
+    )
+    yield* json
+      ? Output.json(Auth.tokenJson(info))
+      : Output.stdout(`Logged in; the token is stored in ${Auth.tokenFile()}\n${Auth.describeToken(info)}`)
+  })).pipe(Command.withDescription("Sign in to an OAuth-protected HTTP server and store the token"))
+
+const logout = Command.make("logout", { connection: connectionOptions }, ({ connection }) =>
+  Effect.gen(function*() {
+    const { url } = yield* httpTarget(connection, "logout")
+    // `logout` forgets only what the authorizer has loaded: read the store first
+    const held = yield* withAuthorizer(undefined, url, (authorizer) =>
+      Effect.flatMap(authorizer.current, (current) => Effect.as(authorizer.logout, Option.isSome(current))))
+    yield* Output.stderr(held ? `Logged out of ${url.href}` : `No token was stored for ${url.href}`)
+  })).pipe(Command.withDescription("Forget the stored token of an HTTP server"))
+
+const whoami = Command.make("whoami", { connection: connectionOptions }, ({ connection }) =>
+  Effect.gen(function*() {
+    const { json, url } = yield* httpTarget(connection, "whoami")
+    const current = yield* withAuthorizer(undefined, url, (authorizer) => authorizer.current)
+    if (Option.isNone(current)) {
+      return yield* new McpError.AuthError({
+        status: 401,
+        challenges: [],
+        detail: `not logged in to ${url.href}`
+      })
+    }
+    yield* json ? Output.json(Auth.tokenJson(current.value)) : Output.stdout(Auth.describeToken(current.value))
+  })).pipe(Command.withDescription("Show the stored token of an HTTP server (never the token itself)"))
+
 /**
  * The whole command tree.
  *
@@ -528,7 +600,7 @@ const demoServer = Command.make("demo-server", {
  * @category commands
  */
 export const command = root.pipe(
-  Command.withSubcommands([probe, tools, resources, prompts, complete, listen, demoServer])
+  Command.withSubcommands([probe, tools, resources, prompts, complete, listen, login, logout, whoami, demoServer])
 )
 
 /**

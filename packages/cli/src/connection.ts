@@ -13,11 +13,14 @@ import type * as Transport from "@conduit-mcp/client/Transport"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as Terminal from "@effect/platform/Terminal"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Auth from "./auth.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
 import { type CliError, UsageError } from "./errors.js"
@@ -230,9 +233,23 @@ export const describeTarget = (target: Target): string => {
   }
 }
 
+type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | Terminal.Terminal
+
+const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    // a token from `conduit login` is sent unless the command line already gives an Authorization header
+    const explicit = Object.keys(target.headers).some((name) => name.toLowerCase() === "authorization")
+    const bearerToken = explicit ? Option.none() : yield* Auth.storedBearer(target.url)
+    return HttpTransport.layer({
+      url: target.url,
+      headers: target.headers,
+      ...(Option.isSome(bearerToken) ? { bearerToken: bearerToken.value } : {})
+    }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  }))
+
 const transportLayer = (
   target: Target
-): Layer.Layer<Transport.Transport, CliError, CommandExecutor.CommandExecutor> => {
+): Layer.Layer<Transport.Transport, CliError, Platform> => {
   switch (target._tag) {
     case "Demo":
       return Layer.unwrapEffect(Effect.map(DemoServer.make(), InProcessTransport.layer))
@@ -244,9 +261,7 @@ const transportLayer = (
         cwd: target.cwd
       })
     case "Http":
-      return HttpTransport.layer({ url: target.url, headers: target.headers }).pipe(
-        Layer.provide(NodeHttpClient.layerUndici)
-      )
+      return httpTransport(target)
   }
 }
 
@@ -259,7 +274,7 @@ const transportLayer = (
 export const clientLayer = (
   resolved: Resolved,
   options: { readonly interactive: boolean; readonly version: string }
-): Layer.Layer<McpClient.McpClient, CliError, CommandExecutor.CommandExecutor> =>
+): Layer.Layer<McpClient.McpClient, CliError, Platform> =>
   McpClient.layer({
     clientInfo: { name: "conduit", version: options.version },
     era: resolved.era,

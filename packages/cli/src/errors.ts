@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type * as McpError from "@conduit-mcp/client/McpError"
+import type * as OAuth from "@conduit-mcp/client/OAuth"
 import * as Data from "effect/Data"
 
 /**
@@ -74,6 +75,7 @@ export class SystemFailure extends Data.TaggedError("SystemFailure")<{
 export type CliError =
   | McpError.McpClientError
   | McpError.InvalidOption
+  | OAuth.OAuthError
   | UsageError
   | ToolFailed
   | TimedOut
@@ -95,6 +97,7 @@ export const exitCodeOf = (error: CliError): number => {
     case "SessionExpired":
       return ExitCode.Connection
     case "AuthError":
+    case "OAuthError":
       return ExitCode.Auth
     case "McpError":
     case "ProtocolError":
@@ -121,7 +124,7 @@ export const describe = (error: CliError): string => {
     case "AuthError":
       return `${error.message}${
         error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => c.scheme).join(", ")}` : ""
-      }`
+      }\n  to sign in, run: conduit login --url <the server URL>`
     default:
       return error.message
   }

@@ -1,0 +1,201 @@
+/**
+ * OAuth for `conduit`: `login` (browser with a loopback redirect, `--device` for the device grant,
+ * `--no-browser` to paste the redirect), `logout`, `whoami`, and the stored bearer token that `--url`
+ * connections send. Tokens live in one file store (mode 0600) under the user's config directory:
+ * `$CONDUIT_TOKEN_FILE`, else `$XDG_CONFIG_HOME/conduit/tokens.json` (`~/.config`, `~/Library/Application
+ * Support` on macOS, `%APPDATA%` on Windows).
+ *
+ * @since 0.1.0
+ */
+import * as AuthorizationHandler from "@conduit-mcp/client/AuthorizationHandler"
+import * as OAuth from "@conduit-mcp/client/OAuth"
+import * as TokenStore from "@conduit-mcp/client/TokenStore"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
+import * as Output from "./output.js"
+import * as ShellWords from "./shellWords.js"
+
+/**
+ * Where tokens are kept.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tokenFile = (): string => {
+  const explicit = process.env.CONDUIT_TOKEN_FILE
+  if (explicit !== undefined && explicit !== "") return explicit
+  const home = Os.homedir()
+  const base = process.env.XDG_CONFIG_HOME !== undefined && process.env.XDG_CONFIG_HOME !== ""
+    ? process.env.XDG_CONFIG_HOME
+    : process.platform === "darwin"
+    ? NodePath.join(home, "Library", "Application Support")
+    : process.platform === "win32"
+    ? process.env.APPDATA ?? NodePath.join(home, "AppData", "Roaming")
+    : NodePath.join(home, ".config")
+  return NodePath.join(base, "conduit", "tokens.json")
+}
+
+/**
+ * How `login` lets the user authorize.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type LoginMode = "browser" | "no-browser" | "device"
+
+// `$BROWSER` (a command line, the URL appended) or the platform's opener; never a shell
+const browserCommand = (url: string): Command.Command => {
+  const configured = process.env.BROWSER
+  if (configured !== undefined && configured.trim() !== "") {
+    const words = ShellWords.split(configured)
+    if (Either.isRight(words) && words.right.length > 0) {
+      const [command, ...args] = words.right
+      return Command.make(command, ...args, url)
+    }
+  }
+  return process.platform === "darwin"
+    ? Command.make("open", url)
+    : process.platform === "win32"
+    ? Command.make("rundll32", "url.dll,FileProtocolHandler", url)
+    : Command.make("xdg-open", url)
+}
+
+const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
+  Effect.gen(function*() {
+    yield* Output.stderr(`Opening the authorization page in your browser. If nothing opens, visit:\n  ${url.href}`)
+    const exit = yield* Command.exitCode(browserCommand(url.href)).pipe(
+      Effect.provideService(CommandExecutor.CommandExecutor, executor),
+      Effect.option
+    )
+    if (Option.isNone(exit) || exit.value !== 0) yield* Output.stderr("(could not start a browser: open the URL yourself)")
+  })
+
+const showDeviceCode = (code: AuthorizationHandler.DeviceCode) =>
+  Output.stderr(
+    `To authorize, visit ${code.verificationUriComplete ?? code.verificationUri}\n` +
+      `and enter the code ${code.userCode} (valid for ${Math.round(code.expiresInSeconds / 60)} minutes).`
+  )
+
+const handlerLayer = (
+  mode: LoginMode
+): Layer.Layer<AuthorizationHandler.AuthorizationHandler, never, CommandExecutor.CommandExecutor | Terminal.Terminal> => {
+  switch (mode) {
+    case "browser":
+      return Layer.unwrapEffect(Effect.map(CommandExecutor.CommandExecutor, (executor) =>
+        AuthorizationHandler.layerLoopback({ open: openBrowser(executor), showDeviceCode }).pipe(
+          Layer.provide(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" })),
+          Layer.orDie
+        )))
+    case "no-browser":
+      return AuthorizationHandler.layerPaste({ redirectUri: "http://127.0.0.1/callback" })
+    case "device":
+      return Layer.succeed(
+        AuthorizationHandler.AuthorizationHandler,
+        AuthorizationHandler.AuthorizationHandler.of({
+          begin: Effect.dieMessage("the device grant needs no redirect"),
+          showDeviceCode
+        })
+      )
+  }
+}
+
+/**
+ * The OAuth service over the token file, with the authorization handler of `mode` (or none, for stored tokens
+ * only).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  mode: LoginMode | undefined
+): Layer.Layer<
+  OAuth.OAuth,
+  OAuth.OAuthError,
+  CommandExecutor.CommandExecutor | Terminal.Terminal | FileSystem.FileSystem | Path.Path
+> => {
+  const oauth = OAuth.layer({
+    clientName: "conduit",
+    ...(mode === "device" ? { grant: OAuth.Grant.DeviceCode() } : {})
+  }).pipe(
+    Layer.provide(TokenStore.layerFileSystem(tokenFile())),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  return mode === undefined ? oauth : oauth.pipe(Layer.provide(handlerLayer(mode)))
+}
+
+/**
+ * What `login --json` and `whoami --json` print.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const tokenJson = (info: OAuth.TokenInfo) => ({
+  issuer: info.issuer,
+  resource: info.resource,
+  tokenType: info.tokenType,
+  fingerprint: info.fingerprint,
+  scope: info.scope,
+  expiresAt: Option.match(info.expiresAt, { onNone: () => null, onSome: (at) => new Date(at).toISOString() }),
+  refreshable: info.refreshable
+})
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeToken = (info: OAuth.TokenInfo): string => {
+  const json = tokenJson(info)
+  return [
+    `resource     ${json.resource}`,
+    `issuer       ${json.issuer}`,
+    `token        ${json.tokenType} (fingerprint ${json.fingerprint})`,
+    `scope        ${json.scope.length > 0 ? json.scope.join(" ") : "(none)"}`,
+    `expires      ${json.expiresAt ?? "(no expiry given)"}${json.refreshable ? ", refreshable" : ""}`
+  ].join("\n")
+}
+
+/**
+ * The bearer token stored for `url`, refreshed when it is about to expire; `None` when there is no token file,
+ * no token for this server, or a DPoP-bound one (which needs a proof per request). Never fails: a broken store
+ * only means no token.
+ *
+ * @since 0.1.0
+ * @category tokens
+ */
+export const storedBearer = (
+  url: URL
+): Effect.Effect<
+  Option.Option<Redacted.Redacted<string>>,
+  never,
+  CommandExecutor.CommandExecutor | Terminal.Terminal | FileSystem.FileSystem | Path.Path
+> =>
+  Fs.existsSync(tokenFile())
+    ? Effect.gen(function*() {
+      const oauth = yield* OAuth.OAuth
+      const authorizer = yield* oauth.authorizer(url)
+      const current = yield* authorizer.current
+      if (Option.isNone(current) || current.value.tokenType !== "Bearer") return Option.none()
+      const credentials = yield* authorizer.headersFor({ method: "POST", url })
+      const header = Object.entries(credentials.headers).find(([name]) => name.toLowerCase() === "authorization")?.[1]
+      const token = header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined
+      return token !== undefined && token !== "" ? Option.some(Redacted.make(token)) : Option.none()
+    }).pipe(
+      Effect.provide(layer(undefined)),
+      Effect.tapError((error) => Effect.logDebug("no stored token used", error)),
+      Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+    )
+    : Effect.succeed(Option.none())

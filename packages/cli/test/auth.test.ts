@@ -1,0 +1,84 @@
+/**
+ * `conduit login` / `whoami` / `logout` end to end against the scripted OAuth world of the client tests (a
+ * protected resource at /mcp and its authorization server on 127.0.0.1): the device grant, the browser flow
+ * with a loopback redirect (the "browser" is a command that follows the redirects), the token file, the
+ * stored token sent on later `--url` runs, and exit code 4.
+ */
+import { assert, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as World from "../../client/test/fixtures/oauth/world.js"
+import * as Cli from "./utils/cli.js"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const tokenStore = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-auth-test-"))),
+  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+).pipe(Effect.map((directory) => Path.join(directory, "conduit", "tokens.json")))
+
+// a "browser" that loads the page and follows its redirects, back to conduit's loopback listener
+const fetchingBrowser = `${Cli.node} -e "fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1))"`
+
+layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout", (it) => {
+  it.scoped("the device grant stores a token that later runs send; logout forgets it", () =>
+    Effect.gen(function*() {
+      const world = yield* World.startWorld({ deviceGrant: true, deviceInterval: 1 })
+      const file = yield* tokenStore
+      const env = { CONDUIT_TOKEN_FILE: file }
+      const url = world.mcpUrl
+
+      const [before, refused] = yield* Cli.runAll([["whoami", "--url", url], ["--url", url, "probe"]], { env })
+      assert.strictEqual(before.code, 4, before.stderr)
+      assert.include(before.stderr, "not logged in")
+      assert.strictEqual(refused.code, 4, refused.stderr)
+      assert.include(refused.stderr, "conduit login")
+
+      const running = yield* Cli.start(["login", "--url", url, "--device"], { env })
+      yield* running.awaitStderr("and enter the code ")
+      const code = /enter the code (\w+)/.exec(yield* running.stderr.get)?.[1]
+      assert.isDefined(code)
+      world.approveDevice(code ?? "")
+      const login = yield* running.result
+      assert.strictEqual(login.code, 0, login.stderr)
+      assert.include(login.stdout, "Logged in")
+      assert.isTrue(Fs.existsSync(file))
+      assert.strictEqual(Fs.statSync(file).mode & 0o077, 0)
+
+      const whoami = yield* Cli.run(["whoami", "--url", url, "--json"], { env })
+      assert.strictEqual(whoami.code, 0, whoami.stderr)
+      const info = Cli.parseJson(whoami)
+      assert.isTrue(isRecord(info) && info.issuer === world.issuerUrl() && info.tokenType === "Bearer")
+      assert.notInclude(whoami.stdout, "at-") // never the token itself
+
+      // the stored token goes with the next run (the world's /mcp is no MCP server, so the probe fails after)
+      const issued = [...world.tokens.entries()].filter(([, token]) => token.kind === "access").map(([token]) => token)
+      yield* Cli.run(["--url", url, "--timeout", "2s", "probe"], { env })
+      const sent = world.requests.filter((request) =>
+        request.url.pathname === "/mcp" && issued.some((token) => request.headers.authorization === `Bearer ${token}`)
+      )
+      assert.isAbove(sent.length, 0)
+
+      const logout = yield* Cli.run(["logout", "--url", url], { env })
+      assert.strictEqual(logout.code, 0, logout.stderr)
+      const after = yield* Cli.run(["whoami", "--url", url], { env })
+      assert.strictEqual(after.code, 4)
+    }))
+
+  it.scoped("the browser flow: authorization page, loopback redirect, token stored", () =>
+    Effect.gen(function*() {
+      const world = yield* World.startWorld()
+      const file = yield* tokenStore
+      const env = { CONDUIT_TOKEN_FILE: file, BROWSER: fetchingBrowser }
+      const login = yield* Cli.run(["login", "--url", world.mcpUrl, "--json"], { env })
+      assert.strictEqual(login.code, 0, login.stderr)
+      const info = Cli.parseJson(login)
+      assert.isTrue(isRecord(info) && info.resource === world.mcpUrl && info.refreshable === true)
+      assert.include(login.stderr, "/authorize?")
+      const usage = yield* Cli.run(["login"], { env })
+      assert.strictEqual(usage.code, 2) // the demo server needs no login
+    }))
+})
