@@ -233,6 +233,8 @@ export const make = (
       : eraOption
     let logLevel: McpSchema.LoggingLevel | undefined
     let current = yield* Deferred.make<Session, McpError.McpClientError>()
+    /** The attempt whose session `current` holds, while it is alive. */
+    let published: Attempt | undefined
     const notifications = yield* PubSub.unbounded<McpSchema.ServerNotification>()
     const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
     const serverRequests = yield* FiberMap.make<McpSchema.RequestId>()
@@ -345,6 +347,11 @@ export const make = (
     const closeAttempt = (attempt: Attempt, error: McpError.TransportError) =>
       Effect.suspend(() => {
         attempt.closedError ??= error
+        if (published === attempt) {
+          // Callers arriving from now on wait for the next session instead of using this dead one.
+          published = undefined
+          current = Deferred.unsafeMake(FiberId.none)
+        }
         return Effect.zipRight(Deferred.succeed(attempt.closed, error), failAll(error))
       })
 
@@ -780,6 +787,7 @@ export const make = (
         yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
         established = true
         yield* Deferred.succeed(current, session)
+        published = attempt
         yield* Deferred.succeed(ready, undefined)
         yield* setState({ _tag: "Connected", era: session.era, protocolVersion: session.protocolVersion })
         yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
