@@ -238,7 +238,7 @@ export interface HeadlessPage {
  * @category models
  */
 export interface HeadlessOptions {
-  /** The redirect URI to announce; it is never contacted (default `http://127.0.0.1:0/callback`). */
+  /** The redirect URI to announce; it is never contacted (default `http://127.0.0.1/callback`). */
   readonly redirectUri?: string | undefined
   /** The most redirects to follow for one authorization (default 10). */
   readonly maxSteps?: number | undefined
@@ -265,7 +265,7 @@ export const layerHeadless = (
   Layer.effect(
     AuthorizationHandler,
     Effect.map(HttpClient.HttpClient, (client) => {
-      const redirectUri = options?.redirectUri ?? "http://127.0.0.1:0/callback"
+      const redirectUri = options?.redirectUri ?? "http://127.0.0.1/callback"
       const target = new URL(redirectUri)
       const isCallback = (url: URL) => url.origin === target.origin && url.pathname === target.pathname
       const maxSteps = options?.maxSteps ?? 10
