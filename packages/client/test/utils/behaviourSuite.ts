@@ -3,7 +3,7 @@
  * server (packages/client/test/utils/fixtureServer.ts): listing, calling, reading, prompts, completion,
  * progress, cancellation, timeouts and errors must look the same from the caller's side whatever carries them.
  */
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, layer as withLayer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -54,7 +54,8 @@ export const behaviourSuite = <E>(
   expected: { readonly era: McpSchema.Era; readonly binding: string }
 ) =>
   describe(name, () => {
-    it.layer(layer, { timeout: 60_000, excludeTestServices: true })((it) => {
+    // Real processes and real time: the layer runs without the test clock.
+    withLayer(layer, { timeout: 60_000, excludeTestServices: true })((it) => {
       it.effect("connects in the expected era and reports the server", () =>
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
