@@ -246,7 +246,9 @@ export interface HeadlessOptions {
    * Answers a page that needs interaction (a login or consent form): returns the next request to send, or
    * `None` to give up. Without it, any page fails the authorization.
    */
-  readonly interact?: ((page: HeadlessPage) => Effect.Effect<Option.Option<HttpClientRequest.HttpClientRequest>>) | undefined
+  readonly interact?:
+    | ((page: HeadlessPage) => Effect.Effect<Option.Option<HttpClientRequest.HttpClientRequest>>)
+    | undefined
   /** Receives device codes (for example to approve them through a test endpoint). */
   readonly showDeviceCode?: ((code: DeviceCode) => Effect.Effect<void>) | undefined
 }
@@ -280,7 +282,9 @@ export const layerHeadless = (
               const body = response.status >= 300 && response.status < 400 ? "" : yield* response.text
               return { url, status: response.status, headers: response.headers, body }
             })).pipe(
-              Effect.mapError((e) => oauthError("InvalidCallback", `fetching ${url.origin}${url.pathname} failed: ${e.reason}`))
+              Effect.mapError((e) =>
+                oauthError("InvalidCallback", `fetching ${url.origin}${url.pathname} failed: ${e.reason}`)
+              )
             )
             const location = page.headers["location"]
             if (page.status >= 300 && page.status < 400 && location !== undefined) {
@@ -294,7 +298,8 @@ export const layerHeadless = (
             if (Option.isNone(answer)) {
               return yield* oauthError(
                 "InvalidCallback",
-                `the authorization server answered HTTP ${page.status} at ${url.origin}${url.pathname} without redirecting back`
+                `the authorization server answered HTTP ${page.status} at ${url.origin}${url.pathname} ` +
+                  "without redirecting back"
               )
             }
             request = answer.value

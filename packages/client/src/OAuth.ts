@@ -225,6 +225,17 @@ export interface Refusal {
 }
 
 /**
+ * The method and URL of a request to the resource server (DPoP proofs sign both).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestTarget {
+  readonly method: string
+  readonly url: URL
+}
+
+/**
  * The authorization state of one request across its re-sends.
  *
  * @since 0.1.0
@@ -232,13 +243,15 @@ export interface Refusal {
  */
 export interface RequestAuthorization {
   /** Headers for the next send of this request. */
-  readonly headersFor: (request: { readonly method: string; readonly url: URL }) => Effect.Effect<Credentials, McpError.AuthError>
+  readonly headersFor: (request: RequestTarget) => Effect.Effect<Credentials, McpError.AuthError>
   /**
    * Handles a refusal of this request: refreshes, authorizes, steps up or takes a DPoP nonce, then succeeds
    * (re-send) — or fails with `AuthError` (give up). The sent fingerprint is the one of the last
    * `headersFor` unless the refusal names one.
    */
-  readonly onUnauthorized: (refusal: Omit<Refusal, "sent"> & { readonly sent?: string | undefined }) => Effect.Effect<void, McpError.AuthError>
+  readonly onUnauthorized: (
+    refusal: Omit<Refusal, "sent"> & { readonly sent?: string | undefined }
+  ) => Effect.Effect<void, McpError.AuthError>
 }
 
 /**
@@ -251,7 +264,7 @@ export interface Authorizer {
   /** The server URL this authorizer serves. */
   readonly server: URL
   /** Headers for a request (refreshing an expiring token first). No token goes to another origin. */
-  readonly headersFor: (request: { readonly method: string; readonly url: URL }) => Effect.Effect<Credentials, McpError.AuthError>
+  readonly headersFor: (request: RequestTarget) => Effect.Effect<Credentials, McpError.AuthError>
   /** Handles one refusal with no history (a fresh request). Succeeds when the request should be re-sent. */
   readonly onUnauthorized: (refusal: Refusal) => Effect.Effect<void, McpError.AuthError>
   /** Starts tracking one request (counts authorizations, step-ups and nonce retries across its re-sends). */
@@ -261,7 +274,7 @@ export interface Authorizer {
    * authorization path gives up.
    */
   readonly execute: <A, E, R>(
-    request: { readonly method: string; readonly url: URL },
+    request: RequestTarget,
     send: (credentials: Credentials) => Effect.Effect<A, E | Unauthorized, R>
   ) => Effect.Effect<A, Exclude<E, Unauthorized> | McpError.AuthError, R>
   /** Runs the full authorization now (discovery, registration, grant), e.g. for a CLI login. */

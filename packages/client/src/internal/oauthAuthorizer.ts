@@ -68,7 +68,9 @@ const validateOptions = (options: OAuth.OAuthOptions): Effect.Effect<void, OAuth
       return yield* oauthError("InvalidOption", "maxAuthorizations must be at least 1")
     }
     for (const client of options.clients ?? []) {
-      if (client.clientId === "") return yield* oauthError("InvalidOption", "a pre-registered client has an empty clientId")
+      if (client.clientId === "") {
+        return yield* oauthError("InvalidOption", "a pre-registered client has an empty clientId")
+      }
       const method = client.authMethod
       if ((method === "client_secret_basic" || method === "client_secret_post") && client.clientSecret === undefined) {
         return yield* oauthError("InvalidOption", `client ${client.clientId}: ${method} needs clientSecret`)
@@ -236,7 +238,11 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       }).pipe(Effect.catchTag("TokenStoreError", (e) => Effect.fail(storeFailure(e))))
 
     const dropTokens = (current: Current) =>
-      store.compareAndSet(TokenStore.tokensKey(current.stored.issuer, resource), Option.some(current.raw), Option.none()).pipe(
+      store.compareAndSet(
+        TokenStore.tokensKey(current.stored.issuer, resource),
+        Option.some(current.raw),
+        Option.none()
+      ).pipe(
         Effect.mapError(storeFailure),
         Effect.zipRight(Effect.sync(() => {
           if (state.current === current) state.current = undefined
@@ -274,7 +280,10 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           ? [...scopeOverride]
           : challenge?.params["scope"] !== undefined
           ? splitScope(challenge.params["scope"])
-          : [...Option.match(discovery.protectedResource, { onNone: () => [], onSome: (p) => p.scopes_supported ?? [] })]
+          : [...Option.match(discovery.protectedResource, {
+            onNone: () => [],
+            onSome: (prm) => prm.scopes_supported ?? []
+          })]
         const interactive = grant._tag === "AuthorizationCode" || grant._tag === "DeviceCode"
         if (
           interactive && options.offlineAccess !== false && scope.length > 0 && !scope.includes("offline_access") &&
@@ -282,7 +291,12 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         ) scope = [...scope, "offline_access"]
         const dpopKey = wantsDpop(discovery, challenges) ? yield* generateDpopKey : undefined
         yield* Effect.logDebug("OAuth authorization starts").pipe(
-          Effect.annotateLogs({ issuer: discovery.issuer, grant: grant._tag, scope: scope.join(" "), dpop: dpopKey !== undefined }),
+          Effect.annotateLogs({
+            issuer: discovery.issuer,
+            grant: grant._tag,
+            scope: scope.join(" "),
+            dpop: dpopKey !== undefined
+          }),
           annotate
         )
         const issued = yield* runGrant(discovery, scope, dpopKey)
@@ -293,7 +307,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return current
-      }).pipe(Effect.withSpan("OAuth.authorize", { attributes: { "oauth.resource": resource, "oauth.grant": grant._tag } }))
+      }).pipe(
+        Effect.withSpan("OAuth.authorize", { attributes: { "oauth.resource": resource, "oauth.grant": grant._tag } })
+      )
 
     const runGrant = (discovery: Discovery, scope: ReadonlyArray<string>, dpopKey: DpopKey | undefined) => {
       switch (grant._tag) {
@@ -343,7 +359,11 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return next
-      }).pipe(Effect.withSpan("OAuth.refresh", { attributes: { "oauth.resource": resource, "oauth.token": current.fingerprint } }))
+      }).pipe(
+        Effect.withSpan("OAuth.refresh", {
+          attributes: { "oauth.resource": resource, "oauth.token": current.fingerprint }
+        })
+      )
 
     /** Refreshes unless another fiber already replaced the token `seen`. */
     const refreshOnce = (seen: string) =>
@@ -357,7 +377,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     const isExpiring = (current: Current, now: number) =>
       current.stored.expiresAt !== undefined && now + skew >= current.stored.expiresAt
 
-    const headersFor = (request: { readonly method: string; readonly url: URL }) =>
+    const headersFor = (request: OAuth.RequestTarget) =>
       Effect.gen(function*() {
         if (request.url.origin !== server.origin) return { headers: {}, fingerprint: undefined }
         yield* ensureLoaded
@@ -367,7 +387,13 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           if (current.stored.refreshToken !== undefined) {
             current = yield* refreshOnce(seen).pipe(
               Effect.catchAll((e) =>
-                Effect.as(Effect.logDebug("OAuth proactive refresh failed").pipe(Effect.annotateLogs({ reason: e.reason }), annotate), state.current)
+                Effect.as(
+                  Effect.logDebug("OAuth proactive refresh failed").pipe(
+                    Effect.annotateLogs({ reason: e.reason }),
+                    annotate
+                  ),
+                  state.current
+                )
               )
             )
           } else if (grant._tag !== "AuthorizationCode" && grant._tag !== "DeviceCode") {
@@ -388,7 +414,10 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
             nonce: state.serverNonce,
             accessToken: token
           })
-          return { headers: { authorization: `DPoP ${Redacted.value(token)}`, dpop: proof }, fingerprint: current.fingerprint }
+          return {
+            headers: { authorization: `DPoP ${Redacted.value(token)}`, dpop: proof },
+            fingerprint: current.fingerprint
+          }
         }
         return { headers: { authorization: `Bearer ${Redacted.value(token)}` }, fingerprint: current.fingerprint }
       }).pipe(
@@ -484,9 +513,12 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       const tracker = newTracker()
       return {
         headersFor: (request) =>
-          Effect.tap(headersFor(request), (credentials) => Effect.sync(() => { tracker.sent = credentials.fingerprint })),
+          Effect.tap(headersFor(request), (credentials) =>
+            Effect.sync(() => {
+              tracker.sent = credentials.fingerprint
+            })),
         onUnauthorized: (refusal) =>
-          handle({ ...refusal, sent: "sent" in refusal && refusal.sent !== undefined ? refusal.sent : tracker.sent }, tracker)
+          handle({ ...refusal, sent: refusal.sent !== undefined ? refusal.sent : tracker.sent }, tracker)
       }
     })
 
@@ -496,7 +528,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       onUnauthorized: (refusal) => handle(refusal, newTracker()),
       begin,
       execute: <A, E, R>(
-        request: { readonly method: string; readonly url: URL },
+        request: OAuth.RequestTarget,
         send: (credentials: OAuth.Credentials) => Effect.Effect<A, E | OAuth.Unauthorized, R>
       ): Effect.Effect<A, Exclude<E, OAuth.Unauthorized> | McpError.AuthError, R> =>
         Effect.gen(function*() {
@@ -508,7 +540,11 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
             const error = outcome.left
             if (isOther(error)) return yield* Effect.fail(error)
             if (isUnauthorized(error)) {
-              yield* tracker.onUnauthorized({ status: error.status, challenges: error.challenges, dpopNonce: error.dpopNonce })
+              yield* tracker.onUnauthorized({
+                status: error.status,
+                challenges: error.challenges,
+                dpopNonce: error.dpopNonce
+              })
             }
           }
         }),

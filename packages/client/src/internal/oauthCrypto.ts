@@ -27,7 +27,9 @@ export const randomString = (bytes = 32): string => Encoding.encodeBase64Url(ran
 /** @internal */
 export const sha256 = (input: string | Uint8Array): Effect.Effect<Uint8Array> =>
   Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", typeof input === "string" ? utf8.encode(input) : input)),
+    Effect.promise(() =>
+      globalThis.crypto.subtle.digest("SHA-256", typeof input === "string" ? utf8.encode(input) : input)
+    ),
     (buffer) => new Uint8Array(buffer)
   )
 
@@ -200,7 +202,9 @@ export const dpopProof = (options: {
 }): Effect.Effect<string> =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const ath = options.accessToken !== undefined ? yield* sha256Base64Url(Redacted.value(options.accessToken)) : undefined
+    const ath = options.accessToken !== undefined
+      ? yield* sha256Base64Url(Redacted.value(options.accessToken))
+      : undefined
     return yield* signJwt(options.key.signing, { typ: "dpop+jwt", jwk: options.key.publicJwk }, {
       jti: randomString(16),
       htm: options.method.toUpperCase(),

@@ -102,7 +102,10 @@ const legacyAuthorizationServer = (settings: HttpSettings, server: URL) =>
         return yield* oauthError("Discovery", `the authorization server metadata at ${url.href} is not valid`)
       }
       if (decoded.right.issuer !== origin && decoded.right.issuer !== `${origin}/`) {
-        return yield* oauthError("IssuerMismatch", `the metadata at ${origin} declares the issuer ${decoded.right.issuer}`)
+        return yield* oauthError(
+          "IssuerMismatch",
+          `the metadata at ${origin} declares the issuer ${decoded.right.issuer}`
+        )
       }
       return { issuer: decoded.right.issuer, metadata: decoded.right }
     }

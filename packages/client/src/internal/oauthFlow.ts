@@ -68,7 +68,11 @@ const fromPreRegistered = (client: OAuth.PreRegisteredClient): Effect.Effect<Cli
       ? yield* importPkcs8Pem(client.privateKey.pem, client.privateKey.alg, client.privateKey.kid)
       : undefined
     const authMethod = client.authMethod ??
-      (signingKey !== undefined ? "private_key_jwt" : client.clientSecret !== undefined ? "client_secret_basic" : "none")
+      (signingKey !== undefined
+        ? "private_key_jwt"
+        : client.clientSecret !== undefined
+        ? "client_secret_basic"
+        : "none")
     return { clientId: client.clientId, secret: client.clientSecret, authMethod, signingKey, source: "preregistered" }
   })
 
@@ -119,7 +123,14 @@ export const resolveClient = (
     if (Option.isSome(pre)) return yield* fromPreRegistered(pre.value)
     const cimd = context.options.clientMetadataUrl
     if (cimd !== undefined && discovery.metadata.client_id_metadata_document_supported === true) {
-      return { clientId: cimd, secret: undefined, authMethod: "none", signingKey: undefined, source: "metadata-document" }
+      const identity: ClientIdentity = {
+        clientId: cimd,
+        secret: undefined,
+        authMethod: "none",
+        signingKey: undefined,
+        source: "metadata-document"
+      }
+      return identity
     }
     const key = TokenStore.clientKey(issuer)
     const stored = yield* context.store.get(key).pipe(Effect.mapError(storeFailure))
@@ -139,7 +150,9 @@ export const resolveClient = (
     }
     const endpoint = discovery.metadata.registration_endpoint
     if (endpoint === undefined || context.options.dynamicRegistration === false || purpose.register === false) {
-      const others = (context.options.clients ?? []).length > 0 ? " (the pre-registered clients belong to other issuers)" : ""
+      const others = (context.options.clients ?? []).length > 0
+        ? " (the pre-registered clients belong to other issuers)"
+        : ""
       return yield* oauthError("NoClient", `no client identity for ${issuer}: nothing pre-registered${others}, ` +
         "no client metadata document support, no dynamic registration")
     }
@@ -167,7 +180,8 @@ const register = (
   Effect.gen(function*() {
     const url = yield* checkUrl(endpoint, context.settings.policy, "registration endpoint")
     const supported = discovery.metadata.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
-    const requested = (["client_secret_basic", "client_secret_post", "none"] as const).find((m) => supported.includes(m)) ??
+    const preference: ReadonlyArray<OAuth.ClientAuthMethod> = ["client_secret_basic", "client_secret_post", "none"]
+    const requested = preference.find((m) => supported.includes(m)) ??
       "client_secret_basic"
     const dcr = context.options.dynamicRegistration === false ? undefined : context.options.dynamicRegistration
     const body = {
@@ -225,7 +239,10 @@ const authenticate = (
         if (client.secret === undefined) {
           return yield* oauthError("InvalidOption", "client_secret_basic needs a client secret")
         }
-        return { params: [], headers: { authorization: basicCredentials(client.clientId, Redacted.value(client.secret)) } }
+        return {
+          params: [],
+          headers: { authorization: basicCredentials(client.clientId, Redacted.value(client.secret)) }
+        }
       }
       case "client_secret_post": {
         if (client.secret === undefined) {
@@ -264,7 +281,9 @@ export interface IssuedToken {
 
 const classify = (response: FormResponse, what: string): OAuthError => {
   const error = errorOf(response)
-  if (response.status >= 500) return oauthError("Transient", `${what} answered HTTP ${response.status}`, { status: response.status })
+  if (response.status >= 500) {
+    return oauthError("Transient", `${what} answered HTTP ${response.status}`, { status: response.status })
+  }
   const description = error?.error_description !== undefined ? `: ${error.error_description}` : ""
   return oauthError(
     error?.error === "invalid_grant" ? "InvalidGrant" : "TokenRequest",
@@ -307,10 +326,15 @@ export const requestToken = (
       if (nonce !== undefined) context.asNonces.set(discovery.issuer, nonce)
       if (response.status === 200) {
         const decoded = Option.flatMap(response.json, Schema.decodeUnknownOption(TokenResponse))
-        if (Option.isNone(decoded)) return yield* oauthError("TokenRequest", `${what} answered an invalid token response`)
+        if (Option.isNone(decoded)) {
+          return yield* oauthError("TokenRequest", `${what} answered an invalid token response`)
+        }
         const type = decoded.value.token_type.toLowerCase()
         if (type !== "bearer" && type !== "dpop" && type !== "n_a") {
-          return yield* oauthError("TokenRequest", `${what} issued an unsupported token type ${decoded.value.token_type}`)
+          return yield* oauthError(
+            "TokenRequest",
+            `${what} issued an unsupported token type ${decoded.value.token_type}`
+          )
         }
         if (type === "dpop" && dpopKey === undefined) {
           return yield* oauthError("TokenRequest", `${what} issued a DPoP token without a proof`)
@@ -347,15 +371,20 @@ export const validateCallback = (
   const iss = params.get("iss")
   if (iss !== null && iss !== expected.issuer) {
     // error, error_description and error_uri of a response from an unexpected issuer are not shown
-    return Either.left(oauthError("IssuerResponseMismatch", `the authorization response comes from ${iss}, not ${expected.issuer}`))
+    return Either.left(
+      oauthError("IssuerResponseMismatch", `the authorization response comes from ${iss}, not ${expected.issuer}`)
+    )
   }
   if (iss === null && expected.issSupported) {
-    return Either.left(oauthError("IssuerResponseMismatch", `the authorization response of ${expected.issuer} has no iss`))
+    return Either.left(
+      oauthError("IssuerResponseMismatch", `the authorization response of ${expected.issuer} has no iss`)
+    )
   }
   const error = params.get("error")
   if (error !== null) {
     const description = params.get("error_description")
-    return Either.left(oauthError("AuthorizationDenied", `authorization refused${description !== null ? `: ${description}` : ""}`, { error }))
+    const shown = description !== null ? `: ${description}` : ""
+    return Either.left(oauthError("AuthorizationDenied", `authorization refused${shown}`, { error }))
   }
   const code = params.get("code")
   if (code === null || code === "") {
@@ -415,7 +444,11 @@ export const authorizationCode = (
     ]
     for (const [key, value] of query) url.searchParams.set(key, value)
     yield* Effect.logDebug("OAuth authorization request").pipe(
-      Effect.annotateLogs({ issuer: discovery.issuer, endpoint: `${url.origin}${url.pathname}`, scope: scope.join(" ") })
+      Effect.annotateLogs({
+        issuer: discovery.issuer,
+        endpoint: `${url.origin}${url.pathname}`,
+        scope: scope.join(" ")
+      })
     )
     const callback = yield* pending.complete(url)
     const code = yield* validateCallback(callback, {
@@ -515,7 +548,10 @@ export const identityAssertion = (
       grant.idpClientId === undefined
         ? { params: [], headers: {} }
         : grant.idpClientSecret !== undefined
-        ? { params: [], headers: { authorization: basicCredentials(grant.idpClientId, Redacted.value(grant.idpClientSecret)) } }
+        ? {
+          params: [],
+          headers: { authorization: basicCredentials(grant.idpClientId, Redacted.value(grant.idpClientSecret)) }
+        }
         : { params: [["client_id", grant.idpClientId]], headers: {} }
     const exchange = yield* postForm(context.settings, idp, [
       ["grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"],
@@ -530,7 +566,9 @@ export const identityAssertion = (
     const what = `the identity provider ${idp.origin}${idp.pathname}`
     if (exchange.status !== 200) return yield* classify(exchange, what)
     const jag = Option.flatMap(exchange.json, Schema.decodeUnknownOption(TokenResponse))
-    if (Option.isNone(jag)) return yield* oauthError("TokenRequest", `${what} answered an invalid token exchange response`)
+    if (Option.isNone(jag)) {
+      return yield* oauthError("TokenRequest", `${what} answered an invalid token exchange response`)
+    }
     const client = yield* optionalClient(context, discovery, [JWT_BEARER])
     return yield* requestToken(context, discovery, client, [
       ["grant_type", JWT_BEARER],
@@ -555,7 +593,10 @@ export const deviceCode = (
       return yield* oauthError("Unsupported", `${discovery.issuer} has no device authorization endpoint`)
     }
     const url = yield* checkUrl(endpoint, context.settings.policy, "device authorization endpoint")
-    const client = yield* resolveClient(context, discovery, { grantTypes: [DEVICE_CODE, "refresh_token"], responseTypes: [] })
+    const client = yield* resolveClient(context, discovery, {
+      grantTypes: [DEVICE_CODE, "refresh_token"],
+      responseTypes: []
+    })
     const auth = yield* authenticate(client, discovery.issuer)
     const started = yield* postForm(context.settings, url, [
       ...scopeParam(scope),
@@ -569,7 +610,8 @@ export const deviceCode = (
     if (Option.isNone(device)) return yield* oauthError("TokenRequest", `${what} answered an invalid response`)
     const verification = yield* checkUrl(device.value.verification_uri, context.settings.policy, "verification URI")
     const complete = device.value.verification_uri_complete
-    const showComplete = complete !== undefined && Either.isRight(checkUrl(complete, context.settings.policy, "verification URI"))
+    const showComplete = complete !== undefined &&
+      Either.isRight(checkUrl(complete, context.settings.policy, "verification URI"))
     const code: AuthorizationHandler.DeviceCode = {
       userCode: device.value.user_code,
       verificationUri: verification.href,

@@ -127,7 +127,10 @@ export const fetchDocument = (
         const next = location !== undefined ? parseUrl(location, url) : undefined
         if (next === undefined) return { _tag: "Missing", status: response.status, url }
         if (next.origin !== start.origin) {
-          return yield* oauthError("Discovery", `${what} ${describe(start)} redirects to another origin (${next.origin})`)
+          return yield* oauthError(
+            "Discovery",
+            `${what} ${describe(start)} redirects to another origin (${next.origin})`
+          )
         }
         url = next
         continue
