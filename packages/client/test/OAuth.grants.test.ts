@@ -67,14 +67,18 @@ describe("OAuth client credentials", () => {
         clients: [{ clientId: "jwt-client", privateKey: { pem: Redacted.make(pem), alg: "ES256" } }]
       }, (a) => callMcp(a, "tools/list"))
       const token = tokenRequests(world)[0]
-      assert.strictEqual(token.form.get("client_assertion_type"), "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+      assert.strictEqual(
+        token.form.get("client_assertion_type"),
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+      )
       const jwt = jwtParts(token.form.get("client_assertion")!)
       assert.strictEqual(jwt.header.alg, "ES256")
       assert.strictEqual(jwt.payload.iss, "jwt-client")
       assert.strictEqual(jwt.payload.sub, "jwt-client")
       assert.strictEqual(jwt.payload.aud, world.issuerUrl())
       assert.isString(jwt.payload.jti)
-      const valid = verify("sha256", Buffer.from(jwt.input), { key: publicKey, dsaEncoding: "ieee-p1363" }, jwt.signature)
+      const key = { key: publicKey, dsaEncoding: "ieee-p1363" as const }
+      const valid = verify("sha256", Buffer.from(jwt.input), key, jwt.signature)
       assert.isTrue(valid)
     }))
 })
@@ -144,7 +148,9 @@ describe("OAuth device authorization grant", () => {
           })
       })
       assert.strictEqual(shown.length, 1)
-      const polls = tokenRequests(world).filter((r) => r.form.get("grant_type") === "urn:ietf:params:oauth:grant-type:device_code")
+      const polls = tokenRequests(world).filter((r) =>
+        r.form.get("grant_type") === "urn:ietf:params:oauth:grant-type:device_code"
+      )
       assert.strictEqual(polls.length, 2)
       const device = world.requests.find((r) => r.url.pathname === "/device")!
       assert.strictEqual(device.form.get("resource"), world.mcpUrl)
@@ -170,7 +176,9 @@ describe("OAuth DPoP", () => {
       assert.strictEqual(proof.payload.htu, `${world.issuerUrl()}/token`)
       const refresh = tokenRequests(world).find((r) => r.form.get("grant_type") === "refresh_token")
       assert.isDefined(refresh?.headers.dpop)
-      const accepted = world.requests.filter((r) => r.url.pathname === "/mcp" && r.headers.authorization?.startsWith("DPoP "))
+      const accepted = world.requests.filter((r) =>
+        r.url.pathname === "/mcp" && r.headers.authorization?.startsWith("DPoP ")
+      )
       assert.isAtLeast(accepted.length, 2)
       for (const request of accepted) {
         const p = jwtParts(String(request.headers.dpop))

@@ -37,7 +37,8 @@ describe("AuthorizationHandler.layerLoopback", () => {
       yield* Effect.gen(function*() {
         const oauth = yield* OAuth.OAuth
         yield* callMcp(yield* oauth.authorizer(world.mcpUrl), "tools/list")
-        const redirect = new URL(world.requests.find((r) => r.url.pathname === "/authorize")!.url.searchParams.get("redirect_uri")!)
+        const authorize = world.requests.find((r) => r.url.pathname === "/authorize")!
+        const redirect = new URL(authorize.url.searchParams.get("redirect_uri")!)
         assert.strictEqual(redirect.hostname, "127.0.0.1")
         assert.strictEqual(redirect.pathname, "/callback")
         assert.isAbove(Number(redirect.port), 0)

@@ -79,7 +79,11 @@ describe("OAuth never leaks a credential", () => {
   it.scoped("logs, spans and errors of full flows carry no token, code, verifier or secret", () =>
     Effect.gen(function*() {
       const capture = makeCapture()
-      const world = yield* startWorld({ dpop: true, challengeScope: "mcp:basic", scopeRequirements: { "tools/call": "mcp:write" } })
+      const world = yield* startWorld({
+        dpop: true,
+        challengeScope: "mcp:basic",
+        scopeRequirements: { "tools/call": "mcp:write" }
+      })
       yield* Effect.gen(function*() {
         const oauth = yield* OAuth.OAuth
         const authorizer = yield* oauth.authorizer(world.mcpUrl)
@@ -154,7 +158,8 @@ describe("OAuth never leaks a credential", () => {
         assert.isTrue(path === "/mcp" || path.endsWith("/token"), `a token was sent to ${path}`)
         if (path.endsWith("/token")) {
           for (const t of carried) assert.strictEqual(world.tokens.get(t)?.kind, "refresh")
-          assert.strictEqual(world.tokens.get(carried[0])?.issuer + "/token", `${request.url.origin}${request.url.pathname}`)
+          const endpoint = `${request.url.origin}${request.url.pathname}`
+          assert.strictEqual(`${world.tokens.get(carried[0])?.issuer}/token`, endpoint)
         }
       }
     }))

@@ -31,7 +31,9 @@ describe("OAuth against oidc-provider", () => {
         assert.deepStrictEqual((called as { method: string }).method, "tools/call")
         const stepped = Option.getOrThrow(yield* authorizer.current)
         assert.includeMembers([...stepped.scope], ["mcp:basic", "mcp:write"])
-      }).pipe(Effect.provide(oauthLayer({ clientName: "conduit integration" }, { redirectUri: "http://127.0.0.1/callback" })))
+      }).pipe(
+        Effect.provide(oauthLayer({ clientName: "conduit integration" }, { redirectUri: "http://127.0.0.1/callback" }))
+      )
       const paths = world.asRequests.map((r) => r.path)
       assert.strictEqual(paths.filter((p) => p === "/reg").length, 1)
       assert.strictEqual(world.asRequests.filter((r) => r.grantType === "authorization_code").length, 2)

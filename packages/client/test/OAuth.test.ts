@@ -62,7 +62,11 @@ describe("OAuth discovery", () => {
 
   it.scoped("custom PRM URL from the challenge; issuer path with the appended OpenID form, in order", () =>
     Effect.gen(function*() {
-      const world = yield* startWorld({ prmLocation: "custom", issuers: ["/tenant1"], asMetadataLocation: "oidc-append" })
+      const world = yield* startWorld({
+        prmLocation: "custom",
+        issuers: ["/tenant1"],
+        asMetadataLocation: "oidc-append"
+      })
       yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
       const discovery = paths(world).filter((p) => p.includes("/.well-known/") || p.includes("prm.json"))
       assert.deepStrictEqual(discovery, [
@@ -194,27 +198,28 @@ describe("OAuth authorization code", () => {
 
   it.scoped("pre-registered credentials: no registration, HTTP Basic", () =>
     Effect.gen(function*() {
-      const world = yield* startWorld({ registration: false, preRegistered: { clientId: "pre", clientSecret: "s3cret" } })
+      const world = yield* startWorld({
+        registration: false,
+        preRegistered: { clientId: "pre", clientSecret: "s3cret" }
+      })
       yield* withAuthorizer(world.mcpUrl, {
         clients: [{ clientId: "pre", clientSecret: Redacted.make("s3cret") }]
       }, (a) => callMcp(a, "tools/list"))
       assert.strictEqual(world.count("/register"), 0)
       assert.strictEqual(authorizeRequests(world)[0].url.searchParams.get("client_id"), "pre")
-      assert.strictEqual(tokenRequests(world)[0].headers.authorization, `Basic ${Buffer.from("pre:s3cret").toString("base64")}`)
+      const basic = `Basic ${Buffer.from("pre:s3cret").toString("base64")}`
+      assert.strictEqual(tokenRequests(world)[0].headers.authorization, basic)
     }))
 
   it.scoped("client ID metadata document: the URL is the client_id, no registration", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ cimdSupported: true, tokenAuthMethods: ["none"] })
-      world.clients.set("https://conformance-test.local/client-metadata.json", { secret: undefined, issuer: "", redirectUris: [] })
-      yield* withAuthorizer(world.mcpUrl, { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" }, (a) =>
-        callMcp(a, "tools/list"))
+      const cimd = "https://conformance-test.local/client-metadata.json"
+      world.clients.set(cimd, { secret: undefined, issuer: "", redirectUris: [] })
+      yield* withAuthorizer(world.mcpUrl, { clientMetadataUrl: cimd }, (a) => callMcp(a, "tools/list"))
       assert.strictEqual(world.count("/register"), 0)
-      assert.strictEqual(
-        authorizeRequests(world)[0].url.searchParams.get("client_id"),
-        "https://conformance-test.local/client-metadata.json"
-      )
-      assert.strictEqual(tokenRequests(world)[0].form.get("client_id"), "https://conformance-test.local/client-metadata.json")
+      assert.strictEqual(authorizeRequests(world)[0].url.searchParams.get("client_id"), cimd)
+      assert.strictEqual(tokenRequests(world)[0].form.get("client_id"), cimd)
     }))
 
   it.scoped("step-up on 403 insufficient_scope asks for the union of scopes", () =>

@@ -18,7 +18,8 @@ describe("OAuth URL rules", () => {
   it("canonical resource: lower-case scheme and host, no fragment, no lone trailing slash", () => {
     assert.strictEqual(canonicalResource(new URL("HTTPS://Tools.Example.NET/mcp#x")), "https://tools.example.net/mcp")
     assert.strictEqual(canonicalResource(new URL("https://tools.example.net/")), "https://tools.example.net")
-    assert.strictEqual(canonicalResource(new URL("https://tools.example.net:8443/a/mcp")), "https://tools.example.net:8443/a/mcp")
+    const withPort = "https://tools.example.net:8443/a/mcp"
+    assert.strictEqual(canonicalResource(new URL(withPort)), withPort)
   })
 
   it("PRM resource must be the server or a parent path on the same origin", () => {

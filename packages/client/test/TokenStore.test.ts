@@ -45,7 +45,10 @@ const contract = (name: string, layer: Layer.Layer<TokenStore.TokenStore>) =>
   })
 
 contract("TokenStore.layerMemory", TokenStore.layerMemory)
-contract("TokenStore.layerKeyValueStore", TokenStore.layerKeyValueStore().pipe(Layer.provide(KeyValueStore.layerMemory)))
+contract(
+  "TokenStore.layerKeyValueStore",
+  TokenStore.layerKeyValueStore().pipe(Layer.provide(KeyValueStore.layerMemory))
+)
 
 const tempFile = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "conduit-tokens-"))),
@@ -57,9 +60,9 @@ describe("TokenStore.layerFileSystem", () => {
     Effect.gen(function*() {
       const file = yield* tempFile
       const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
-      yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.compareAndSet("tokens x", Option.none(), value("secret"))).pipe(
-        Effect.provide(layer)
-      )
+      const write = Effect.flatMap(TokenStore.TokenStore, (s) =>
+        s.compareAndSet("tokens x", Option.none(), value("secret")))
+      yield* write.pipe(Effect.provide(layer))
       assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
       assert.strictEqual(fs.statSync(path.dirname(file)).mode & 0o777, 0o700)
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["tokens.json"])
