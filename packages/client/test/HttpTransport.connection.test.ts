@@ -1,0 +1,234 @@
+/**
+ * The HTTP transport's connection seen directly (without the client) and from the outside: what it reports,
+ * which headers it lets through, what it reconnects, and that no secret reaches an error, a log or a span.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Tracer from "effect/Tracer"
+import type * as Http from "node:http"
+import * as McpClient from "../src/McpClient.js"
+import * as Transport from "../src/Transport.js"
+import * as Common from "./fixtures/http/common.js"
+import * as Scripted from "./fixtures/http/scripted.js"
+
+const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
+
+const eventually = (condition: () => boolean, what: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 500; i++) {
+      if (condition()) return
+      yield* realSleep(10)
+    }
+    assert.fail(`timed out waiting for ${what}`)
+  })
+
+/** Opens a raw connection of the HTTP transport; its events go to a queue. */
+const open = (options: Parameters<typeof Common.transport>[0]) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(Common.transport(options))
+    const transport = Context.get(context, Transport.Transport)
+    const events = yield* Queue.unbounded<Transport.TransportEvent>()
+    const connection = yield* transport.connect((event) => Queue.offer(events, event))
+    return { connection, events }
+  })
+
+const modernRequest = (id: number, method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0" as const,
+  id,
+  method,
+  params: {
+    ...params,
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {}
+    }
+  }
+})
+
+describe("the HTTP connection", () => {
+  it.live("connects without I/O and reports origin, target and binding", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern")
+      const { connection } = yield* open({ url: `${server.url}/mcp?x=1` })
+      assert.strictEqual(connection.info.binding, "streamable-http")
+      assert.strictEqual(connection.info.origin, server.url)
+      assert.strictEqual(connection.info.target, `${server.url}/mcp?x=1`)
+      assert.isUndefined(connection.info.era)
+      assert.deepStrictEqual(server.seen, [])
+    }).pipe(Effect.scoped))
+
+  it.live("caller-supplied headers: only safe Mcp-Param-* headers pass, owned headers are never replaced", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+      })
+      const { connection, events } = yield* open({ url: server.url, bearerToken: Redacted.make("mine") })
+      yield* connection.request(modernRequest(1, "tools/call", { name: "t", arguments: {} }), {
+        headers: {
+          "Mcp-Param-Region": "eu-west-3",
+          "Mcp-Param-City": "=?base64?WsO8cmljaA==?=",
+          "Mcp-Param-Evil": "a\r\nX-Injected: 1",
+          "Authorization": "Bearer stolen",
+          "Mcp-Name": "other",
+          "MCP-Protocol-Version": "1999-01-01"
+        }
+      })
+      const event = yield* Queue.take(events)
+      assert.strictEqual(event._tag, "Response")
+      const headers = server.seen[0]!.headers
+      assert.strictEqual(headers["mcp-param-region"], "eu-west-3")
+      assert.strictEqual(headers["mcp-param-city"], "=?base64?WsO8cmljaA==?=")
+      assert.isUndefined(headers["mcp-param-evil"])
+      assert.isUndefined(headers["x-injected"])
+      assert.strictEqual(headers.authorization, "Bearer mine")
+      assert.strictEqual(headers["mcp-name"], "t")
+      assert.strictEqual(headers["mcp-protocol-version"], "2026-07-28")
+    }).pipe(Effect.scoped))
+
+  it.live("a probe refused with a JSON-RPC error body is reported in detail for the classifier", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        probe: (seen, res) => Scripted.sendJson(res, 404, Scripted.failure(Scripted.idOf(seen), -32601, "nope"))
+      })
+      const { connection, events } = yield* open({ url: server.url })
+      yield* connection.request({ ...modernRequest(1, "server/discover"), id: "probe-1" }, { probe: true })
+      const event = yield* Queue.take(events)
+      assert.strictEqual(event._tag, "RequestFailed")
+      if (event._tag === "RequestFailed" && event.error._tag === "TransportError") {
+        assert.strictEqual(event.id, "probe-1")
+        assert.strictEqual(event.error.reason, "HttpStatus")
+        assert.strictEqual(event.error.status, 404)
+        assert.strictEqual(event.error.contentType, "application/json")
+        assert.include(event.error.body, "-32601")
+      } else {
+        assert.fail(`unexpected ${event._tag}`)
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("an HTTP+SSE stream that closes reports Closed; the client reconnects straight to a new stream", () =>
+    Effect.gen(function*() {
+      const streams: Array<Http.ServerResponse> = []
+      const server = yield* Scripted.scripted((seen, res) => {
+        if (seen.method === "GET") {
+          streams.push(res)
+          Scripted.startSse(res)
+          res.write(`event: endpoint\ndata: /messages?stream=${streams.length}\n\n`)
+          return
+        }
+        if (seen.url === "/sse") return void res.writeHead(405).end()
+        res.writeHead(202).end()
+        const method = Scripted.methodOf(seen)
+        const stream = streams[Number(seen.url.slice(-1)) - 1]!
+        if (method === "initialize") {
+          Scripted.sseMessage(stream, Scripted.success(Scripted.idOf(seen), Scripted.initializeResult("2024-11-05")))
+        } else if (method === "ping") {
+          Scripted.sseMessage(stream, Scripted.success(Scripted.idOf(seen), {}))
+        }
+      })
+      const transport = yield* Layer.build(Common.transport({ url: `${server.url}/sse` }))
+      const client = yield* McpClient.make({ ...Common.clientOptions, reconnect: Schedule.spaced("50 millis") }).pipe(
+        Effect.provide(transport)
+      )
+      assert.strictEqual((yield* client.session).transport.binding, "sse")
+      streams[0]!.end()
+      yield* eventually(() => streams.length === 2, "a second stream")
+      yield* client.ping()
+      const session = yield* client.session
+      assert.strictEqual(session.transport.binding, "sse")
+      const summary = server.seen.map((entry) => `${entry.method} ${entry.url} ${Scripted.methodOf(entry) ?? ""}`.trim())
+      // the second connection knows the binding: no probe, no POST to the SSE URL
+      assert.deepStrictEqual(summary.slice(summary.lastIndexOf("GET /sse")), [
+        "GET /sse",
+        "POST /messages?stream=2 initialize",
+        "POST /messages?stream=2 notifications/initialized",
+        "POST /messages?stream=2 ping"
+      ])
+    }).pipe(Effect.scoped))
+})
+
+describe("secrets", () => {
+  it.live("the bearer token and the session id never reach an error, a log or a span", () =>
+    Effect.gen(function*() {
+      const token = "tok-9f8e7d6c5b4a"
+      const sessionId = "sid-0123456789abcdef"
+      let calls = 0
+      const server = yield* Scripted.mcpServer("legacy", {
+        initialize: (seen, res) =>
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.initializeResult()), {
+            "mcp-session-id": sessionId
+          }),
+        request: (seen, res, method) => {
+          if (method === "ping") return void res.writeHead(401, { "www-authenticate": "Bearer" }).end()
+          if (method !== "tools/call") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+          calls++
+          res.writeHead(404).end()
+        }
+      })
+      const logs: Array<string> = []
+      const logger = Logger.make(({ annotations, cause, message }) => {
+        logs.push(JSON.stringify({ message, cause: String(cause), annotations: [...annotations] }))
+      })
+      const spans: Array<string> = []
+      const tracer = Tracer.make({
+        span: (name, parent, context, links, startTime, kind) => {
+          const attributes = new Map<string, unknown>()
+          const span: Tracer.Span = {
+            _tag: "Span",
+            name,
+            spanId: `span-${spans.length}`,
+            traceId: "trace",
+            parent,
+            context,
+            status: { _tag: "Started", startTime },
+            attributes,
+            links,
+            sampled: true,
+            kind,
+            // a successful exit may hold an HTTP response, whose inspection would read its body: failures only
+            end: (_, exit) =>
+              spans.push(JSON.stringify({ name, exit: Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "success" })),
+            attribute: (key, value) => {
+              attributes.set(key, value)
+              spans.push(JSON.stringify({ name, key, value: String(value) }))
+            },
+            event: (event, _, attrs) => spans.push(JSON.stringify({ name, event, attrs })),
+            addLinks: () => {}
+          }
+          return span
+        },
+        context: (f) => f()
+      })
+      const errors = yield* Effect.gen(function*() {
+        const { client } = yield* Common.connect({ url: server.url, bearerToken: Redacted.make(token) })
+        const expired = yield* Effect.flip(client.callTool({ name: "x" }))
+        const refused = yield* Effect.flip(client.ping())
+        return [expired, refused]
+      }).pipe(
+        Effect.scoped,
+        Effect.withTracer(tracer),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
+      assert.strictEqual(calls, 2)
+      assert.deepStrictEqual(errors.map((error) => error._tag), ["SessionExpired", "AuthError"])
+      // the secrets did go where they belong
+      assert.isTrue(server.seen.some((entry) => entry.headers["mcp-session-id"] === sessionId))
+      assert.isTrue(server.seen.every((entry) => entry.headers.authorization === `Bearer ${token}`))
+      assert.isAbove(spans.length, 0)
+      assert.isAbove(logs.length, 0)
+      const everything = [...errors.map((error) => `${JSON.stringify(error)} ${String(error)}`), ...logs, ...spans]
+      for (const text of everything) {
+        assert.notInclude(text, token)
+        assert.notInclude(text, sessionId)
+      }
+    }).pipe(Effect.scoped))
+})
