@@ -9,7 +9,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
-import { awaitSleep } from "./utils/clock.js"
+import { advanceUntilDone, awaitSleep } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const crashy: Scripted.Script = Scripted.modernScript((message, ctx) => {
@@ -143,6 +143,31 @@ describe("reconnect", () => {
       assert.deepStrictEqual(all.map((n) => n.method), ["notifications/tools/list_changed", "notifications/message"])
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.modernScript())))
+    )))
+})
+
+describe("cached verdict", () => {
+  it.scoped("a server known to be modern is never downgraded when a later probe goes unanswered", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* Effect.flip(client.callTool({ name: "crash" }))
+      const next = yield* Effect.fork(client.callTool({ name: "echo" }))
+      // backoff, connection 2 whose probe goes unanswered for 3 s, backoff, connection 3
+      const result = yield* advanceUntilDone(next)
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "served by connection 3" }])
+      const log = yield* Scripted.ScriptLog
+      assert.notInclude(Scripted.sentMethods(yield* Ref.get(log.sent)), "initialize")
+      assert.strictEqual((yield* client.session).era, "modern")
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds") }).pipe(
+        Layer.provideMerge(Scripted.layer((message, ctx) => {
+          if (!("method" in message) || !("id" in message)) return Effect.void
+          if (message.method === "server/discover") {
+            return ctx.connection === 2 ? Effect.void : ctx.reply(message.id, Scripted.discoverResult())
+          }
+          return crashy(message, ctx)
+        }))
+      )
     )))
 })
 

@@ -616,7 +616,8 @@ export const make = (
                 verdictNow = Negotiation.classifyProbeError(error, supported, retried)
                 break
               case "RequestTimeout":
-                if (kind === "http") {
+                // On HTTP silence is an outage; and a server known to be modern is never quietly downgraded.
+                if (kind === "http" || verdict === "modern") {
                   return yield* new McpError.TransportError({
                     transport: kind,
                     reason: "Timeout",
@@ -626,7 +627,7 @@ export const make = (
                 verdictNow = { _tag: "Legacy", version: undefined }
                 break
               case "TransportError":
-                if (kind !== "http" && (yield* Deferred.isDone(attempt.closed))) {
+                if (kind !== "http" && verdict !== "modern" && (yield* Deferred.isDone(attempt.closed))) {
                   // Some legacy servers quit on any request before initialize: restart and speak legacy.
                   return yield* Effect.fail(new RestartAsLegacy())
                 }

@@ -1,6 +1,8 @@
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 
 /**
@@ -14,5 +16,22 @@ export const awaitSleep = (duration: Duration.DurationInput) =>
       if (Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) return
       yield* Effect.yieldNow()
     }
-    return yield* Effect.dieMessage(`no fiber went to sleep for ${Duration.format(duration)} on the TestClock`)
+    const sleeps = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - (wake - Duration.toMillis(duration)))
+    return yield* Effect.dieMessage(
+      `no fiber went to sleep for ${Duration.format(duration)} on the TestClock (sleeps in: ${sleeps.join(", ")} ms)`
+    )
+  })
+
+/** Moves the TestClock forward in steps until `fiber` is done (at most `limit` steps), then joins it. */
+export const advanceUntilDone = <A, E>(
+  fiber: Fiber.Fiber<A, E>,
+  step: Duration.DurationInput = "100 millis",
+  limit = 1000
+) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < limit; i++) {
+      if (Option.isSome(yield* Fiber.poll(fiber))) break
+      yield* TestClock.adjust(step)
+    }
+    return yield* Fiber.join(fiber)
   })
