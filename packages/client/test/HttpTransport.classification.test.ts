@@ -74,7 +74,8 @@ describe("HTTP era detection (§1.2.2)", () => {
         const server = yield* Scripted.mcpServer("legacy", {
           probe: (_, res) => {
             res.writeHead(status, {
-              "www-authenticate": `Bearer resource_metadata="https://as.example/prm", scope="tools:read", Basic realm="x"`
+              "www-authenticate":
+                `Bearer resource_metadata="https://as.example/prm", scope="tools:read", Basic realm="x"`
             })
             res.end()
           }
@@ -124,7 +125,7 @@ describe("HTTP era detection (§1.2.2)", () => {
     ["400 with a non-modern JSON-RPC error (-32000)", 400, Scripted.failure(null, -32000, "Bad Request: no session")],
     ["404 with an HTML body", 404, "<html><body>Cannot POST /mcp</body></html>", "text/html"],
     ["405 with an empty body", 405, undefined],
-    ["404 with -32601 (decision 4: initialize, never HTTP+SSE)", 404, Scripted.failure(null, -32601, "Method not found")]
+    ["404 with -32601 (decision 4: initialize, never HTTP+SSE)", 404, Scripted.failure(null, -32601, "Not found")]
   ]
   for (const [name, status, body, contentType] of legacyRows) {
     it.live(`other 4xx, ${name}: legacy, initialize follows`, () =>
@@ -206,7 +207,9 @@ describe("HTTP era detection (§1.2.2)", () => {
   for (const status of [500, 502, 503]) {
     it.live(`${status}: a transport error, not a verdict`, () =>
       Effect.gen(function*() {
-        const server = yield* Scripted.mcpServer("legacy", { probe: probeAnswer(status, "upstream down", "text/plain") })
+        const server = yield* Scripted.mcpServer("legacy", {
+          probe: probeAnswer(status, "upstream down", "text/plain")
+        })
         const { exit } = yield* Http.tryConnect({ url: server.url })
         const error = Http.failureOf(exit)
         assert.strictEqual(error._tag, "TransportError")
@@ -270,7 +273,8 @@ describe("HTTP era verdict cache", () => {
   it.live("a modern verdict is kept too; the connection still discovers (capabilities come from it)", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("modern", {
-        probe: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.discoverResult))
+        probe: (seen, res) =>
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.discoverResult))
       })
       const transport = yield* Layer.build(Http.transport({ url: server.url }))
       const session = McpClient.make(Http.clientOptions).pipe(

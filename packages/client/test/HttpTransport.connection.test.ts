@@ -144,7 +144,9 @@ describe("the HTTP connection", () => {
       yield* client.ping()
       const session = yield* client.session
       assert.strictEqual(session.transport.binding, "sse")
-      const summary = server.seen.map((entry) => `${entry.method} ${entry.url} ${Scripted.methodOf(entry) ?? ""}`.trim())
+      const summary = server.seen.map((entry) =>
+        `${entry.method} ${entry.url} ${Scripted.methodOf(entry) ?? ""}`.trim()
+      )
       // the second connection knows the binding: no probe, no POST to the SSE URL
       assert.deepStrictEqual(summary.slice(summary.lastIndexOf("GET /sse")), [
         "GET /sse",

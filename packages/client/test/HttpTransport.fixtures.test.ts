@@ -140,7 +140,9 @@ describe("broken streams", () => {
       })
       assert.strictEqual(textOf(result), "resumed")
       assert.deepStrictEqual(reports, [1])
-      const resumed = server.seen.filter((entry) => entry.method === "GET" && entry.headers["last-event-id"] !== undefined)
+      const resumed = server.seen.filter((entry) =>
+        entry.method === "GET" && entry.headers["last-event-id"] !== undefined
+      )
       assert.strictEqual(resumed.length, 1)
       assert.strictEqual(resumed[0]!.headers["last-event-id"], "ev-2")
       assert.strictEqual(resumed[0]!.headers["mcp-session-id"], "session-1")

@@ -93,6 +93,8 @@ describe("HttpTransport options", () => {
       assert.strictEqual(Context.get(context, Transport.Transport).kind, "http")
     }).pipe(
       Effect.scoped,
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MCP_URL", "https://a.example/mcp"], ["MCP_TOKEN", "t"]])))
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(new Map([["MCP_URL", "https://a.example/mcp"], ["MCP_TOKEN", "t"]]))
+      )
     ))
 })

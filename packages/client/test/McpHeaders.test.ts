@@ -151,7 +151,7 @@ describe("McpHeaders x-mcp-header declarations", () => {
       a: { type: "string", "x-mcp-header": "Region" },
       b: { type: "object", properties: { c: { type: "string", "x-mcp-header": "REGION" } } }
     }))
-    assert.include(result, "not unique")
+    assert.include(result, "repeats")
   })
 
   it("rejects non-primitive and number types; numbers only with the compatibility switch", () => {
@@ -192,7 +192,10 @@ describe("McpHeaders x-mcp-header declarations", () => {
   it("does not mistake a property named x-mcp-header, or data keywords, for an annotation", () => {
     const result = McpHeaders.toolHeaders(
       schema(
-        { "x-mcp-header": { type: "string" }, b: { type: "string", default: "x", examples: [{ "x-mcp-header": "Z" }] } },
+        {
+          "x-mcp-header": { type: "string" },
+          b: { type: "string", default: "x", examples: [{ "x-mcp-header": "Z" }] }
+        },
         { const: { "x-mcp-header": "Y" }, default: { "x-mcp-header": "Q" } }
       )
     )
@@ -277,7 +280,10 @@ describe("McpHeaders per request", () => {
       "Authorization": "Bearer stolen",
       "Mcp-Param-Bad Name": "x"
     })
-    assert.deepStrictEqual(result.headers, { "Mcp-Param-Region": "eu-west-3", "mcp-param-city": "=?base64?WsO8cmljaA==?=" })
+    assert.deepStrictEqual(result.headers, {
+      "Mcp-Param-Region": "eu-west-3",
+      "mcp-param-city": "=?base64?WsO8cmljaA==?="
+    })
     assert.strictEqual(result.dropped.length, 3)
   })
 })

@@ -111,7 +111,8 @@ describe("Sse parser", () => {
   })
 
   it("gives the same result for any chunk boundary, including inside CRLF and multi-byte characters", () => {
-    const text = "event: greet\r\nid: é-1\r\ndata: Zürich 世界 🎉\r\n: comment\r\n\r\ndata: {\"x\":\"ü\"}\r\rdata: last\n\n"
+    const text = "event: greet\r\nid: é-1\r\ndata: Zürich 世界 🎉\r\n: comment\r\n\r\n" +
+      "data: {\"x\":\"ü\"}\r\rdata: last\n\n"
     const input = bytes(text)
     const expected = parseChunks([input]).items
     assert.deepStrictEqual(events(expected), [

@@ -5,7 +5,8 @@ describe("WwwAuthenticate", () => {
   it("parses the MCP Bearer challenge with quoted parameters", () => {
     assert.deepStrictEqual(
       WwwAuthenticate.parse(
-        `Bearer resource_metadata="https://tools.example.net/.well-known/oauth-protected-resource/mcp", scope="ledger:read"`
+        `Bearer resource_metadata="https://tools.example.net/.well-known/oauth-protected-resource/mcp", ` +
+          `scope="ledger:read"`
       ),
       [{
         scheme: "Bearer",

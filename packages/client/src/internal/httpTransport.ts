@@ -158,13 +158,18 @@ export const make = (
   const verdicts = new Map<string, Verdict>()
   const scopedClient = HttpClient.withScope(client)
   // what the HTTP client may record in spans: never credentials or the session id
-  const secretHeaders = ["mcp-session-id", "last-event-id", ...Object.keys(resolved.headers).map((name) => name.toLowerCase())]
+  const secretHeaders = [
+    "mcp-session-id",
+    "last-event-id",
+    ...Object.keys(resolved.headers).map((name) => name.toLowerCase())
+  ]
   const execute = (
     request: HttpClientRequest.HttpClientRequest
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
     Effect.flatMap(
       FiberRef.get(Headers.currentRedactedNames),
-      (names) => Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
+      (names) =>
+        Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
     )
 
   const baseHeaders = (): Record<string, string> => {
@@ -251,15 +256,14 @@ export const make = (
               if (own && request !== undefined) {
                 answered = true
                 if ("result" in message) yield* onAnswer(request, source.route, message.result)
-                yield* emitOpen(
-                  Transport.TransportEvent.Response({ message: message.id === null ? { ...message, id: request.id } : message })
-                )
+                const answer = message.id === null ? { ...message, id: request.id } : message
+                yield* emitOpen(Transport.TransportEvent.Response({ message: answer }))
               } else {
                 yield* emitOpen(Transport.TransportEvent.Response({ message }))
               }
             } else if (McpSchema.isRequest(message)) {
               if (source.route === "modern") {
-                yield* Effect.logWarning(`dropped a ${message.method} request a modern server sent on a response stream`)
+                yield* Effect.logWarning(`dropped a ${message.method} request a modern server sent on its stream`)
               } else {
                 yield* emitOpen(Transport.TransportEvent.ServerRequest({ message, related: source.request?.id }))
               }
@@ -390,7 +394,7 @@ export const make = (
           "StreamEnded",
           broken === undefined
             ? `the response stream of ${request.method} ended before its answer`
-            : `the response stream of ${request.method} broke off before its answer (${broken.detail ?? broken.reason})`,
+            : `the response stream of ${request.method} broke off before its answer: ${broken.detail ?? broken.reason}`,
           broken
         )
 
@@ -402,7 +406,8 @@ export const make = (
       ): Effect.Effect<Record<string, string>> => {
         if (options.headers !== undefined) {
           const { dropped, headers } = McpHeaders.sanitizeParamHeaders(options.headers)
-          return Effect.as(Effect.forEach(dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`)), headers)
+          const warnings = Effect.forEach(dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`))
+          return Effect.as(warnings, headers)
         }
         const params = request.params
         if (request.method !== "tools/call" || !isObject(params) || typeof params.name !== "string") {
@@ -496,7 +501,10 @@ export const make = (
         })
 
       /** Resumes a broken legacy response stream with GET and `Last-Event-ID`, until the answer arrives. */
-      const resume = (request: McpSchema.JsonRpcRequest, cursor: Cursor): Effect.Effect<void, McpError.TransportFailure> =>
+      const resume = (
+        request: McpSchema.JsonRpcRequest,
+        cursor: Cursor
+      ): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.gen(function*() {
           let attempt = 0
           while (true) {
@@ -528,7 +536,8 @@ export const make = (
           if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
           const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
           if (Either.isLeft(sent)) {
-            yield* Effect.logDebug(`resuming the stream of ${request.method} failed: ${Body.describeClientError(sent.left).detail}`)
+            const { detail } = Body.describeClientError(sent.left)
+            yield* Effect.logDebug(`resuming the stream of ${request.method} failed: ${detail}`)
             return false
           }
           const response = sent.right
@@ -633,7 +642,7 @@ export const make = (
               : Either.left(
                 transportError(
                   "Connect",
-                  `the endpoint event points to another origin (${endpoint.origin}); messages are only sent to ${resolved.origin}`
+                  `the endpoint event points to another origin (${endpoint.origin}); only ${resolved.origin} is trusted`
                 )
               )
         )
@@ -650,7 +659,10 @@ export const make = (
             if (!Body.isSuccess(status)) return yield* refused(response, "the HTTP+SSE GET")
             if (Body.mediaType(response) !== EVENT_STREAM) {
               return yield* Effect.fail(
-                transportError("Connect", `the HTTP+SSE GET answered ${Body.contentType(response) ?? "no content type"}`)
+                transportError(
+                  "Connect",
+                  `the HTTP+SSE GET answered ${Body.contentType(response) ?? "no content type"}`
+                )
               )
             }
             let endpointSeen = false
@@ -714,7 +726,10 @@ export const make = (
         )
       })
 
-      const ssePost = (message: McpSchema.JsonRpcMessage, what: string): Effect.Effect<void, McpError.TransportFailure> =>
+      const ssePost = (
+        message: McpSchema.JsonRpcMessage,
+        what: string
+      ): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.scoped(
           Effect.gen(function*() {
             const endpoint = yield* ensureSse
@@ -743,7 +758,11 @@ export const make = (
           if (Either.isLeft(endpoint)) {
             if (endpoint.left._tag === "AuthError") return yield* Effect.fail(endpoint.left)
             if (error !== undefined) return yield* emitResponse(request, error)
-            const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
+            const refusal = Body.statusError(
+              response,
+              body,
+              `the server refused initialize with HTTP ${response.status}`
+            )
             return yield* Effect.fail(
               new McpError.TransportError({
                 ...refusal,

@@ -200,7 +200,7 @@ export const toolHeaders = (inputSchema: unknown, options: ToolHeaderOptions = {
     const lower = name.toLowerCase()
     const previous = seen.get(lower)
     if (previous !== undefined) {
-      return `x-mcp-header ${JSON.stringify(name)} is not unique (ignoring case, it repeats ${JSON.stringify(previous)})`
+      return `x-mcp-header ${JSON.stringify(name)} repeats ${JSON.stringify(previous)} (names ignore case)`
     }
     seen.set(lower, name)
     headers.push({ name, path, type })
