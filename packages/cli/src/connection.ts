@@ -265,6 +265,8 @@ const transportLayer = (
   }
 }
 
+const stdioProbeTimeout = Duration.seconds(10)
+
 /**
  * The client layer for a resolved target. The elicitation handler is interactive when `interactive` holds.
  *
@@ -281,6 +283,9 @@ export const clientLayer = (
     protocolVersion: resolved.protocolVersion,
     requestTimeout: resolved.timeout,
     initializeTimeout: resolved.timeout,
+    // a child process may take seconds to start (npx, a loaded machine): a short era probe would mistake a
+    // slow modern server for a legacy one
+    probeTimeout: resolved.target._tag === "Stdio" ? (resolved.timeout ?? stdioProbeTimeout) : resolved.timeout,
     // one command, one connection: a lost connection is reported, not retried
     reconnect: false,
     healthCheckInterval: false

@@ -11,6 +11,8 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import * as Readline from "node:readline"
 import * as Output from "./output.js"
 
@@ -132,30 +134,34 @@ interface Prompter {
   readonly ask: (question: string) => Effect.Effect<Option.Option<string>>
 }
 
-const openPrompter = Effect.acquireRelease(
-  Effect.sync(() => {
-    const rl = Readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
-    // the terminal is in raw mode while reading: hand Ctrl-C to the runtime, which interrupts the command
-    rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
-    return rl
-  }),
-  (rl) => Effect.sync(() => rl.close())
-).pipe(Effect.map((rl): Prompter => ({
-  ask: (question) =>
-    Effect.async<Option.Option<string>>((resume) => {
-      const controller = new AbortController()
-      const onClose = () => resume(Effect.succeed(Option.none()))
-      rl.once("close", onClose)
-      rl.question(question, { signal: controller.signal }, (answer) => {
-        rl.off("close", onClose)
-        resume(Effect.succeed(Option.some(answer)))
+// One line reader for the whole form. Lines typed (or pasted) ahead of their question are kept for it.
+const openPrompter: Effect.Effect<Prompter, never, Scope.Scope> = Effect.gen(function*() {
+  const lines = yield* Queue.unbounded<Option.Option<string>>()
+  let closed = false
+  const rl = yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const rl = Readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+      rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
+      rl.on("close", () => {
+        closed = true
+        Queue.unsafeOffer(lines, Option.none())
       })
-      return Effect.sync(() => {
-        rl.off("close", onClose)
-        controller.abort()
+      // the terminal is in raw mode while reading: hand Ctrl-C to the runtime, which interrupts the command
+      rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
+      return rl
+    }),
+    (rl) => Effect.sync(() => rl.close())
+  )
+  return {
+    ask: (question) =>
+      Effect.suspend(() => {
+        if (closed) return Effect.succeed(Option.none())
+        rl.setPrompt(question)
+        rl.prompt()
+        return Queue.take(lines)
       })
-    })
-})))
+  }
+})
 
 const cancelled: ElicitationHandler.ElicitResult = { action: "cancel" }
 
@@ -203,7 +209,10 @@ const describeType = (field: Field): string => {
   const format = typeof field.format === "string" ? ` (${field.format})` : ""
   if (field.type === "array") return "(comma-separated choices)"
   if (field.type === "boolean") return "(y/n)"
-  return field.type !== undefined ? `(${field.type}${format})` : ""
+  const low = typeof field.minimum === "number" ? field.minimum : undefined
+  const high = typeof field.maximum === "number" ? field.maximum : undefined
+  const range = low !== undefined || high !== undefined ? `, ${low ?? ""}..${high ?? ""}` : ""
+  return field.type !== undefined ? `(${field.type}${format}${range})` : ""
 }
 
 const formatDefault = (value: unknown): string =>

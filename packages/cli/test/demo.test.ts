@@ -156,6 +156,18 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
       assert.include(twoServers.stderr, "choose one server")
     }))
 
+  it.scoped("listen prints notifications until Ctrl-C, then exits 130", () =>
+    Effect.gen(function*() {
+      const running = yield* Cli.start(["listen", "--tools", "--prompts", "--json"])
+      yield* running.awaitStderr("Ctrl-C stops")
+      const stderr = yield* running.stderr.get
+      assert.include(stderr, "notifications/tools/list_changed, notifications/prompts/list_changed")
+      yield* running.signal("SIGINT")
+      const result = yield* running.result
+      assert.strictEqual(result.code, 130, result.stderr)
+      assert.strictEqual(result.stdout, "") // the demo server announces no changes
+    }))
+
   it.effect("--help documents the exit codes; progress is reported on stderr, never on stdout", () =>
     Effect.gen(function*() {
       const [help, slow] = yield* Cli.runAll([

@@ -5,6 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Cli from "./utils/cli.js"
 
@@ -69,17 +70,32 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       assert.isTrue(isRecord(session) && session.era === "legacy" && session.protocolVersion === "2025-11-25")
     }))
 
-  it.scoped("Ctrl-C closes the request's stream: the server cancels the call, conduit exits 130", () =>
+  it.scoped("Ctrl-C cancels the call the era's way (modern: close the stream; legacy: notifications/cancelled)", () =>
     Effect.gen(function*() {
       const server = yield* demoServer()
-      const running = yield* Cli.start(["--url", server.url, "tools", "call", "slow", "{\"steps\":600,\"delayMs\":100}"])
-      yield* running.awaitStderr("progress 1/600")
-      yield* running.signal("SIGINT")
-      const result = yield* running.result
-      assert.strictEqual(result.code, 130, result.stderr)
-      assert.strictEqual(result.stdout, "")
-      // the modern era cancels by closing the stream, which interrupts the server's handler
-      yield* server.running.awaitStderr("(tools/call slow) cancelled by the client")
+      for (const era of ["modern", "legacy"]) {
+        const running = yield* Cli.start([
+          "--url",
+          server.url,
+          "--era",
+          era,
+          "tools",
+          "call",
+          "slow",
+          "{\"steps\":600,\"delayMs\":100}"
+        ])
+        yield* running.awaitStderr("progress 1/600")
+        yield* running.signal("SIGINT")
+        const result = yield* running.result
+        assert.strictEqual(result.code, 130, result.stderr)
+        assert.strictEqual(result.stdout, "")
+      }
+      // both calls were cancelled on the server (each request is number 1 of its connection or session)
+      yield* server.running.stderr.changes.pipe(
+        Stream.filter((log) => log.split("(tools/call slow) cancelled by the client").length === 3),
+        Stream.take(1),
+        Stream.runDrain
+      )
     }))
 
   it.scoped("exit code 4 on HTTP 401, 3 when nothing listens", () =>

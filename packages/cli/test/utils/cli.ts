@@ -106,7 +106,7 @@ export const runAll = (
   invocations: ReadonlyArray<ReadonlyArray<string>>,
   options: RunOptions = {}
 ): Effect.Effect<ReadonlyArray<Result>, never, CommandExecutor.CommandExecutor> =>
-  Effect.forEach(invocations, (args) => run(args, options), { concurrency: 4 })
+  Effect.forEach(invocations, (args) => run(args, options), { concurrency: 2 })
 
 /** Parses the JSON a `--json` run printed, failing the test on anything else on stdout. */
 export const parseJson = (result: Result): unknown => JSON.parse(result.stdout)

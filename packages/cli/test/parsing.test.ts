@@ -1,0 +1,150 @@
+/**
+ * The pure pieces of `conduit`: shell-like splitting, durations, headers, argument coercion, completion
+ * references, form answers, the progress bar and the exit code of each error.
+ */
+import * as McpError from "@conduit-mcp/client/McpError"
+import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Cli from "../src/cli.js"
+import * as Connection from "../src/connection.js"
+import * as Elicitation from "../src/elicitation.js"
+import * as Errors from "../src/errors.js"
+import * as Progress from "../src/progress.js"
+import * as ShellWords from "../src/shellWords.js"
+
+describe("ShellWords", () => {
+  it("splits like a POSIX shell", () => {
+    assert.deepStrictEqual(ShellWords.split("npx -y  some-server"), Either.right(["npx", "-y", "some-server"]))
+    assert.deepStrictEqual(
+      ShellWords.split(`node -e 'console.log("a b")' "x \\"y\\" \\$HOME" a\\ b ''`),
+      Either.right(["node", "-e", `console.log("a b")`, `x "y" $HOME`, "a b", ""])
+    )
+    assert.deepStrictEqual(ShellWords.split("a'b'\"c\"d $HOME | x"), Either.right(["abcd", "$HOME", "|", "x"]))
+    assert.deepStrictEqual(ShellWords.split("  "), Either.right([]))
+    assert.deepStrictEqual(ShellWords.split("'open"), Either.left("UnterminatedSingleQuote"))
+    assert.deepStrictEqual(ShellWords.split("\"open"), Either.left("UnterminatedDoubleQuote"))
+    assert.deepStrictEqual(ShellWords.split("end\\"), Either.left("TrailingBackslash"))
+  })
+
+  it("quote round-trips through split", () => {
+    const words = ["plain", "with space", "it's", "", "$HOME", "a\"b", "tab\there"]
+    assert.deepStrictEqual(ShellWords.split(words.map(ShellWords.quote).join(" ")), Either.right(words))
+  })
+})
+
+describe("options", () => {
+  it("durations", () => {
+    const millis = (text: string) => Either.map(Connection.parseDuration(text), Duration.toMillis)
+    assert.deepStrictEqual(millis("500ms"), Either.right(500))
+    assert.deepStrictEqual(millis("30s"), Either.right(30_000))
+    assert.deepStrictEqual(millis("2m"), Either.right(120_000))
+    assert.deepStrictEqual(millis("1.5"), Either.right(1_500))
+    assert.deepStrictEqual(millis("10 seconds"), Either.right(10_000))
+    assert.isTrue(Either.isLeft(millis("0")))
+    assert.isTrue(Either.isLeft(millis("soon")))
+  })
+
+  it("headers", () => {
+    assert.deepStrictEqual(
+      Connection.parseHeaders(["X-Api-Key: abc:def", "Accept-Language:fr "]),
+      Either.right({ "X-Api-Key": "abc:def", "Accept-Language": "fr" })
+    )
+    assert.isTrue(Either.isLeft(Connection.parseHeaders(["no colon"])))
+    assert.isTrue(Either.isLeft(Connection.parseHeaders(["Bad Name: x"])))
+  })
+})
+
+describe("arguments", () => {
+  it("--arg values follow the type the tool declares", () => {
+    assert.strictEqual(Cli.coerceArgument("007", { type: "string" }), "007")
+    assert.strictEqual(Cli.coerceArgument("42", { type: "integer" }), 42)
+    assert.strictEqual(Cli.coerceArgument("abc", { type: "number" }), "abc") // left for the server to refuse
+    assert.strictEqual(Cli.coerceArgument("true", { type: "boolean" }), true)
+    assert.deepStrictEqual(Cli.coerceArgument("[1,2]", { type: "array" }), [1, 2])
+    assert.deepStrictEqual(Cli.coerceArgument("{\"a\":1}", undefined), { a: 1 })
+    assert.strictEqual(Cli.coerceArgument("hello", undefined), "hello")
+    assert.strictEqual(Cli.coerceArgument("12", { type: ["string", "null"] }), "12")
+  })
+
+  it("key=value pairs and JSON objects", () => {
+    assert.deepStrictEqual(Cli.parseKeyValues(["a=1", "b=x=y", "c="]), Either.right([["a", "1"], ["b", "x=y"], ["c", ""]]))
+    assert.isTrue(Either.isLeft(Cli.parseKeyValues(["=1"])))
+    assert.isTrue(Either.isLeft(Cli.parseKeyValues(["flag"])))
+    assert.deepStrictEqual(Cli.parseJsonArguments(Option.some("{\"a\":[1]}")), Either.right({ a: [1] }))
+    assert.deepStrictEqual(Cli.parseJsonArguments(Option.none()), Either.right({}))
+    assert.isTrue(Either.isLeft(Cli.parseJsonArguments(Option.some("[1]"))))
+    assert.isTrue(Either.isLeft(Cli.parseJsonArguments(Option.some("{oops"))))
+  })
+
+  it("completion references", () => {
+    assert.deepStrictEqual(Cli.parseReference("greet"), { type: "ref/prompt", name: "greet" })
+    assert.deepStrictEqual(Cli.parseReference("prompt:greet"), { type: "ref/prompt", name: "greet" })
+    assert.deepStrictEqual(Cli.parseReference("ref/prompt:greet"), { type: "ref/prompt", name: "greet" })
+    assert.deepStrictEqual(Cli.parseReference("resource:demo://notes/{topic}"), {
+      type: "ref/resource",
+      uri: "demo://notes/{topic}"
+    })
+    assert.deepStrictEqual(Cli.parseReference("file:///tmp/{name}"), { type: "ref/resource", uri: "file:///tmp/{name}" })
+  })
+})
+
+describe("form answers", () => {
+  it("reads each field type, retries on a bad answer, and leaves defaults to the client", () => {
+    const parse = (field: Record<string, unknown>, answer: string, required = false) =>
+      Elicitation.parseAnswer(field, answer, required)
+    assert.deepStrictEqual(parse({ type: "string" }, " Ada "), { _tag: "Value", value: "Ada" })
+    assert.deepStrictEqual(parse({ type: "string" }, ""), { _tag: "Skip" })
+    assert.strictEqual(parse({ type: "string" }, "", true)._tag, "Retry")
+    assert.deepStrictEqual(parse({ type: "string", default: "x" }, "", true), { _tag: "Skip" })
+    assert.strictEqual(parse({ type: "string", minLength: 3 }, "ab")._tag, "Retry")
+    assert.deepStrictEqual(parse({ type: "boolean" }, "Y"), { _tag: "Value", value: true })
+    assert.deepStrictEqual(parse({ type: "boolean" }, "no"), { _tag: "Value", value: false })
+    assert.strictEqual(parse({ type: "boolean" }, "maybe")._tag, "Retry")
+    assert.deepStrictEqual(parse({ type: "integer", minimum: 1, maximum: 100 }, "42"), { _tag: "Value", value: 42 })
+    assert.strictEqual(parse({ type: "integer" }, "4.2")._tag, "Retry")
+    assert.strictEqual(parse({ type: "number", maximum: 10 }, "11")._tag, "Retry")
+    const pets = { type: "string", enum: ["pet-1", "pet-2"], enumNames: ["Cats", "Dogs"] }
+    assert.deepStrictEqual(parse(pets, "2"), { _tag: "Value", value: "pet-2" })
+    assert.deepStrictEqual(parse(pets, "pet-1"), { _tag: "Value", value: "pet-1" })
+    assert.strictEqual(parse(pets, "3")._tag, "Retry")
+    const heroes = { type: "string", oneOf: [{ const: "hero-1", title: "Superman" }, { const: "hero-2" }] }
+    assert.deepStrictEqual(Elicitation.choices(heroes), [
+      { value: "hero-1", label: "Superman (hero-1)" },
+      { value: "hero-2", label: "hero-2" }
+    ])
+    const fish = { type: "array", maxItems: 2, items: { anyOf: [{ const: "tuna" }, { const: "trout" }, { const: "cod" }] } }
+    assert.deepStrictEqual(parse(fish, "1, trout"), { _tag: "Value", value: ["tuna", "trout"] })
+    assert.strictEqual(parse(fish, "1,2,3")._tag, "Retry")
+    assert.strictEqual(parse(fish, "salmon")._tag, "Retry")
+  })
+})
+
+describe("progress and exit codes", () => {
+  it("the bar shows the share done, the count and the message, within the width", () => {
+    assert.strictEqual(
+      Progress.renderBar({ progressToken: 1, progress: 3, total: 4, message: "step 3" }, 80),
+      `[${"#".repeat(23)}${"-".repeat(7)}]  75% 3/4 step 3`
+    )
+    assert.strictEqual(Progress.renderBar({ progressToken: 1, progress: 3, total: 4 }, 20).length, 19)
+    assert.include(Progress.renderBar({ progressToken: 1, progress: 7 }, 80), "] 7")
+    assert.strictEqual(Progress.renderLine({ progressToken: 1, progress: 1, total: 2, message: "half" }), "progress 1/2 half")
+  })
+
+  it("each error kind has its exit code", () => {
+    const codes = [
+      new Errors.ToolFailed({ tool: "t" }),
+      new Errors.UsageError({ message: "m" }),
+      new McpError.InvalidOption({ option: "o", detail: "d" }),
+      new McpError.TransportError({ transport: "stdio", reason: "Exited" }),
+      new McpError.SessionExpired({ sessionId: "s" }),
+      new McpError.AuthError({ status: 401, challenges: [] }),
+      new McpError.McpError({ code: -32602, message: "m" }),
+      new McpError.ProtocolError({ reason: "Negotiation", detail: "d" }),
+      new McpError.RequestTimeout({ method: "tools/call", timeoutMillis: 1 }),
+      new Errors.TimedOut({ message: "m" })
+    ].map(Errors.exitCodeOf)
+    assert.deepStrictEqual(codes, [1, 2, 2, 3, 3, 4, 5, 5, 124, 124])
+  })
+})
