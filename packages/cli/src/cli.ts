@@ -120,7 +120,7 @@ export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
 ])
 
 const root = Command.make("conduit", { connection: connectionOptions }, () =>
-  Output.stderr("conduit: give a command, for example `conduit tools list`; `conduit --help` lists them all")).pipe(
+  new UsageError({ message: "give a command, for example `conduit tools list`; `conduit --help` lists them all" })).pipe(
     Command.withDescription(
       "A command-line MCP client. With no server option it talks to an embedded demo server, in-process."
     )

@@ -34,6 +34,11 @@ const program: Effect.Effect<number> = Cli.run(process.argv).pipe(
   Effect.provide(NodeContext.layer)
 )
 
+// `conduit ... | head -1`: a reader that goes away is not an error of ours
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(ExitCode.Success)
+})
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
