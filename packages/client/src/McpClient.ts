@@ -136,6 +136,16 @@ export type ConnectionState = Data.TaggedEnum<{
 export const ConnectionState = Data.taggedEnum<ConnectionState>()
 
 /**
+ * One element of a call's progress stream: a progress notification, or the final result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CallEvent<A> =
+  | { readonly _tag: "Progress"; readonly progress: McpSchema.Progress }
+  | { readonly _tag: "Result"; readonly result: A }
+
+/**
  * Parameters of `tools/call`.
  *
  * @since 0.1.0
@@ -211,6 +221,14 @@ export interface McpClientService {
     params: CallToolParams,
     options?: RequestOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>
+  /**
+   * `tools/call` as a Stream: every progress notification, then the result. Ending the stream early (a `take`, an
+   * interrupted consumer) cancels the call.
+   */
+  readonly callToolStream: (
+    params: CallToolParams,
+    options?: Omit<RequestOptions, "onProgress">
+  ) => Stream.Stream<CallEvent<McpSchema.CallToolResult>, McpError.McpClientError>
 
   readonly listResources: (
     options?: RequestOptions

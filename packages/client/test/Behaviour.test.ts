@@ -21,6 +21,8 @@ const fixtureProgram = Url.fileURLToPath(new URL("./fixtures/server.ts", import.
 
 const clientOptions = (era: McpClient.EraOption): McpClient.McpClientOptions => ({
   era,
+  // A TypeScript fixture may take seconds to start on a loaded machine: its silence must not read as "legacy".
+  probeTimeout: "20 seconds",
   healthCheckInterval: false,
   reconnect: Schedule.spaced("100 millis")
 })

@@ -13,7 +13,13 @@ import * as RealServers from "./utils/realServers.js"
 import { validateClientMessage } from "./utils/schemaValidator.js"
 
 const clientOver = (server: RealServers.ServerCommand, options: McpClient.McpClientOptions = {}) =>
-  McpClient.layer({ healthCheckInterval: false, clientInfo: { name: "conduit-tests", version: "0.1.0" }, ...options })
+  McpClient.layer({
+    healthCheckInterval: false,
+    // a slow start on a loaded machine must not read as "legacy"
+    probeTimeout: "20 seconds",
+    clientInfo: { name: "conduit-tests", version: "0.1.0" },
+    ...options
+  })
     .pipe(
       Layer.provideMerge(
         Recording.layer(

@@ -812,7 +812,8 @@ export const make = (
           continue
         }
         if (outcome._tag === "Reprobe") {
-          verdict = undefined
+          // initialize was refused naming only modern versions: the server is modern, however slow its probe was.
+          verdict = "modern"
           continue
         }
         if (!(yield* Deferred.isDone(ready))) {

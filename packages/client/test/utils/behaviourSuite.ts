@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 import * as McpClient from "../../src/McpClient.js"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as FixtureServer from "./fixtureServer.js"
+import { validateClientMessage } from "./schemaValidator.js"
 import * as Recording from "./recordingTransport.js"
 
 /** What the suite needs to see on the server's side. */
@@ -128,6 +129,27 @@ export const behaviourSuite = <E>(
           assert.deepStrictEqual(seen.map((p) => [p.progress, p.total]), [[1, 4], [2, 4], [3, 4], [4, 4]])
         }))
 
+      it.effect("progress as a Stream: every report, then the result", () =>
+        Effect.gen(function*() {
+          const client = yield* McpClient.McpClient
+          const events = [...yield* Stream.runCollect(
+            client.callToolStream({ name: "slow", arguments: { steps: 3, delayMs: 5 } })
+          )]
+          assert.deepStrictEqual(events.map((e) => e._tag), ["Progress", "Progress", "Progress", "Result"])
+          const last = events[3]
+          assert.strictEqual(last._tag === "Result" ? textOf(last.result) : "", "done after 3 steps")
+        }))
+
+      it.effect("ending a progress stream early cancels the call on the server", () =>
+        Effect.gen(function*() {
+          const client = yield* McpClient.McpClient
+          const first = yield* Stream.runHead(client.callToolStream({ name: "hang" }))
+          assert.strictEqual(Option.getOrUndefined(first)?._tag, "Progress")
+          const id = yield* lastToolCall("hang")
+          const server = yield* ServerSide
+          yield* server.awaitInterrupted(id)
+        }))
+
       it.effect("interrupting a call cancels it on the server; the connection goes on", () =>
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
@@ -178,5 +200,21 @@ export const behaviourSuite = <E>(
           const levels = [...(yield* Fiber.join(logs))].map((n) => (n.params as { level: string }).level)
           assert.deepStrictEqual(levels, ["warning", "error", "critical", "alert", "emergency"])
         }).pipe(Effect.scoped))
+
+      it.effect("every message sent validates against the official schema of its revision", () =>
+        Effect.gen(function*() {
+          const client = yield* McpClient.McpClient
+          const session = yield* client.session
+          const recorder = yield* Recording.Recorder
+          const sent = yield* recorder.sent
+          assert.isAbove(sent.length, 10)
+          for (const message of sent) {
+            const params = "params" in message ? message.params as { _meta?: Record<string, unknown> } : undefined
+            const modern = params?._meta?.["io.modelcontextprotocol/protocolVersion"]
+            const revision = typeof modern === "string" ? modern : session.protocolVersion
+            const verdict = validateClientMessage(revision, message)
+            assert.isTrue(verdict.ok, `${JSON.stringify(message)}: ${verdict.ok ? "" : verdict.errors}`)
+          }
+        }))
     })
   })
