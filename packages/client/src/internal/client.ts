@@ -7,9 +7,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -1063,6 +1065,30 @@ export const make = (
           (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
         ))
 
+    /** Runs a call that reports progress as a Stream of progress events ending with the result. */
+    const progressEvents = <A>(
+      run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, McpError.McpClientError>
+    ): Stream.Stream<McpClient.CallEvent<A>, McpError.McpClientError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const events = yield* Queue.unbounded<McpClient.CallEvent<A>>()
+        const call = yield* run((progress) => Effect.asVoid(Queue.offer(events, { _tag: "Progress", progress }))).pipe(
+          Effect.tap((result) => Queue.offer(events, { _tag: "Result", result })),
+          Effect.forkScoped
+        )
+        return Stream.fromQueue(events).pipe(
+          Stream.takeUntil((event) => event._tag === "Result"),
+          Stream.merge(Stream.drain(Stream.fromEffect(Fiber.join(call))))
+        )
+      }))
+
+    const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
+      request(
+        "tools/call",
+        params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
+        McpSchema.CallToolResult,
+        options
+      ).pipe(Effect.annotateSpans({ "mcp.tool": params.name }))
+
     const service: McpClient.McpClientService = {
       session: Effect.map(
         awaitSession(requestTimeout, "session"),
@@ -1077,13 +1103,8 @@ export const make = (
       listTools: (options) => collect(streamTools(options), "tools/list"),
       listToolsPage,
       streamTools,
-      callTool: (params, options) =>
-        request(
-          "tools/call",
-          params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
-          McpSchema.CallToolResult,
-          options
-        ).pipe(Effect.annotateSpans({ "mcp.tool": params.name })),
+      callTool,
+      callToolStream: (params, options) => progressEvents((onProgress) => callTool(params, { ...options, onProgress })),
       listResources: (options) => collect(streamResources(options), "resources/list"),
       listResourcesPage,
       streamResources,
