@@ -19,6 +19,7 @@ import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -161,12 +162,15 @@ const withClient = (leaf: Connection.ConnectionOptions, body: Body, options?: { 
     yield* Effect.scoped(
       Effect.gen(function*() {
         const connect = Layer.build(layer)
-        const context = yield* resolved.timeout === undefined ? connect : connect.pipe(
+        const timeout = resolved.timeout
+        const context = yield* timeout === undefined ? connect : connect.pipe(
           Effect.timeoutFail({
-            duration: resolved.timeout,
+            duration: timeout,
             onTimeout: () =>
               new TimedOut({
-                message: `could not connect to ${Connection.describeTarget(resolved.target)} within the timeout`
+                message: `timed out connecting to ${Connection.describeTarget(resolved.target)} (--timeout ${
+                  Duration.format(timeout)
+                })`
               })
           })
         )
@@ -176,7 +180,6 @@ const withClient = (leaf: Connection.ConnectionOptions, body: Body, options?: { 
       })
     )
   })
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Arguments

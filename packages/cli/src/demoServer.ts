@@ -77,7 +77,7 @@ export const tools = [
     title: "Slow",
     description: "Works for a while, reporting progress at each step; interrupting the call cancels it.",
     parameters: Schema.Struct({
-      steps: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 1000)), { default: () => 5 }).annotations({
+      steps: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 5 }).annotations({
         description: "How many steps (default 5)"
       }),
       delayMs: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 60_000)), { default: () => 400 })
