@@ -157,6 +157,45 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("x-mcp-header", () => {
+  it.live("a modern tools/list leaves out a tool with an invalid declaration, with a warning", () =>
+    Effect.gen(function*() {
+      const tools = [
+        { name: "good", inputSchema: { type: "object", properties: { r: { type: "string", "x-mcp-header": "R" } } } },
+        { name: "float", inputSchema: { type: "object", properties: { n: { type: "number", "x-mcp-header": "N" } } } },
+        {
+          name: "nested-in-items",
+          inputSchema: {
+            type: "object",
+            properties: { list: { type: "array", items: { type: "string", "x-mcp-header": "L" } } }
+          }
+        },
+        { name: "plain", inputSchema: { type: "object" } }
+      ]
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) =>
+          method === "tools/list"
+            ? Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), { tools }))
+            : Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult("ok")))
+      })
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(message))
+      })
+      const listed = yield* Effect.gen(function*() {
+        const { client } = yield* Common.connect({ url: server.url })
+        const listed = yield* client.listTools()
+        yield* client.callTool({ name: "good", arguments: { r: "v" } })
+        return listed
+      }).pipe(Effect.scoped, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      assert.deepStrictEqual(listed.map((tool) => tool.name), ["good", "plain"])
+      assert.strictEqual(warnings.filter((warning) => warning.includes("left out tool")).length, 2)
+      assert.isTrue(warnings.some((warning) => warning.includes("float")))
+      const call = server.seen.find((entry) => Scripted.methodOf(entry) === "tools/call")!
+      assert.strictEqual(call.headers["mcp-param-r"], "v")
+    }).pipe(Effect.scoped))
+})
+
 describe("secrets", () => {
   it.live("the bearer token and the session id never reach an error, a log or a span", () =>
     Effect.gen(function*() {

@@ -225,19 +225,33 @@ export const make = (
 
       // --- messages from the server
 
-      const onAnswer = (request: McpSchema.JsonRpcRequest, route: Route, result: unknown): Effect.Effect<void> =>
+      /**
+       * Learns from the answer to one of our requests, and returns the result to report: the negotiated legacy
+       * version from `initialize`; the `x-mcp-header` declarations from a modern `tools/list`, whose tools with
+       * an invalid declaration are left out (2026-07-28 `server/tools.mdx`: an HTTP client MUST reject them).
+       */
+      const onAnswer = (request: McpSchema.JsonRpcRequest, route: Route, result: unknown): Effect.Effect<unknown> =>
         Effect.suspend(() => {
           if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
             state.legacyVersion = result.protocolVersion
           }
-          if (request.method !== "tools/list" || route !== "modern") return Effect.void
+          if (request.method !== "tools/list" || route !== "modern") return Effect.succeed(result)
           const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
           for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
           for (const { tool } of index.invalid) state.tools.delete(tool)
-          return Effect.forEach(
-            index.invalid,
-            ({ reason, tool }) => Effect.logWarning(`tool ${tool} has an invalid x-mcp-header declaration: ${reason}`),
-            { discard: true }
+          if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) {
+            return Effect.succeed(result)
+          }
+          const rejected = new Set(index.invalid.map(({ tool }) => tool))
+          const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
+          return Effect.as(
+            Effect.forEach(
+              index.invalid,
+              ({ reason, tool }) =>
+                Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
+              { discard: true }
+            ),
+            { ...result, tools }
           )
         })
 
@@ -255,8 +269,9 @@ export const make = (
                 (message.id === request.id || (message.id === null && "error" in message))
               if (own && request !== undefined) {
                 answered = true
-                if ("result" in message) yield* onAnswer(request, source.route, message.result)
-                const answer = message.id === null ? { ...message, id: request.id } : message
+                const answer: McpSchema.JsonRpcResponse = "result" in message
+                  ? { ...message, result: yield* onAnswer(request, source.route, message.result) }
+                  : { ...message, id: request.id }
                 yield* emitOpen(Transport.TransportEvent.Response({ message: answer }))
               } else {
                 yield* emitOpen(Transport.TransportEvent.Response({ message }))
