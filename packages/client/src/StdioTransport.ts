@@ -11,6 +11,7 @@
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -301,7 +302,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     const shutdown = (
       proc: CommandExecutor.Process,
       closed: Deferred.Deferred<McpError.TransportError>,
-      outbox: Mailbox.Mailbox<Uint8Array>,
+      outbox: Mailbox.Mailbox<string>,
       processScope: Scope.CloseableScope
     ) =>
       Effect.gen(function*() {
@@ -338,7 +339,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
         // Completed once: by the first failure of the connection, or by the caller closing it.
         const closed = yield* Deferred.make<McpError.TransportError>()
-        const outbox = yield* Mailbox.make<Uint8Array>({ capacity: outboxCapacity })
+        const outbox = yield* Mailbox.make<string>({ capacity: outboxCapacity })
         const stdoutDone = yield* Deferred.make<void>()
         const stderrDone = yield* Deferred.make<void>()
 
@@ -368,14 +369,19 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           Effect.flatMap(Deferred.isDone(closed), (done) => done ? Effect.void : emit(event))
 
         const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
+        const deliverLine = (line: string) => {
+          const frame = codec.decodeFrame(line)
+          // the usual line holds one valid message
+          if (frame.invalid.length === 0 && frame.messages.length === 1) {
+            return emitOpen(codec.toEvent(frame.messages[0]))
+          }
+          return Effect.zipRight(
+            Effect.forEach(frame.invalid, drop, { discard: true }),
+            Effect.forEach(frame.messages, (message) => emitOpen(codec.toEvent(message)), { discard: true })
+          )
+        }
         const deliver = (lines: ReadonlyArray<string>) =>
-          Effect.forEach(lines, (line) => {
-            const frame = codec.decodeFrame(line)
-            return Effect.zipRight(
-              Effect.forEach(frame.invalid, drop, { discard: true }),
-              Effect.forEach(frame.messages, (message) => emitOpen(codec.toEvent(message)), { discard: true })
-            )
-          }, { discard: true })
+          lines.length === 1 ? deliverLine(lines[0]) : Effect.forEach(lines, deliverLine, { discard: true })
 
         // stdout: frames to events
         const frames = lineDecoder.make({ maxLineBytes: resolved.maxFrameBytes, overflow: "fail" })
@@ -422,6 +428,8 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
         // stdin: one writer, so lines never interleave
         yield* Mailbox.toStream(outbox).pipe(
+          // the lines queued since the last write go out as one buffer: one write instead of one per message
+          Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.join(lines, "")))),
           Stream.run(proc.stdin),
           Effect.catchAll((cause) =>
             Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
@@ -475,7 +483,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
         const send = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, McpError.TransportError> =>
           Effect.flatMap(
-            Effect.suspend(() => outbox.offer(encoder.encode(`${codec.encode(message)}\n`))),
+            Effect.suspend(() => outbox.offer(`${codec.encode(message)}\n`)),
             (accepted) =>
               accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
                 Effect.fail(

@@ -42,6 +42,11 @@ interface Pending {
   lastActivity: number
 }
 
+interface Deadline {
+  readonly at: number
+  readonly expire: () => void
+}
+
 interface Attempt {
   readonly closed: Deferred.Deferred<McpError.TransportError>
   /** Set as soon as the transport reports it closed, so no request is registered on a dead connection. */
@@ -225,6 +230,7 @@ export const make = (
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
 
     // --- state owned by this client
+    const clientScope = yield* Effect.scope
     const pending = new Map<McpSchema.RequestId, Pending>()
     let nextId = 1
     let probeCount = 0
@@ -415,6 +421,44 @@ export const make = (
       return { ...params, _meta: meta }
     }
 
+    // --- request deadlines: one timer fiber serves every request's timeout, so a call forks no timer of its own.
+    // It sleeps until the earliest deadline, fails the requests whose deadline passed, and goes on until none is
+    // left; a request due before the timer wakes restarts it.
+    const deadlines = new Set<Deadline>()
+    let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+    let timerGeneration = 0
+    const runTimer = (generation: number): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        while (generation === timerGeneration) {
+          const now = yield* Clock.currentTimeMillis
+          let next: number | undefined
+          for (const deadline of deadlines) {
+            if (deadline.at <= now) {
+              deadlines.delete(deadline)
+              deadline.expire()
+            } else if (next === undefined || deadline.at < next) {
+              next = deadline.at
+            }
+          }
+          if (generation !== timerGeneration) return
+          if (next === undefined) {
+            timer = undefined
+            return
+          }
+          if (timer !== undefined) timer = { at: next, fiber: timer.fiber }
+          yield* Effect.sleep(Duration.millis(next - now))
+        }
+      })
+    const armTimer = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (timer !== undefined && timer.at <= at) return Effect.void
+        timer?.fiber.unsafeInterruptAsFork(FiberId.none)
+        const generation = ++timerGeneration
+        return Effect.map(Effect.forkIn(Effect.interruptible(runTimer(generation)), clientScope), (fiber) => {
+          if (generation === timerGeneration && fiber.unsafePoll() === null) timer = { at, fiber }
+        })
+      })
+
     const awaitReply = (
       method: string,
       entry: Pending,
@@ -423,9 +467,19 @@ export const make = (
       const reply = Deferred.await(entry.deferred)
       const timeout = send.timeoutMillis
       if (timeout === undefined) return reply
-      const timedOut = new McpError.RequestTimeout({ method, timeoutMillis: timeout })
+      const timedOut = () => new McpError.RequestTimeout({ method, timeoutMillis: timeout })
       if (!send.resetOnProgress) {
-        return Effect.timeoutFail(reply, { duration: timeout, onTimeout: () => timedOut })
+        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const deadline: Deadline = {
+            at: now + timeout,
+            expire: () => Deferred.unsafeDone(entry.deferred, Exit.fail(timedOut()))
+          }
+          deadlines.add(deadline)
+          return Effect.ensuring(
+            Effect.zipRight(armTimer(deadline.at), reply),
+            Effect.sync(() => deadlines.delete(deadline))
+          )
+        })
       }
       const maxTotal = send.maxTotalMillis ?? timeout * 10
       const watchdog = Effect.gen(function*() {
@@ -434,7 +488,7 @@ export const make = (
         while (true) {
           const now = yield* Clock.currentTimeMillis
           const deadline = Math.min(entry.lastActivity + timeout, start + maxTotal)
-          if (now >= deadline) return yield* Effect.fail(timedOut)
+          if (now >= deadline) return yield* Effect.fail(timedOut())
           yield* Effect.sleep(Duration.millis(deadline - now))
         }
       })
@@ -857,10 +911,13 @@ export const make = (
     // --- the public API
     const awaitSession = (timeoutMillis: number | undefined, method: string) => {
       const session = Effect.suspend(() => Deferred.await(current))
-      return timeoutMillis === undefined ? session : Effect.timeoutFail(session, {
+      if (timeoutMillis === undefined) return session
+      const waiting = Effect.timeoutFail(session, {
         duration: timeoutMillis,
         onTimeout: () => new McpError.RequestTimeout({ method, timeoutMillis })
       })
+      // connected: the session is there, so no timer is needed to wait for it
+      return Effect.flatMap(Effect.suspend(() => Deferred.poll(current)), Option.getOrElse(() => waiting))
     }
 
     const callOptions = (options: McpClient.RequestOptions | undefined): SendOptions => {
@@ -934,6 +991,18 @@ export const make = (
       params: Readonly<Record<string, unknown>> | undefined,
       options: McpClient.RequestOptions | undefined
     ): Effect.Effect<unknown, McpError.McpClientError> =>
+      // the first round, which is usually the only one, runs without the generator below
+      Effect.flatMap(
+        rawRequest(method, params, options),
+        (first) => isInputRequired(first[0]) ? inputRounds(method, params, options, first) : Effect.succeed(first[0])
+      )
+
+    const inputRounds = (
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      options: McpClient.RequestOptions | undefined,
+      first: readonly [unknown, Session]
+    ): Effect.Effect<unknown, McpError.McpClientError> =>
       Effect.gen(function*() {
         let inputResponses: Record<string, unknown> | undefined
         let requestState: string | undefined
@@ -943,7 +1012,7 @@ export const make = (
             ...(inputResponses !== undefined ? { inputResponses } : {}),
             ...(requestState !== undefined ? { requestState } : {})
           }
-          const [raw, session] = yield* rawRequest(method, legParams, options)
+          const [raw, session] = round === 1 ? first : yield* rawRequest(method, legParams, options)
           if (!isInputRequired(raw)) return raw
           if (!inputMethods.has(method)) {
             return yield* inputError(method, `input_required is not allowed in answer to ${method}`, "InvalidResultType")
@@ -983,7 +1052,8 @@ export const make = (
         Effect.flatMap((raw) => decodeResult(method, schema, raw)),
         Effect.withSpan(`McpClient ${method}`, {
           kind: "client",
-          attributes: { ...spanAttributes, "rpc.method": method }
+          attributes: { ...spanAttributes, "rpc.method": method },
+          captureStackTrace: false
         })
       )
 
