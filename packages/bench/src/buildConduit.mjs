@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-export const sourceDir = path.resolve(here, "../../client/src")
+// CONDUIT_SRC builds another copy of the sources (to try a change before making it in the library)
+export const sourceDir = path.resolve(process.env.CONDUIT_SRC ?? path.resolve(here, "../../client/src"))
 export const buildDir = path.resolve(here, "../.build/client")
 
 const walk = (dir) =>

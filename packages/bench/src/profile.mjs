@@ -1,0 +1,162 @@
+// Profiles one client's hot path with `node --cpu-prof`: the client runs the usual benchmark process with a
+// plan dominated by calls at 64 in flight, and the profile is summarized by self time per function and per
+// file (library files, effect modules, node internals, GC).
+//
+//   node packages/bench/src/profile.mjs [--client conduit] [--transport stdio] [--era legacy] [--calls 40000]
+//        [--top 40] [--import]   (--import: profile only the import of the library)
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { buildConduit } from "./buildConduit.mjs"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const argv = process.argv.slice(2)
+const option = (name, fallback) => {
+  const at = argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : argv[at + 1]
+}
+const client = option("client", "conduit")
+const transport = option("transport", "stdio")
+const era = option("era", "legacy")
+const calls = Number(option("calls", "40000"))
+const top = Number(option("top", "40"))
+const importOnly = argv.includes("--import")
+
+const outDir = path.resolve(option("out", path.join(here, "../.bench-results/profiles")))
+fs.mkdirSync(outDir, { recursive: true })
+const runDir = fs.mkdtempSync(path.join(outDir, `${client}-${transport}-${era}-`))
+
+const plan = importOnly
+  ? { concurrency: 64, warmup: 0, sequential: 1, concurrent: 1, memoryAfter: 0, blobs: [] }
+  : { concurrency: 64, warmup: 2_000, sequential: 1, concurrent: calls, memoryAfter: 0, blobs: [] }
+
+const startHttpServer = () =>
+  new Promise((resolve, reject) => {
+    const child = spawn("taskset", ["-c", "1", process.execPath, path.join(here, "server.mjs"), "--http"], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    child.stdout.once("data", (chunk) => {
+      const { port } = JSON.parse(chunk.toString("utf8").split("\n")[0])
+      resolve({ url: `http://127.0.0.1:${port}/mcp`, child })
+    })
+    child.on("error", reject)
+  })
+
+const run = async () => {
+  if (client === "conduit") buildConduit()
+  const server = transport === "http" ? await startHttpServer() : undefined
+  const resultFile = path.join(runDir, "result.json")
+  const args = [
+    "-c",
+    "0",
+    process.execPath,
+    "--cpu-prof",
+    "--cpu-prof-dir",
+    runDir,
+    "--cpu-prof-interval",
+    "200",
+    "--expose-gc",
+    path.join(here, "client.mjs"),
+    "--client",
+    client,
+    "--transport",
+    transport,
+    "--era",
+    era,
+    "--plan",
+    JSON.stringify(plan),
+    "--out",
+    resultFile,
+    ...(server === undefined
+      ? [
+        "--command",
+        "taskset",
+        "--args",
+        JSON.stringify(["-c", "1", process.execPath, path.join(here, "server.mjs"), "--stdio"])
+      ]
+      : ["--url", server.url])
+  ]
+  const child = spawn("taskset", args, { stdio: "inherit" })
+  const code = await new Promise((resolve) => child.on("exit", resolve))
+  server?.child.kill("SIGTERM")
+  if (code !== 0) throw new Error(`the client exited with ${code}`)
+  const result = JSON.parse(fs.readFileSync(resultFile, "utf8"))
+  const file = fs.readdirSync(runDir).find((f) => f.endsWith(".cpuprofile"))
+  return { result, profile: path.join(runDir, file) }
+}
+
+const categorize = (url) => {
+  if (url === "") return "(native/vm)"
+  if (url.includes("/.build/client/")) return `conduit: ${url.split("/.build/client/")[1]}`
+  const nm = url.lastIndexOf("/node_modules/")
+  if (nm !== -1) {
+    const rest = url.slice(nm + 14).split("/")
+    const pkg = rest[0].startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]
+    if (pkg === "effect") return `effect: ${rest.slice(rest.indexOf("esm") + 1).join("/")}`
+    return pkg
+  }
+  if (url.startsWith("node:")) return url
+  if (url.includes("/bench/src/")) return `bench: ${path.basename(url)}`
+  return url
+}
+
+const summarize = (profileFile) => {
+  const profile = JSON.parse(fs.readFileSync(profileFile, "utf8"))
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
+  const counts = new Map()
+  for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1)
+  const total = profile.samples.length
+  const byFunction = new Map()
+  const byFile = new Map()
+  for (const [id, count] of counts) {
+    const node = nodes.get(id)
+    const frame = node.callFrame
+    const category = categorize(frame.url)
+    const name = `${frame.functionName || "(anonymous)"}  ${category}:${frame.lineNumber + 1}`
+    byFunction.set(name, (byFunction.get(name) ?? 0) + count)
+    byFile.set(category, (byFile.get(category) ?? 0) + count)
+  }
+  const lines = (map) =>
+    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) =>
+      `${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`
+    )
+  // share of time spent under any conduit frame (inclusive), by walking parents
+  const parent = new Map()
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  let underConduit = 0
+  for (const [id, count] of counts) {
+    let at = id
+    while (at !== undefined) {
+      if (nodes.get(at).callFrame.url.includes("/.build/client/")) {
+        underConduit += count
+        break
+      }
+      at = parent.get(at)
+    }
+  }
+  return [
+    `${total} samples; ${((100 * underConduit) / total).toFixed(1)}% with a library frame on the stack`,
+    "",
+    "Self time by file:",
+    ...lines(byFile),
+    "",
+    "Self time by function:",
+    ...lines(byFunction)
+  ].join("\n")
+}
+
+run().then(({ result, profile }) => {
+  const text = [
+    `${client} ${transport}/${era}: ${result.cpuMsPer10k.toFixed(0)} ms CPU per 10k calls, ` +
+    `${result.callsPerSecond.toFixed(0)} calls/s, import ${result.importLibMs.toFixed(0)} ms`,
+    `profile: ${profile}`,
+    "",
+    summarize(profile)
+  ].join("\n")
+  fs.writeFileSync(path.join(runDir, "summary.txt"), text)
+  process.stdout.write(`${text}\n`)
+}, (error) => {
+  process.stderr.write(`${error?.stack ?? error}\n`)
+  process.exit(1)
+})
