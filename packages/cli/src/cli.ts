@@ -326,7 +326,11 @@ const toolsCall = Command.make("call", {
     Effect.gen(function*() {
       const args = yield* toolArguments(client, name, json, arg)
       const progress = yield* Progress.make({ quiet: false })
-      const result = yield* client.callTool({ name, arguments: args }, { onProgress: progress.onProgress }).pipe(
+      const result = yield* client.callTool({ name, arguments: args }, {
+        onProgress: progress.onProgress,
+        // a tool that keeps reporting progress is still working: each report restarts the timeout
+        resetTimeoutOnProgress: true
+      }).pipe(
         Effect.ensuring(progress.clear)
       )
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.callResult(result))

@@ -133,7 +133,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
           ["tools", "call", "echo", "[1, 2]"],
           ["tools", "list", "--no-such-option"],
           ["tools", "call", "no-such-tool"],
-          ["--timeout", "300ms", "tools", "call", "slow", "{\"steps\":100,\"delayMs\":100}"],
+          ["--timeout", "300ms", "tools", "call", "slow", "{\"steps\":100,\"delayMs\":2000}"],
           ["tools", "list", "--timeout", "soon"],
           ["--stdio", "x", "--url", "http://localhost:1/mcp", "probe"]
         ])
