@@ -196,6 +196,59 @@ describe("x-mcp-header", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("HeaderMismatch", () => {
+  const declared = {
+    name: "q",
+    inputSchema: { type: "object", properties: { r: { type: "string", "x-mcp-header": "R" } } }
+  }
+  const listing = (seen: Scripted.Seen, res: Http.ServerResponse) => {
+    const params = Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) ? seen.body.params : {}
+    const page = params.cursor === "page-2"
+      ? { tools: [declared] }
+      : { tools: [{ name: "other", inputSchema: { type: "object" } }], nextCursor: "page-2" }
+    Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), page))
+  }
+
+  it.live("refreshes the tool list across pages and re-sends the call once with the headers", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) => {
+          if (method === "tools/list") return listing(seen, res)
+          if (seen.headers["mcp-param-r"] !== "v") {
+            return Scripted.sendJson(res, 400, Scripted.failure(Scripted.idOf(seen), -32020, "Header mismatch"))
+          }
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult("accepted")))
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      const result = yield* client.callTool({ name: "q", arguments: { r: "v" } })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "accepted" }])
+      const methods = server.seen.map((entry) => Scripted.methodOf(entry))
+      assert.deepStrictEqual(methods, ["server/discover", "tools/call", "tools/list", "tools/list", "tools/call"])
+      const lists = server.seen.filter((entry) => Scripted.methodOf(entry) === "tools/list")
+      for (const list of lists) {
+        assert.isString(Scripted.idOf(list))
+        assert.strictEqual(list.headers["mcp-protocol-version"], "2026-07-28")
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("a second HeaderMismatch reaches the caller", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) =>
+          method === "tools/list"
+            ? listing(seen, res)
+            : Scripted.sendJson(res, 400, Scripted.failure(Scripted.idOf(seen), -32020, "Header mismatch"))
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      const error = yield* Effect.flip(client.callTool({ name: "q", arguments: { r: "v" } }))
+      assert.strictEqual(error._tag === "McpError" ? error.code : error._tag, -32020)
+      const calls = server.seen.filter((entry) => Scripted.methodOf(entry) === "tools/call")
+      assert.strictEqual(calls.length, 2)
+      assert.strictEqual(calls[1]!.headers["mcp-param-r"], "v")
+    }).pipe(Effect.scoped))
+})
+
 describe("secrets", () => {
   it.live("the bearer token and the session id never reach an error, a log or a span", () =>
     Effect.gen(function*() {

@@ -106,14 +106,20 @@ describe("the SDK v2 server over HTTP", () => {
       yield* Common.assertSentMessagesValid(recorder, "2026-07-28")
     }).pipe(Effect.scoped))
 
-  it.live("without the tools/list index the server refuses the call with HeaderMismatch (-32020)", () =>
+  it.live("before tools/list the server refuses with HeaderMismatch; the tools are listed and the call re-sent", () =>
     Effect.gen(function*() {
       const server = yield* SdkV2.start
-      const { client } = yield* Common.connect({ url: server.url })
-      const error = yield* Effect.flip(client.callTool({ name: "query", arguments: { region: "x", sql: "y" } }))
-      assert.strictEqual(error._tag, "McpError")
-      if (error._tag === "McpError") assert.strictEqual(error.code, -32020)
-      assert.strictEqual(callsOf(server, "query")[0]!.status(), 400)
+      const { client, recorder } = yield* Common.connect({ url: server.url })
+      const result = yield* client.callTool({ name: "query", arguments: { region: "eu-west-3", sql: "y" } })
+      assert.strictEqual(textOf(result), "ran y in eu-west-3")
+      const after = server.requests.slice(1).map((request) => [bodyOf(request).method, request.status()])
+      assert.deepStrictEqual(after, [["tools/call", 400], ["tools/list", 200], ["tools/call", 200]])
+      const [refused, , accepted] = server.requests.slice(1)
+      assert.isUndefined(refused!.headers["mcp-param-region"])
+      assert.strictEqual(accepted!.headers["mcp-param-region"], "eu-west-3")
+      assert.strictEqual(bodyOf(refused!).id, bodyOf(accepted!).id)
+      // the refresh is the transport's own request: the client never saw it
+      assert.deepStrictEqual(yield* Common.sentMethods(recorder), ["server/discover", "tools/call"])
     }).pipe(Effect.scoped))
 
   it.live("progress notifications stream before the final response", () =>

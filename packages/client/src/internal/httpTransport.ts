@@ -86,6 +86,8 @@ interface Cursor {
 interface Source {
   readonly request: McpSchema.JsonRpcRequest | undefined
   readonly route: Route
+  /** Takes the answer to `request` instead of the connection: the transport's own requests. */
+  readonly capture?: ((answer: McpSchema.JsonRpcResponse) => void) | undefined
 }
 
 interface State {
@@ -114,6 +116,8 @@ const VERSION_HEADER_SINCE = "2025-06-18"
 const cancelTimeout = Duration.seconds(2)
 const initialBackoffMillis = 250
 const deadlineGraceMillis = 1_000
+/** The most `tools/list` pages read to find a tool after a HeaderMismatch. */
+const maxRefreshPages = 20
 
 const SESSION_ID = /^[\x21-\x7e]+$/
 
@@ -204,6 +208,7 @@ export const make = (
         parked: new Map(),
         tools: new Map()
       }
+      let refreshes = 0
       const knownEra = state.binding === "sse" ? "legacy" : cached?.era
 
       // Finalizers run last-added first: stop accepting work, interrupt the streams and requests, DELETE the
@@ -272,7 +277,7 @@ export const make = (
                 const answer: McpSchema.JsonRpcResponse = "result" in message
                   ? { ...message, result: yield* onAnswer(request, source.route, message.result) }
                   : { ...message, id: request.id }
-                yield* emitOpen(Transport.TransportEvent.Response({ message: answer }))
+                yield* reply(source, answer)
               } else {
                 yield* emitOpen(Transport.TransportEvent.Response({ message }))
               }
@@ -322,6 +327,12 @@ export const make = (
           )
         })
 
+      const reply = (source: Source, answer: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+        const capture = source.capture
+        if (capture === undefined) return emitOpen(Transport.TransportEvent.Response({ message: answer }))
+        return Effect.sync(() => capture(answer))
+      }
+
       const emitResponse = (request: McpSchema.JsonRpcRequest, error: McpSchema.JsonRpcErrorObject) =>
         emitOpen(Transport.TransportEvent.Response({ message: { jsonrpc: "2.0", id: request.id, error } }))
 
@@ -346,9 +357,11 @@ export const make = (
         response: HttpClientResponse.HttpClientResponse,
         request: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions,
-        route: Route
+        route: Route,
+        capture?: (answer: McpSchema.JsonRpcResponse) => void
       ): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.gen(function*() {
+          const source: Source = { request, route, capture }
           const status = response.status
           if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
           if (!Body.isSuccess(status) || status === 202 || status === 204) {
@@ -356,14 +369,13 @@ export const make = (
             if (!Body.isSuccess(status) && options.probe !== true) {
               // a JSON-RPC error in a refusal (a modern 400 HeaderMismatch, a 404 method not found) is the answer
               const error = jsonRpcError(body)
-              if (error !== undefined) return yield* emitResponse(request, error)
+              if (error !== undefined) return yield* reply(source, { jsonrpc: "2.0", id: request.id, error })
             }
             return yield* Effect.fail(
               Body.statusError(response, body, `the server answered ${request.method} with HTTP ${status}`)
             )
           }
           const type = Body.mediaType(response)
-          const source: Source = { request, route }
           if (type === JSON_TYPE) {
             const text = yield* Body.readBody(response, resolved.maxEventBytes)
             const outcome = yield* deliver(text, source)
@@ -443,15 +455,66 @@ export const make = (
         return Either.right(headers)
       }
 
-      const modernExchange = (request: McpSchema.JsonRpcRequest, options: Transport.WireOptions) =>
+      const modernExchange = (
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions,
+        retried = false
+      ): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.scoped(
           Effect.gen(function*() {
             const headers = yield* modernHeaders(request)
             const params = yield* paramHeaders(request, options)
             const response = yield* post(resolved.url, codec.encode(request), { ...params, ...headers }, request.method)
+            // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
+            // declarations changed or were never listed, so refresh them and send once more
+            const ownHeaders = request.method === "tools/call" && options.headers === undefined
+            if (!retried && ownHeaders && response.status === 400) {
+              const body = yield* Body.readSnippet(response)
+              const error = jsonRpcError(body)
+              if (error?.code === McpSchema.ErrorCode.HeaderMismatch) {
+                yield* Effect.logDebug("the server refused the Mcp-Param headers; refreshing the tool list")
+                yield* refreshTools(request)
+                return yield* modernExchange(request, options, true)
+              }
+              if (error !== undefined) return yield* emitResponse(request, error)
+              return yield* Effect.fail(
+                Body.statusError(response, body, "the server answered tools/call with HTTP 400")
+              )
+            }
             yield* answer(response, request, options, "modern")
           })
         )
+
+      /** Lists tools (the transport's own requests, never reported) until the named tool's page is seen. */
+      const refreshTools = (call: McpSchema.JsonRpcRequest): Effect.Effect<void> =>
+        Effect.gen(function*() {
+          const params = isObject(call.params) ? call.params : {}
+          const meta = isObject(params._meta) ? params._meta : undefined
+          const envelope = meta === undefined
+            ? {}
+            : { _meta: Object.fromEntries(Object.entries(meta).filter(([key]) => key !== "progressToken")) }
+          let cursor: string | undefined
+          for (let page = 0; page < maxRefreshPages; page++) {
+            const list: McpSchema.JsonRpcRequest = {
+              jsonrpc: "2.0",
+              id: `conduit-tools-refresh-${++refreshes}`,
+              method: "tools/list",
+              params: cursor === undefined ? envelope : { ...envelope, cursor }
+            }
+            const box: { listed?: McpSchema.JsonRpcResponse } = {}
+            const sent = yield* Effect.either(Effect.scoped(Effect.gen(function*() {
+              const response = yield* post(resolved.url, codec.encode(list), yield* modernHeaders(list), list.method)
+              yield* answer(response, list, {}, "modern", (listed) => (box.listed = listed))
+            })))
+            const listed = box.listed
+            if (Either.isLeft(sent) || listed === undefined || !("result" in listed) || !isObject(listed.result)) return
+            const tools = listed.result.tools
+            if (Array.isArray(tools) && tools.some((tool) => isObject(tool) && tool.name === params.name)) return
+            const next = listed.result.nextCursor
+            if (typeof next !== "string") return
+            cursor = next
+          }
+        }).pipe(Effect.annotateLogs({ method: "tools/list" }))
 
       // --- legacy Streamable HTTP
 
