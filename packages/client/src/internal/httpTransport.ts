@@ -899,8 +899,17 @@ export const make = (
       ): Effect.Effect<void> =>
         Effect.suspend(() => {
           state.routes.set(request.id, route)
+          const failed = (error: McpError.TransportFailure) =>
+            emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
           const work = exchange(route, request, options, resent).pipe(
-            Effect.catchAll((error) => emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))),
+            Effect.catchAll(failed),
+            // a bug must not leave the caller waiting for its timeout
+            Effect.catchAllDefect((defect) =>
+              Effect.zipRight(
+                Effect.logError("the exchange died", defect),
+                failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect))
+              )
+            ),
             bounded(options),
             Effect.ensuring(Effect.sync(() => state.routes.delete(request.id))),
             Effect.annotateLogs({ module: "HttpTransport", method: request.method })
