@@ -146,6 +146,20 @@ export type CallEvent<A> =
   | { readonly _tag: "Result"; readonly result: A }
 
 /**
+ * What a subscription asks for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListenFilter {
+  readonly toolsListChanged?: boolean | undefined
+  readonly promptsListChanged?: boolean | undefined
+  readonly resourcesListChanged?: boolean | undefined
+  /** Resources whose `notifications/resources/updated` to receive. */
+  readonly resourceSubscriptions?: ReadonlyArray<string> | undefined
+}
+
+/**
  * Parameters of `tools/call`.
  *
  * @since 0.1.0
@@ -262,6 +276,13 @@ export interface McpClientService {
     params: CompleteParams,
     options?: RequestOptions
   ) => Effect.Effect<McpSchema.CompleteResult, McpError.McpClientError>
+  /**
+   * Notifications for list changes and resource updates, as one Stream in both eras: a modern
+   * `subscriptions/listen` (the acknowledgement first, re-listened with backoff after a drop) or legacy
+   * `resources/subscribe` plus the server's unsolicited `list_changed` notifications. Ending the stream ends the
+   * subscription. Only what the server advertises is asked for.
+   */
+  readonly listen: (filter: ListenFilter) => Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError>
   /** Legacy `ping`; on a modern server, `server/discover` serves as the liveness check. */
   readonly ping: (options?: RequestOptions) => Effect.Effect<void, McpError.McpClientError>
   /** Legacy `logging/setLevel`; on a modern server the level travels in every request's `_meta`. */

@@ -91,6 +91,8 @@ interface SendOptions {
   readonly cancellable: boolean
   readonly probe: boolean
   readonly id?: string | undefined
+  /** Told the request id before the request is sent (a listen routes its notifications by it). */
+  readonly onId?: ((id: McpSchema.RequestId) => void) | undefined
 }
 
 const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
@@ -117,6 +119,55 @@ const InputRequiredResult = Schema.Struct({
 const decodeInputRequired = Schema.decodeUnknownEither(InputRequiredResult)
 const isInputRequired = (raw: unknown): boolean =>
   typeof raw === "object" && raw !== null && "resultType" in raw && raw.resultType === "input_required"
+
+const relistenSchedule = Schedule.exponential("250 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("30 seconds")),
+  Schedule.jittered
+)
+
+const SubscriptionMeta = Schema.Struct({
+  _meta: Schema.Struct({ [McpSchema.MetaKeys.subscriptionId]: McpSchema.RequestId })
+})
+const decodeSubscriptionMeta = Schema.decodeUnknownEither(SubscriptionMeta)
+const subscriptionIdOf = (params: unknown): McpSchema.RequestId | undefined => {
+  if (typeof params !== "object" || params === null || !("_meta" in params)) return undefined
+  return Either.getOrUndefined(
+    Either.map(decodeSubscriptionMeta(params), (p) => p._meta[McpSchema.MetaKeys.subscriptionId])
+  )
+}
+
+const Acknowledged = Schema.Struct({
+  notifications: Schema.optional(Schema.Struct({
+    toolsListChanged: Schema.optional(Schema.Boolean),
+    promptsListChanged: Schema.optional(Schema.Boolean),
+    resourcesListChanged: Schema.optional(Schema.Boolean),
+    resourceSubscriptions: Schema.optional(Schema.Array(Schema.String))
+  }))
+})
+const decodeAcknowledged = Schema.decodeUnknownEither(Acknowledged)
+
+/** What a listen asked for and its acknowledgement left out. */
+const unacknowledged = (
+  asked: {
+    readonly toolsListChanged?: boolean
+    readonly promptsListChanged?: boolean
+    readonly resourcesListChanged?: boolean
+    readonly resourceSubscriptions?: ReadonlyArray<string>
+  },
+  params: unknown
+): ReadonlyArray<string> => {
+  const honoured = Either.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
+  const missing: Array<string> = []
+  if (asked.toolsListChanged === true && honoured.toolsListChanged !== true) missing.push("toolsListChanged")
+  if (asked.promptsListChanged === true && honoured.promptsListChanged !== true) missing.push("promptsListChanged")
+  if (asked.resourcesListChanged === true && honoured.resourcesListChanged !== true) {
+    missing.push("resourcesListChanged")
+  }
+  for (const uri of asked.resourceSubscriptions ?? []) {
+    if (!(honoured.resourceSubscriptions ?? []).includes(uri)) missing.push(uri)
+  }
+  return missing
+}
 
 const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
 
@@ -244,6 +295,12 @@ export const make = (
     /** The attempt whose session `current` holds, while it is alive. */
     let published: Attempt | undefined
     const notifications = yield* PubSub.unbounded<McpSchema.ServerNotification>()
+    /** Modern listens by request id: their tagged notifications go to them alone. */
+    const listeners = new Map<McpSchema.RequestId, (notification: McpSchema.ServerNotification) => Effect.Effect<void>>()
+    /** Legacy resource subscriptions (uri → how many listens want it), restored on every new session. */
+    const legacySubscriptions = new Map<string, number>()
+    /** False until a first session existed: only later sessions have state to restore. */
+    let restoreOnConnect = false
     const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
     const serverRequests = yield* FiberMap.make<McpSchema.RequestId>()
 
@@ -301,15 +358,35 @@ export const make = (
 
     const onNotification = (message: McpSchema.JsonRpcNotification): Effect.Effect<void> => {
       if (message.method === "notifications/progress") return onProgress(message.params)
-      const published = PubSub.publish(notifications, { method: message.method, params: message.params })
+      const notification = { method: message.method, params: message.params }
+      const subscription = subscriptionIdOf(message.params)
+      if (subscription !== undefined) {
+        const listener = listeners.get(subscription)
+        if (listener !== undefined) {
+          return message.method === "notifications/cancelled" ? endListen(subscription) : listener(notification)
+        }
+      }
+      const published = PubSub.publish(notifications, notification)
       if (message.method === "notifications/cancelled") {
         const decoded = decodeCancelled(message.params)
         if (Either.isRight(decoded)) {
-          return Effect.zipRight(FiberMap.remove(serverRequests, decoded.right.requestId), published)
+          const id = decoded.right.requestId
+          // On stdio a server ends a listen by cancelling it.
+          if (listeners.has(id)) return endListen(id)
+          return Effect.zipRight(FiberMap.remove(serverRequests, id), published)
         }
       }
       return published
     }
+
+    /** The server ended a listen: its request completes as if answered. */
+    const endListen = (id: McpSchema.RequestId): Effect.Effect<void> =>
+      Effect.sync(() => {
+        const entry = pending.get(id)
+        if (entry === undefined) return
+        pending.delete(id)
+        Deferred.unsafeDone(entry.deferred, Exit.succeed({ resultType: "complete" }))
+      })
 
     const respondError = (
       connection: Transport.TransportConnection,
@@ -513,6 +590,7 @@ export const make = (
               lastActivity: 0
             }
             pending.set(id, entry)
+            send.onId?.(id)
             return Effect.succeed([id, entry] as const)
           }),
           ([id, entry]) =>
@@ -777,6 +855,26 @@ export const make = (
         )
       })
 
+    // --- legacy session state (log level, resource subscriptions) is sent again on every new session
+    const restoreLegacyState = (session: Session) =>
+      Effect.gen(function*() {
+        const wire: Wire = {
+          attempt: session.attempt,
+          connection: session.connection,
+          era: "legacy",
+          version: session.protocolVersion
+        }
+        const send = internalSend(requestTimeout, { cancellable: true })
+        if (logLevel !== undefined && session.capabilities.logging !== undefined) {
+          yield* Effect.ignore(sendRequest(wire, "logging/setLevel", { level: logLevel }, send))
+        }
+        if (session.capabilities.resources?.subscribe === true) {
+          for (const uri of legacySubscriptions.keys()) {
+            yield* Effect.ignore(sendRequest(wire, "resources/subscribe", { uri }, send))
+          }
+        }
+      }).pipe(Effect.annotateLogs({ module: "McpClient", method: "restoreLegacyState" }))
+
     // --- health checks
     const healthCheck = (attempt: Attempt, session: Session, interval: number) =>
       Effect.gen(function*() {
@@ -850,6 +948,8 @@ export const make = (
         yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
           Effect.annotateLogs({ module: "McpClient", transport: kind })
         )
+        if (session.era === "legacy" && restoreOnConnect) yield* Effect.forkScoped(restoreLegacyState(session))
+        restoreOnConnect = true
         if (healthInterval !== undefined) yield* Effect.forkScoped(healthCheck(attempt, session, healthInterval))
         const error = yield* Deferred.await(attempt.closed)
         return yield* Effect.fail(error)
@@ -1135,6 +1235,154 @@ export const make = (
           (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
         ))
 
+    const listen = (filter: McpClient.ListenFilter): Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError> =>
+      Stream.unwrap(Effect.map(awaitSession(undefined, "subscriptions/listen"), (session) =>
+        session.era === "modern" ? listenModern(filter) : listenLegacy(filter, session)))
+
+    const askedFor = (filter: McpClient.ListenFilter, capabilities: McpSchema.ServerCapabilities) => {
+      const uris = capabilities.resources?.subscribe === true ? filter.resourceSubscriptions ?? [] : []
+      return {
+        ...(filter.toolsListChanged === true && capabilities.tools?.listChanged === true
+          ? { toolsListChanged: true }
+          : {}),
+        ...(filter.promptsListChanged === true && capabilities.prompts?.listChanged === true
+          ? { promptsListChanged: true }
+          : {}),
+        ...(filter.resourcesListChanged === true && capabilities.resources?.listChanged === true
+          ? { resourcesListChanged: true }
+          : {}),
+        ...(uris.length > 0 ? { resourceSubscriptions: [...uris] } : {})
+      }
+    }
+
+    const wanted = (filter: McpClient.ListenFilter) => (notification: McpSchema.ServerNotification): boolean => {
+      switch (notification.method) {
+        case "notifications/tools/list_changed":
+          return filter.toolsListChanged === true
+        case "notifications/prompts/list_changed":
+          return filter.promptsListChanged === true
+        case "notifications/resources/list_changed":
+          return filter.resourcesListChanged === true
+        case "notifications/resources/updated": {
+          const uri = typeof notification.params === "object" && notification.params !== null &&
+              "uri" in notification.params
+            ? notification.params.uri
+            : undefined
+          return typeof uri === "string" && (filter.resourceSubscriptions ?? []).includes(uri)
+        }
+        default:
+          return false
+      }
+    }
+
+    const listenLegacy = (filter: McpClient.ListenFilter, session: Session) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const inbox = yield* PubSub.subscribe(notifications)
+        const uris = session.capabilities.resources?.subscribe === true ? filter.resourceSubscriptions ?? [] : []
+        for (const uri of uris) {
+          const count = legacySubscriptions.get(uri) ?? 0
+          legacySubscriptions.set(uri, count + 1)
+          yield* Effect.addFinalizer(() =>
+            Effect.suspend(() => {
+              const left = (legacySubscriptions.get(uri) ?? 1) - 1
+              if (left > 0) {
+                legacySubscriptions.set(uri, left)
+                return Effect.void
+              }
+              legacySubscriptions.delete(uri)
+              return Effect.ignore(
+                request("resources/unsubscribe", { uri }, McpSchema.EmptyResult, { timeout: "5 seconds" })
+              )
+            })
+          )
+          if (count === 0) {
+            // A connection lost meanwhile is no failure: every new session subscribes again.
+            yield* request("resources/subscribe", { uri }, McpSchema.EmptyResult).pipe(
+              Effect.catchTag("TransportError", (error) =>
+                Effect.logDebug(`resources/subscribe deferred to the next session: ${error.message}`))
+            )
+          }
+        }
+        return Stream.filter(Stream.fromQueue(inbox), wanted(filter))
+      }))
+
+    type ListenItem =
+      | { readonly _tag: "Notification"; readonly notification: McpSchema.ServerNotification }
+      | { readonly _tag: "End" }
+      | { readonly _tag: "Fail"; readonly error: McpError.McpClientError }
+
+    const listenModern = (filter: McpClient.ListenFilter) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const items = yield* Queue.unbounded<ListenItem>()
+        const deliver = (notification: McpSchema.ServerNotification) =>
+          Effect.asVoid(Queue.offer(items, { _tag: "Notification", notification }))
+        const listenOnce = (onAnything: () => void) =>
+          Effect.gen(function*() {
+            const session = yield* awaitSession(undefined, "subscriptions/listen")
+            const asked = askedFor(filter, session.capabilities)
+            let id: McpSchema.RequestId | undefined
+            return yield* sendRequest(
+              {
+                attempt: session.attempt,
+                connection: session.connection,
+                era: session.era,
+                version: session.protocolVersion
+              },
+              "subscriptions/listen",
+              { notifications: asked },
+              {
+                ...internalSend(0, { cancellable: true }),
+                timeoutMillis: undefined,
+                onId: (assigned) => {
+                  id = assigned
+                  listeners.set(assigned, (notification) => {
+                    onAnything()
+                    if (notification.method === "notifications/subscriptions/acknowledged") {
+                      const missing = unacknowledged(asked, notification.params)
+                      if (missing.length > 0) {
+                        return Effect.zipRight(
+                          Effect.logWarning(`the server does not honour: ${missing.join(", ")}`).pipe(
+                            Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
+                          ),
+                          deliver(notification)
+                        )
+                      }
+                    }
+                    return deliver(notification)
+                  })
+                }
+              }
+            ).pipe(Effect.ensuring(Effect.sync(() => id !== undefined && listeners.delete(id))))
+          })
+        const run = Effect.gen(function*() {
+          const driver = yield* Schedule.driver(relistenSchedule)
+          while (true) {
+            let heard = false
+            const outcome = yield* Effect.either(listenOnce(() => (heard = true)))
+            if (Either.isRight(outcome)) return yield* Queue.offer(items, { _tag: "End" })
+            const error = outcome.left
+            if (error._tag !== "TransportError") return yield* Queue.offer(items, { _tag: "Fail", error })
+            // A dropped stream: listen again (same filter, new id) after a jittered pause.
+            if (heard) yield* driver.reset
+            yield* Effect.logDebug(`listen dropped (${error.message}); listening again`).pipe(
+              Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
+            )
+            yield* Effect.orElse(driver.next(error), () => Effect.void)
+          }
+        })
+        yield* Effect.forkScoped(run)
+        return Stream.fromQueue(items).pipe(
+          Stream.takeWhile((item) => item._tag !== "End"),
+          Stream.mapEffect((item) =>
+            item._tag === "Notification"
+              ? Effect.succeed(item.notification)
+              : item._tag === "Fail"
+              ? Effect.fail(item.error)
+              : Effect.die("unreachable")
+          )
+        )
+      }))
+
     /** Runs a call that reports progress as a Stream of progress events ending with the result. */
     const progressEvents = <A>(
       run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, McpError.McpClientError>
@@ -1174,6 +1422,7 @@ export const make = (
       listToolsPage,
       streamTools,
       callTool,
+      listen,
       callToolStream: (params, options) => progressEvents((onProgress) => callTool(params, { ...options, onProgress })),
       listResources: (options) => collect(streamResources(options), "resources/list"),
       listResourcesPage,
