@@ -102,6 +102,6 @@ describe("restart", () => {
       assert.strictEqual(after.era, "modern")
     }).pipe(Effect.provide(client(["--import", tsx, fixtureProgram], {
       reconnect: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
-      probeTimeout: "5 seconds"
+      probeTimeout: "20 seconds"
     }))), 60_000)
 })
