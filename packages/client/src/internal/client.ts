@@ -479,11 +479,9 @@ export const make = (
       const callerMeta = params?._meta
       const extraMeta = typeof callerMeta === "object" && callerMeta !== null ? callerMeta : undefined
       if (wire.era === "legacy") {
-        if (send.onProgress === undefined && send.meta === undefined) return params
-        return {
-          ...params,
-          _meta: { ...extraMeta, ...send.meta, ...(send.onProgress !== undefined ? { progressToken: id } : {}) }
-        }
+        const wantsProgress = send.onProgress !== undefined || send.resetOnProgress
+        if (!wantsProgress && send.meta === undefined) return params
+        return { ...params, _meta: { ...extraMeta, ...send.meta, ...(wantsProgress ? { progressToken: id } : {}) } }
       }
       const meta: Record<string, unknown> = {
         ...extraMeta,
@@ -493,7 +491,8 @@ export const make = (
         [McpSchema.MetaKeys.clientCapabilities]: capabilitiesFor(wire.version)
       }
       if (logLevel !== undefined && wire.era === "modern") meta[McpSchema.MetaKeys.logLevel] = logLevel
-      if (send.onProgress !== undefined) meta.progressToken = id
+      // A token only when the caller wants progress, or an idle timeout needs it.
+      if (send.onProgress !== undefined || send.resetOnProgress) meta.progressToken = id
       if (traceparent !== undefined) meta.traceparent = traceparent
       return { ...params, _meta: meta }
     }

@@ -160,7 +160,11 @@ const modernErrorInBody = (body: string): McpError.McpError | undefined => {
   const decoded = decodeErrorBody(body)
   if (Either.isLeft(decoded)) return undefined
   const error = decoded.right.error
-  if (error.code !== McpSchema.ErrorCode.UnsupportedProtocolVersion) return undefined
+  if (
+    error.code !== McpSchema.ErrorCode.UnsupportedProtocolVersion &&
+    error.code !== McpSchema.ErrorCode.HeaderMismatch &&
+    error.code !== McpSchema.ErrorCode.MissingRequiredClientCapability
+  ) return undefined
   return new McpError.McpError({ code: error.code, message: error.message, data: error.data })
 }
 
