@@ -67,3 +67,13 @@ export * as OAuth from "./OAuth.js"
  * @since 0.1.0
  */
 export * as TokenStore from "./TokenStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ResultCache from "./ResultCache.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RedisKeyValueStore from "./RedisKeyValueStore.js"
