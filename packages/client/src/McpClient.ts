@@ -77,6 +77,11 @@ export interface McpClientOptions {
   readonly maxInputRounds?: number | undefined
   /** The most pages a collected list call fetches (default 100). */
   readonly maxPages?: number | undefined
+  /**
+   * Where server log messages (`notifications/message`) go: always to the notification streams; with `"logger"`
+   * also into Effect's logger at the matching level, annotated with the server's name.
+   */
+  readonly serverLogs?: "stream" | "logger" | undefined
   /** Attributes added to every span of this client. */
   readonly spanAttributes?: Readonly<Record<string, unknown>> | undefined
 }

@@ -1,6 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
@@ -266,4 +269,64 @@ describe("legacy server requests", () => {
       const [response] = yield* awaitResponses(1)
       assert.isTrue("error" in response && response.error.code === -32601)
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), {}, false))))
+
+  it.scoped("notifications/elicitation/complete reaches the handler for URL elicitations it was shown, once", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(1, "elicitation/create", {
+        mode: "url",
+        message: "Link",
+        url: "https://pay.example.com/x",
+        elicitationId: "known-1"
+      })
+      yield* awaitResponses(1)
+      yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "unknown-9" })
+      yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "known-1" })
+      yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "known-1" })
+      assert.deepStrictEqual(completed, ["known-1"])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
+        Layer.provide(ElicitationHandler.layer({
+          modes: ["url"],
+          elicit: () => Effect.succeed({ action: "accept" }),
+          completed: (id) => Effect.sync(() => completed.push(id))
+        }))
+      )
+    )))
+
+  it.scoped("server log messages can also go into Effect's logger", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.notify("notifications/message", { level: "warning", logger: "db", data: "disk almost full" })
+      yield* ctx.notify("notifications/message", { level: "debug", data: { rows: 3 } })
+      assert.deepStrictEqual(logged.filter((l) => l.startsWith("WARN") || l.startsWith("DEBUG")), [
+        "WARN disk almost full",
+        "DEBUG {\"rows\":3}"
+      ])
+    }).pipe(
+      Effect.provide(
+        McpClient.layer({ healthCheckInterval: false, serverLogs: "logger" }).pipe(
+          Layer.provideMerge(Scripted.layer(Scripted.legacyScript()))
+        )
+      ),
+      Effect.provide(Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ annotations, logLevel, message }) => {
+          if (HashMap.get(annotations, "module").pipe((m) => m._tag === "Some" && m.value === "McpServer")) {
+            logged.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+          }
+        })
+      )),
+      Logger.withMinimumLogLevel(LogLevel.All)
+    ))
 })
+
+const completed: Array<string> = []
+const logged: Array<string> = []

@@ -10,6 +10,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as PubSub from "effect/PubSub"
@@ -169,6 +170,18 @@ const unacknowledged = (
   return missing
 }
 
+const decodeLogMessage = Schema.decodeUnknownEither(McpSchema.LoggingMessageParams)
+const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  notice: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  critical: LogLevel.Error,
+  alert: LogLevel.Error,
+  emergency: LogLevel.Fatal
+}
+
 const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
 
 const optionMillis = (
@@ -299,6 +312,8 @@ export const make = (
     const listeners = new Map<McpSchema.RequestId, (notification: McpSchema.ServerNotification) => Effect.Effect<void>>()
     /** Legacy resource subscriptions (uri → how many listens want it), restored on every new session. */
     const legacySubscriptions = new Map<string, number>()
+    /** URL-mode elicitations shown to the handler and not yet reported complete. */
+    const openUrlElicitations = new Set<string>()
     /** False until a first session existed: only later sessions have state to restore. */
     let restoreOnConnect = false
     const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
@@ -367,6 +382,12 @@ export const make = (
         }
       }
       const published = PubSub.publish(notifications, notification)
+      if (message.method === "notifications/elicitation/complete") {
+        return Effect.zipRight(elicitationCompleted(message.params), published)
+      }
+      if (message.method === "notifications/message" && options.serverLogs === "logger") {
+        return Effect.zipRight(forwardLog(message.params), published)
+      }
       if (message.method === "notifications/cancelled") {
         const decoded = decodeCancelled(message.params)
         if (Either.isRight(decoded)) {
@@ -377,6 +398,26 @@ export const make = (
         }
       }
       return published
+    }
+
+    /** 2025-11-25: a URL-mode elicitation finished; unknown or already finished ids are ignored. */
+    const elicitationCompleted = (params: unknown): Effect.Effect<void> => {
+      const id = typeof params === "object" && params !== null && "elicitationId" in params
+        ? params.elicitationId
+        : undefined
+      if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
+      const completed = Option.getOrUndefined(handlers.elicitation)?.completed
+      return completed === undefined ? Effect.void : completed(id)
+    }
+
+    const forwardLog = (params: unknown): Effect.Effect<void> => {
+      const decoded = decodeLogMessage(params)
+      if (Either.isLeft(decoded)) return Effect.void
+      const { data, level, logger } = decoded.right
+      const text = typeof data === "string" ? data : JSON.stringify(data)
+      return Effect.logWithLevel(logLevels[level], text).pipe(
+        Effect.annotateLogs({ module: "McpServer", server: published?.serverName ?? "unknown", logger: logger ?? "" })
+      )
     }
 
     /** The server ended a listen: its request completes as if answered. */
@@ -412,7 +453,8 @@ export const make = (
           serverOrigin: connection.info.origin,
           serverName: attempt.serverName,
           related,
-          declaredModes: declaredModes(version)
+          declaredModes: declaredModes(version),
+          onUrlElicitation: (elicitationId) => openUrlElicitations.add(elicitationId)
         }),
         Either.match({
           onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),

@@ -185,6 +185,8 @@ export interface RequestOrigin {
   readonly related: McpSchema.RequestId | undefined
   /** The elicitation modes declared on this connection. */
   readonly declaredModes: ReadonlyArray<"form" | "url">
+  /** Told the id of every URL-mode elicitation shown to the handler (2025-11-25), to match its completion. */
+  readonly onUrlElicitation?: ((elicitationId: string) => void) | undefined
 }
 
 /**
@@ -259,6 +261,7 @@ const elicit = (
         Either.right({ action: "decline" })
       )
     }
+    if (decoded.right.elicitationId !== undefined) origin.onUrlElicitation?.(decoded.right.elicitationId)
     return Effect.map(
       handler.elicit({
         mode: "url",
