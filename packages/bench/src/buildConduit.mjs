@@ -8,9 +8,28 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-// CONDUIT_SRC builds another copy of the sources (to try a change before making it in the library)
-export const sourceDir = path.resolve(process.env.CONDUIT_SRC ?? path.resolve(here, "../../client/src"))
+const repoRoot = path.resolve(here, "../../..")
 export const buildDir = path.resolve(here, "../.build/client")
+const headDir = path.resolve(here, "../.build/head")
+
+const git = (args, options = {}) => execFileSync("git", args, { cwd: repoRoot, ...options })
+
+/**
+ * The sources to build: the committed library (HEAD), so that work in progress in the tree is not measured;
+ * CONDUIT_SRC=dir builds another copy instead (to try a change before making it in the library), and
+ * CONDUIT_SRC=worktree the work tree.
+ */
+const prepareSources = () => {
+  const override = process.env.CONDUIT_SRC
+  if (override === "worktree") return { dir: path.join(repoRoot, "packages/client/src"), label: "work tree" }
+  if (override !== undefined) return { dir: path.resolve(override), label: override }
+  fs.rmSync(headDir, { recursive: true, force: true })
+  fs.mkdirSync(headDir, { recursive: true })
+  const archive = git(["archive", "--format=tar", "HEAD", "packages/client/src"], { maxBuffer: 256 * 1024 * 1024 })
+  execFileSync("tar", ["-x", "-C", headDir], { input: archive })
+  const commit = git(["rev-parse", "--short", "HEAD"]).toString().trim()
+  return { dir: path.join(headDir, "packages/client/src"), label: `commit ${commit}` }
+}
 
 const walk = (dir) =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -19,8 +38,9 @@ const walk = (dir) =>
     return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : []
   })
 
-/** Transpiles every source file; returns the number of files written. */
+/** Transpiles every source file; returns the number of files written and which sources they came from. */
 export const buildConduit = () => {
+  const { dir: sourceDir, label } = prepareSources()
   fs.rmSync(buildDir, { recursive: true, force: true })
   let count = 0
   for (const file of walk(sourceDir)) {
@@ -40,16 +60,13 @@ export const buildConduit = () => {
     count++
   }
   fs.writeFileSync(path.join(buildDir, "package.json"), JSON.stringify({ type: "module" }))
-  return count
+  return { count, source: label }
 }
 
 /** Whether a module of the library is committed (a module being written in the work tree does not count). */
 export const hasModule = (name) => {
   try {
-    execFileSync("git", ["cat-file", "-e", `HEAD:packages/client/src/${name}.ts`], {
-      cwd: sourceDir,
-      stdio: "ignore"
-    })
+    git(["cat-file", "-e", `HEAD:packages/client/src/${name}.ts`], { stdio: "ignore" })
     return true
   } catch {
     return false
@@ -57,5 +74,6 @@ export const hasModule = (name) => {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(`built ${buildConduit()} files into ${buildDir}`)
+  const { count, source } = buildConduit()
+  console.log(`built ${count} files (${source}) into ${buildDir}`)
 }

@@ -50,7 +50,13 @@ const gc = () => {
 
 const main = async () => {
   const adapter = await import(modules[clientName])
+  // CPU time of the import too: wall time suffers most when the machine is busy
+  const importCpu = process.cpuUsage()
   const imports = await adapter.load(transport)
+  const importCpuUsed = process.cpuUsage(importCpu)
+
+  gc()
+  const memoryAfterImport = process.memoryUsage()
 
   const connectStart = now()
   const connection = await adapter.connect({ transport, era, command, args, url })
@@ -119,6 +125,7 @@ const main = async () => {
     era,
     importLibMs: imports.importLibMs,
     importMs: imports.importMs,
+    importCpuMs: (importCpuUsed.user + importCpuUsed.system) / 1000,
     connectMs,
     sequentialP50Us: percentile(latencies, 50) * 1000,
     sequentialP99Us: percentile(latencies, 99) * 1000,
@@ -128,7 +135,10 @@ const main = async () => {
     memoryAfterCalls: calls,
     rssMiB: memory.rss / 1048576,
     heapUsedMiB: memory.heapUsed / 1048576,
+    rssAfterImportMiB: memoryAfterImport.rss / 1048576,
+    heapAfterImportMiB: memoryAfterImport.heapUsed / 1048576,
     blobMs: blobs,
+    cpuTotalMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     totalMs: now() - started
   }
 }

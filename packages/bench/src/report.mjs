@@ -11,9 +11,12 @@ export const metrics = {
   blob16MiBMs: { read: (r) => r.blobMs?.[16 * MiB], lower: true },
   rssMiB: { read: (r) => r.rssMiB, lower: true },
   heapUsedMiB: { read: (r) => r.heapUsedMiB, lower: true },
+  rssAfterImportMiB: { read: (r) => r.rssAfterImportMiB, lower: true },
+  heapAfterImportMiB: { read: (r) => r.heapAfterImportMiB, lower: true },
   connectMs: { read: (r) => r.connectMs, lower: true },
   importLibMs: { read: (r) => r.importLibMs, lower: true },
-  importMs: { read: (r) => r.importMs, lower: true }
+  importMs: { read: (r) => r.importMs, lower: true },
+  importCpuMs: { read: (r) => r.importCpuMs, lower: true }
 }
 
 export const median = (values) => {
@@ -121,6 +124,7 @@ export const formatTable = (medians, plan) => {
     `RSS MiB @${plan.memoryAfter / 1000}k`,
     "× raw",
     "heap MiB",
+    "RSS / heap MiB after import",
     "connect ms",
     "import ms (lib / all)"
   ]
@@ -146,6 +150,7 @@ export const formatTable = (medians, plan) => {
         fixed(1)(m.rssMiB),
         self("raw", ratio(c.vsRaw.rssMiB)),
         fixed(1)(m.heapUsedMiB),
+        `${fixed(1)(m.rssAfterImportMiB)} / ${fixed(1)(m.heapAfterImportMiB)}`,
         fixed(1)(m.connectMs),
         `${fixed(0)(m.importLibMs)} / ${fixed(0)(m.importMs)}`
       ])

@@ -1,4 +1,5 @@
-// The benchmark orchestrator: `npm run bench` (full) or `npm run bench -- --quick` (about two minutes).
+// The benchmark orchestrator: `npm run bench` (full: 3 rounds) or `npm run bench -- --quick` (1 round, fewer
+// calls: about two minutes on a quiet machine).
 //
 // Every (transport, era) group runs each of its clients in a fresh process pinned to core 0 while the server
 // runs pinned to core 1; clients are interleaved (A B C A B C …) over rounds so drift in the machine's load
@@ -34,10 +35,10 @@ const MiB = 1024 * 1024
 
 const plans = {
   full: {
-    rounds: 5,
+    rounds: 3,
     concurrency: 64,
-    warmup: 3_000,
-    sequential: 3_000,
+    warmup: 2_000,
+    sequential: 2_000,
     concurrent: 10_000,
     memoryAfter: 20_000,
     blobs: [[MiB, 5], [16 * MiB, 3]]
@@ -151,12 +152,13 @@ const main = async () => {
     pinned: pin
   }
   process.stderr.write(
-    `conduit bench: ${quick ? "quick" : "full"}, ${plan.rounds} round(s), ${built} library files built; ` +
+    `conduit bench: ${quick ? "quick" : "full"}, ${plan.rounds} round(s), Conduit built from ${built.source}; ` +
       `${groups.map((g) => `${g.transport}/${g.era}: ${g.clients.join(" ")}`).join("; ")}\n`
   )
   if (!conduitHttp && transports.includes("http")) {
     process.stderr.write("conduit bench: packages/client has no HttpTransport yet: Conduit is left out over HTTP\n")
   }
+  const loadBefore = os.loadavg()
   const runs = []
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "conduit-bench-"))
   const started = Date.now()
@@ -182,15 +184,21 @@ const main = async () => {
     date: new Date().toISOString(),
     durationSeconds: Math.round((Date.now() - started) / 1000),
     machine,
+    // other work on the machine shows here: wall times (calls/s, latency, import) suffer first
+    loadAverage: { before: loadBefore, after: os.loadavg() },
+    conduit: built.source,
     plan,
     groups,
     medians,
     targets,
     runs
   }
+  const load = (l) => l.map((x) => x.toFixed(1)).join(" ")
   const markdown = [
-    `Command: \`${command}\` (${report.date}, ${report.durationSeconds} s, ${plan.rounds} round(s); ` +
-    `${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}${pin ? ", client on core 0, server on core 1" : ""})`,
+    `Command: \`${command}\` (${report.date}, ${report.durationSeconds} s, ${plan.rounds} round(s), ` +
+    `Conduit at ${built.source}; ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}` +
+    `${pin ? ", client on core 0, server on core 1" : ""}; load average ${load(loadBefore)} before, ` +
+    `${load(report.loadAverage.after)} after)`,
     "",
     formatTable(medians, plan),
     "",
