@@ -82,6 +82,11 @@ export interface McpClientOptions {
    * also into Effect's logger at the matching level, annotated with the server's name.
    */
   readonly serverLogs?: "stream" | "logger" | undefined
+  /**
+   * Identifies the credential this connection uses (never the credential itself): private cached results are
+   * kept per credential id; none means the anonymous partition.
+   */
+  readonly credentialId?: string | undefined
   /** Attributes added to every span of this client. */
   readonly spanAttributes?: Readonly<Record<string, unknown>> | undefined
 }
@@ -103,6 +108,13 @@ export interface RequestOptions {
   readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
   /** Extra `_meta` entries for the request. */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * With a `ResultCache` layer provided: `use` (default: a fresh cached result, else fetch and store), `refresh`
+   * (fetch and store), `bypass` (neither read nor write). Only cacheable methods are affected.
+   */
+  readonly cache?: "use" | "refresh" | "bypass" | undefined
+  /** Serve a stale cached result when the fetch fails (default false). */
+  readonly serveStale?: boolean | undefined
 }
 
 /**

@@ -24,6 +24,7 @@ import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as Transport from "../Transport.js"
 import * as ElicitationHandler from "../ElicitationHandler.js"
+import * as ResultCache from "../ResultCache.js"
 import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
 import * as Features from "./clientFeatures.js"
@@ -182,6 +183,10 @@ const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
   emergency: LogLevel.Fatal
 }
 
+const isInvalidating = (method: string): boolean =>
+  method === "notifications/tools/list_changed" || method === "notifications/prompts/list_changed" ||
+  method === "notifications/resources/list_changed" || method === "notifications/resources/updated"
+
 const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
 
 const optionMillis = (
@@ -290,6 +295,8 @@ export const make = (
       return modes
     }
     const maxInputRounds = options.maxInputRounds ?? 10
+    const cache = yield* Effect.serviceOption(ResultCache.ResultCache)
+    const credentialId = options.credentialId
     const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
 
@@ -374,6 +381,16 @@ export const make = (
     const onNotification = (message: McpSchema.JsonRpcNotification): Effect.Effect<void> => {
       if (message.method === "notifications/progress") return onProgress(message.params)
       const notification = { method: message.method, params: message.params }
+      if (isInvalidating(message.method)) {
+        return Effect.zipRight(invalidateCache(notification), dispatchNotification(message, notification))
+      }
+      return dispatchNotification(message, notification)
+    }
+
+    const dispatchNotification = (
+      message: McpSchema.JsonRpcNotification,
+      notification: McpSchema.ServerNotification
+    ): Effect.Effect<void> => {
       const subscription = subscriptionIdOf(message.params)
       if (subscription !== undefined) {
         const listener = listeners.get(subscription)
@@ -989,9 +1006,16 @@ export const make = (
         yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
           Effect.annotateLogs({ module: "McpClient", transport: kind })
         )
+        // Whatever changed while no session was up is unknown: cached results of this server are stale.
+        if (restoreOnConnect) yield* forgetServer(session.transport.target)
         if (session.era === "legacy" && restoreOnConnect) yield* Effect.forkScoped(restoreLegacyState(session))
         restoreOnConnect = true
         if (healthInterval !== undefined) yield* Effect.forkScoped(healthCheck(attempt, session, healthInterval))
+        if (session.era === "legacy" && Option.isSome(handlers.roots)) {
+          // legacy roots are declared with listChanged: each change of the roots is announced to the server
+          yield* Effect.forkScoped(Stream.runForEach(handlers.roots.value.changes, () =>
+            Effect.ignore(connection.notify({ jsonrpc: "2.0", method: "notifications/roots/list_changed" }))))
+        }
         const error = yield* Deferred.await(attempt.closed)
         return yield* Effect.fail(error)
       })
@@ -1127,6 +1151,44 @@ export const make = (
       })
 
     /** A modern call answered with `input_required` is fulfilled and retried, a new id each round. */
+    /** The first leg of a call, through the result cache when there is one and the method is cacheable. */
+    const firstLeg = (
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      options: McpClient.RequestOptions | undefined
+    ): Effect.Effect<readonly [unknown, Session], McpError.McpClientError> => {
+      if (Option.isNone(cache) || !ResultCache.isCacheableMethod(method)) return rawRequest(method, params, options)
+      const results = cache.value
+      return Effect.flatMap(awaitSession(callOptions(options).timeoutMillis, method), (session) => {
+        let used = session
+        const fetch = Effect.map(rawRequest(method, params, options), ([raw, fresh]) => {
+          used = fresh
+          return raw
+        })
+        const key: ResultCache.CacheKey = {
+          server: session.transport.target,
+          method,
+          params,
+          credential: credentialId
+        }
+        return Effect.map(
+          results.cached(key, fetch, {
+            ...(options?.cache !== undefined ? { mode: options.cache } : {}),
+            ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
+          }),
+          (raw) => [raw, used] as const
+        )
+      })
+    }
+
+    const invalidateCache = (notification: McpSchema.ServerNotification): Effect.Effect<void> =>
+      Option.isNone(cache) || published?.connection === undefined
+        ? Effect.void
+        : cache.value.invalidateForNotification(published.connection.info.target, notification)
+
+    const forgetServer = (target: string): Effect.Effect<void> =>
+      Option.isNone(cache) ? Effect.void : cache.value.invalidate(ResultCache.Selector.Server({ server: target }))
+
     const withInputRounds = (
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
@@ -1134,7 +1196,7 @@ export const make = (
     ): Effect.Effect<unknown, McpError.McpClientError> =>
       // the first round, which is usually the only one, runs without the generator below
       Effect.flatMap(
-        rawRequest(method, params, options),
+        firstLeg(method, params, options),
         (first) => isInputRequired(first[0]) ? inputRounds(method, params, options, first) : Effect.succeed(first[0])
       )
 
@@ -1405,6 +1467,8 @@ export const make = (
             if (error._tag !== "TransportError") return yield* Queue.offer(items, { _tag: "Fail", error })
             // A dropped stream: listen again (same filter, new id) after a jittered pause.
             if (heard) yield* driver.reset
+            // Notifications may have been missed during the gap: what is cached about this server is stale.
+            if (published?.connection !== undefined) yield* forgetServer(published.connection.info.target)
             yield* Effect.logDebug(`listen dropped (${error.message}); listening again`).pipe(
               Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
             )
