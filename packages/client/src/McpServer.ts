@@ -9,6 +9,12 @@
  * interrupts it and no response is sent. `serve` runs a connection over newline-delimited JSON-RPC byte
  * streams (stdio).
  *
+ * A handler can ask the client for input with `elicit`, `elicitUrl`, `sample` and `listRoots`. In the legacy era
+ * that is a request to the client on the same connection, awaited (interrupting the handler cancels it). In the
+ * modern era (2026-07-28) servers send no requests: the call answers `input_required`, the client retries it
+ * with the answers, and the handler runs again from the start, getting the answers it already has at once.
+ * The client's capabilities are checked first (legacy: those of `initialize`; modern: those of the request).
+ *
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
@@ -37,8 +43,11 @@ import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ParseResult from "effect/ParseResult"
+import * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
+import type * as RootsProvider from "./RootsProvider.js"
+import * as SamplingHandler from "./SamplingHandler.js"
 import * as internal from "./internal/serverConnection.js"
 import * as stdio from "./internal/serverStdio.js"
 
@@ -155,7 +164,7 @@ export interface Tool<out R> {
   readonly _tag: "Tool"
   readonly definition: McpSchema.Tool
   /** Decodes the raw `arguments` and runs the handler. */
-  readonly handler: (args: unknown) => Effect.Effect<ToolResult, ToolError | McpError.McpError, R>
+  readonly handler: (args: unknown) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
 }
 
 /**
@@ -167,7 +176,7 @@ export interface Tool<out R> {
 export interface Resource<out R> {
   readonly _tag: "Resource"
   readonly definition: McpSchema.Resource
-  readonly read: Effect.Effect<ResourceResult, McpError.McpError, R>
+  readonly read: Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
 }
 
 /**
@@ -182,7 +191,7 @@ export interface ResourceTemplate<out R> {
   readonly read: (
     uri: string,
     variables: Readonly<Record<string, string>>
-  ) => Effect.Effect<ResourceResult, McpError.McpError, R>
+  ) => Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
   readonly complete: Readonly<Record<string, Completer<R>>>
 }
 
@@ -195,7 +204,9 @@ export interface ResourceTemplate<out R> {
 export interface Prompt<out R> {
   readonly _tag: "Prompt"
   readonly definition: McpSchema.Prompt
-  readonly handler: (args: Readonly<Record<string, string>>) => Effect.Effect<PromptResult, McpError.McpError, R>
+  readonly handler: (
+    args: Readonly<Record<string, string>>
+  ) => Effect.Effect<PromptResult, InputError | McpError.McpError, R>
   readonly complete: Readonly<Record<string, Completer<R>>>
 }
 
@@ -315,6 +326,37 @@ export class ToolError extends Schema.TaggedError<ToolError>("@conduit-mcp/clien
   }
 ) {}
 
+/**
+ * A handler asked the client for input (elicitation, sampling, roots) and could not get it:
+ *
+ * - `CapabilityMissing`: the client did not declare the capability (legacy: at `initialize`; modern: in this
+ *   request's `_meta`). `requiredCapabilities` names it.
+ * - `Unsupported`: the request cannot carry input requests (a modern request other than `tools/call`,
+ *   `prompts/get`, `resources/read`), or the negotiated revision predates the feature.
+ * - `Refused`: the client answered the legacy request with a JSON-RPC error (`code`).
+ * - `InvalidResponse`: the client's answer does not have the expected shape.
+ *
+ * Left unhandled, it answers a tool call with an `isError` result, and other requests with a JSON-RPC error;
+ * a missing capability in the modern era is always `-32021` with `requiredCapabilities`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InputError extends Schema.TaggedError<InputError>("@conduit-mcp/client/McpServer/InputError")(
+  "InputError",
+  {
+    method: Schema.String,
+    reason: Schema.Literal("CapabilityMissing", "Unsupported", "Refused", "InvalidResponse"),
+    detail: Schema.String,
+    requiredCapabilities: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    code: Schema.optional(Schema.Number)
+  }
+) {
+  override get message(): string {
+    return `${this.method}: ${this.detail}`
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Request context
 
@@ -346,7 +388,23 @@ export class RequestContext extends Context.Tag("@conduit-mcp/client/McpServer/R
    * (modern; none means no logs) or the connection's `logging/setLevel` (legacy; none means every level).
    */
   readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
+  /**
+   * Asks the client for input and returns its raw answer. Legacy: a request to the client on this connection,
+   * awaited (interrupting the handler cancels it). Modern: the answer when the client already gave it in a
+   * retry of this request; otherwise the handler stops and the request answers `input_required`, and the
+   * client's retry runs the handler again from the start. Prefer {@link elicit}, {@link elicitUrl},
+   * {@link sample} and {@link listRoots}.
+   */
+  readonly input: (method: InputMethod, params: JsonObject) => Effect.Effect<JsonObject, InputError>
 }>() {}
+
+/**
+ * The requests a handler can send the client.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type InputMethod = "elicitation/create" | "sampling/createMessage" | "roots/list"
 
 /**
  * Reports progress on the current request.
@@ -372,6 +430,178 @@ export const log = (
   logger?: string
 ): Effect.Effect<void, never, RequestContext> =>
   Effect.flatMap(RequestContext, (context) => context.log(level, data, logger))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Input from the client
+
+/**
+ * A form to show the user: a flat object schema of primitive fields.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ElicitParams {
+  readonly message: string
+  readonly requestedSchema: ElicitationHandler.FormSchema
+}
+
+/**
+ * A page the user is asked to open (2025-11-25 and later).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ElicitUrlParams {
+  readonly message: string
+  readonly url: string
+  /** Legacy (2025-11-25) only: the id a later `notifications/elicitation/complete` names; generated if unset. */
+  readonly elicitationId?: string | undefined
+}
+
+/**
+ * The user's answer: `accept` (with `content` for a form), `decline` or `cancel`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitResult = ElicitationHandler.ElicitResult
+
+/**
+ * What `sampling/createMessage` sends: `messages`, `maxTokens`, and any other field of the revision.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageParams = SamplingHandler.CreateMessageParams
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageResult = SamplingHandler.CreateMessageResult
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Root = RootsProvider.Root
+
+const ListRootsResult = Schema.Struct({
+  roots: Schema.Array(Schema.Struct({ uri: Schema.String, name: Schema.optional(Schema.String) }))
+})
+
+const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(schema)
+  return (answer: JsonObject): Effect.Effect<A, InputError> =>
+    decode(answer).pipe(
+      Effect.mapError((error) =>
+        new InputError({
+          method,
+          reason: "InvalidResponse",
+          detail: `the client's answer is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+      )
+    )
+}
+
+const decodeElicitResult = decodeAnswer("elicitation/create", ElicitationHandler.ElicitResult)
+const decodeCreateMessageResult = decodeAnswer("sampling/createMessage", SamplingHandler.CreateMessageResult)
+const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
+
+/**
+ * Asks the user to fill in a form (`elicitation/create`, form mode) and returns the answer. Needs the client's
+ * `elicitation` capability (form mode). In the modern era the handler runs again once the client answers: keep
+ * the work before this call free of side effects, or make it idempotent.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import * as McpServer from "@conduit-mcp/client/McpServer"
+ *
+ * const deploy = McpServer.tool({
+ *   name: "deploy",
+ *   parameters: Schema.Struct({ service: Schema.String }),
+ *   handler: ({ service }) =>
+ *     Effect.gen(function*() {
+ *       const answer = yield* McpServer.elicit({
+ *         message: `Deploy ${service} to production?`,
+ *         requestedSchema: { type: "object", properties: { approve: { type: "boolean" } }, required: ["approve"] }
+ *       })
+ *       return answer.action === "accept" && answer.content?.approve === true ? "deployed" : "not deployed"
+ *     })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
+  Effect.flatMap(
+    RequestContext,
+    (context) =>
+      Effect.flatMap(
+        context.input("elicitation/create", {
+          mode: "form",
+          message: params.message,
+          requestedSchema: params.requestedSchema
+        }),
+        decodeElicitResult
+      )
+  )
+
+/**
+ * Asks the user to open a page (`elicitation/create`, URL mode; 2025-11-25 and later) and returns whether they
+ * agreed. `accept` only means the user agreed to open it, not that the out-of-band step finished.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
+  Effect.flatMap(
+    RequestContext,
+    (context) =>
+      Effect.flatMap(
+        context.input("elicitation/create", {
+          mode: "url",
+          message: params.message,
+          url: params.url,
+          ...(params.elicitationId !== undefined ? { elicitationId: params.elicitationId } : {})
+        }),
+        decodeElicitResult
+      )
+  )
+
+/**
+ * Asks the client to run an LLM completion (`sampling/createMessage`). Needs the `sampling` capability
+ * (`sampling.tools` when `params` carries `tools`).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const sample = (
+  params: CreateMessageParams
+): Effect.Effect<CreateMessageResult, InputError, RequestContext> =>
+  Effect.flatMap(
+    RequestContext,
+    (context) => Effect.flatMap(context.input("sampling/createMessage", params), decodeCreateMessageResult)
+  )
+
+/**
+ * Asks the client for its roots (`roots/list`). Needs the `roots` capability.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = Effect.flatMap(
+  RequestContext,
+  (context) =>
+    Effect.flatMap(context.input("roots/list", {}), decodeListRootsResult).pipe(
+      Effect.map(({ roots }) =>
+        roots.map((root): Root => root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name })
+      )
+    )
+)
 
 // ---------------------------------------------------------------------------------------------------------------
 // Definitions
@@ -426,11 +656,11 @@ const decodeArguments = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
 export function tool<A, I, R = never>(options: ToolInfo & {
   readonly parameters: Schema.Schema<A, I>
   readonly inputSchema?: JsonObject | undefined
-  readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | McpError.McpError, R>
+  readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
 }): Tool<R>
 export function tool<R = never>(options: ToolInfo & {
   readonly inputSchema: JsonObject
-  readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | McpError.McpError, R>
+  readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
 }): Tool<R>
 export function tool<A, I, R>(
   options:
@@ -439,12 +669,12 @@ export function tool<A, I, R>(
       | {
         readonly parameters: Schema.Schema<A, I>
         readonly inputSchema?: JsonObject | undefined
-        readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | McpError.McpError, R>
+        readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
       }
       | {
         readonly parameters?: undefined
         readonly inputSchema: JsonObject
-        readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | McpError.McpError, R>
+        readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
       }
     )
 ): Tool<R> {
@@ -497,7 +727,7 @@ const resourceInfo = (info: ResourceInfo) => ({
 export const resource = <R = never>(options: ResourceInfo & {
   readonly uri: string
   readonly size?: number | undefined
-  readonly read: Effect.Effect<ResourceResult, McpError.McpError, R>
+  readonly read: Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
 }): Resource<R> => ({
   _tag: "Resource",
   definition: {
@@ -520,7 +750,7 @@ export const resourceTemplate = <R = never>(options: ResourceInfo & {
   readonly read: (
     uri: string,
     variables: Readonly<Record<string, string>>
-  ) => Effect.Effect<ResourceResult, McpError.McpError, R>
+  ) => Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
   readonly complete?: Readonly<Record<string, Completer<R>>> | undefined
 }): ResourceTemplate<R> => ({
   _tag: "ResourceTemplate",
@@ -555,7 +785,9 @@ export const prompt = <R = never>(options: {
   readonly description?: string | undefined
   readonly arguments?: ReadonlyArray<PromptArgument<R>> | undefined
   readonly _meta?: JsonObject | undefined
-  readonly handler: (args: Readonly<Record<string, string>>) => Effect.Effect<PromptResult, McpError.McpError, R>
+  readonly handler: (
+    args: Readonly<Record<string, string>>
+  ) => Effect.Effect<PromptResult, InputError | McpError.McpError, R>
 }): Prompt<R> => {
   const args = options.arguments ?? []
   const complete: Record<string, Completer<R>> = {}

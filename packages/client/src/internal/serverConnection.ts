@@ -1,6 +1,10 @@
 /** @internal */
 import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
@@ -126,6 +130,128 @@ const LEGACY_METHODS: ReadonlySet<string> = new Set([
 
 const STATEFUL_METHODS: ReadonlySet<string> = new Set(["initialize", "logging/setLevel"])
 
+// ---------------------------------------------------------------------------------------------------------------
+// Input from the client
+
+/** The modern requests that may answer `input_required` (2026-07-28 MRTR). */
+const INPUT_REQUESTS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
+
+const INPUT_KEYS: Readonly<Record<McpServer.InputMethod, string>> = {
+  "elicitation/create": "elicit",
+  "sampling/createMessage": "sample",
+  "roots/list": "roots"
+}
+
+const Answers = Schema.Record({
+  key: Schema.String,
+  value: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/**
+ * What `requestState` carries between rounds: the answers the handler already used, bound to the request they
+ * belong to. It is opaque to the client (base64url JSON); the client is trusted with it no more than with the
+ * answers themselves, which it gave.
+ */
+const RequestState = Schema.Struct({
+  v: Schema.Literal(1),
+  method: Schema.String,
+  target: Schema.String,
+  answers: Answers
+})
+type RequestState = typeof RequestState.Type
+
+const decodeRequestState = Schema.decodeUnknownEither(
+  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(RequestState))
+)
+const decodeAnswers = Schema.decodeUnknownEither(Answers)
+const encodeRequestState = (state: RequestState): string => Encoding.encodeBase64Url(JSON.stringify(state))
+
+/** FNV-1a of a string, so the state names the call it belongs to without copying its arguments. */
+const fingerprint = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < text.length; index++) {
+    hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, "0")
+}
+
+const targetOf = (params: JsonObject): string =>
+  fingerprint(JSON.stringify([params.name ?? null, params.uri ?? null, params.arguments ?? null]))
+
+/** One run of a modern handler: the answers it may use, and what it asked for that nobody answered yet. */
+interface InputRound {
+  readonly known: ReadonlyMap<string, JsonObject>
+  readonly used: Record<string, JsonObject>
+  readonly needed: Record<string, { readonly method: McpServer.InputMethod; readonly params: JsonObject }>
+  /** Completed when the handler waits for input it does not have. */
+  readonly blocked: Deferred.Deferred<void>
+  calls: number
+}
+
+/** Why the client cannot be asked for this input on this request, if it cannot. */
+const inputProblem = (
+  method: McpServer.InputMethod,
+  params: JsonObject,
+  version: McpSchema.ProtocolVersion,
+  capabilities: JsonObject
+): McpServer.InputError | undefined => {
+  const missing = (capability: string, requiredCapabilities: JsonObject) =>
+    new McpServer.InputError({
+      method,
+      reason: "CapabilityMissing",
+      detail: `the client did not declare the ${capability} capability`,
+      requiredCapabilities
+    })
+  const unsupported = (feature: string, since: string) =>
+    new McpServer.InputError({
+      method,
+      reason: "Unsupported",
+      detail: `${feature} needs protocol ${since} or later; this request speaks ${version}`
+    })
+  switch (method) {
+    case "elicitation/create": {
+      const url = params.mode === "url"
+      if (version < "2025-06-18") return unsupported("elicitation", "2025-06-18")
+      if (url && version < "2025-11-25") return unsupported("URL-mode elicitation", "2025-11-25")
+      const declared = record(capabilities.elicitation)
+      const recent = version >= "2025-11-25"
+      if (url) {
+        return declared?.url !== undefined ? undefined : missing("elicitation.url", { elicitation: { url: {} } })
+      }
+      // An empty elicitation capability means form mode.
+      const form = declared !== undefined && (declared.form !== undefined || declared.url === undefined)
+      return form ? undefined : missing("elicitation", { elicitation: recent ? { form: {} } : {} })
+    }
+    case "sampling/createMessage": {
+      const declared = record(capabilities.sampling)
+      if (declared === undefined) return missing("sampling", { sampling: {} })
+      return params.tools !== undefined && declared.tools === undefined
+        ? missing("sampling.tools", { sampling: { tools: {} } })
+        : undefined
+    }
+    case "roots/list":
+      return record(capabilities.roots) === undefined ? missing("roots", { roots: {} }) : undefined
+  }
+}
+
+/** The params as the revision spells them: `mode` from 2025-11-25, `elicitationId` only in legacy URL mode. */
+const inputParams = (
+  method: McpServer.InputMethod,
+  params: JsonObject,
+  version: McpSchema.ProtocolVersion,
+  elicitationId: () => string
+): JsonObject => {
+  if (method !== "elicitation/create") return params
+  if (version < "2025-11-25") {
+    return Object.fromEntries(Object.entries(params).filter(([key]) => key !== "mode"))
+  }
+  if (params.mode !== "url") return params
+  if (McpSchema.isModernVersion(version)) {
+    return Object.fromEntries(Object.entries(params).filter(([key]) => key !== "elicitationId"))
+  }
+  return typeof params.elicitationId === "string" ? params : { ...params, elicitationId: elicitationId() }
+}
+
 /** @internal */
 export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
   Effect.gen(function*() {
@@ -241,6 +367,21 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
     const requireCapability = (present: boolean, method: string) =>
       present ? Effect.void : Effect.fail(methodNotFound(method))
 
+    /** A handler could not get the input it asked for and did not handle it: the JSON-RPC error to answer. */
+    const inputFailure = (request: RequestInfo, error: McpServer.InputError): McpError.McpError => {
+      if (request.era === "modern" && error.reason === "CapabilityMissing") {
+        return rpcError(McpSchema.ErrorCode.MissingRequiredClientCapability, error.message, {
+          requiredCapabilities: error.requiredCapabilities ?? {}
+        })
+      }
+      return rpcError(
+        request.era === "modern" && error.reason === "InvalidResponse"
+          ? McpSchema.ErrorCode.InvalidParams
+          : McpSchema.ErrorCode.InternalError,
+        error.message
+      )
+    }
+
     const callTool = (request: RequestInfo) =>
       Effect.gen(function*() {
         yield* requireCapability(hasTools, request.method)
@@ -250,12 +391,19 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         if (tool === undefined) return yield* invalidParams(`Unknown tool: ${name}`)
         const result = yield* withServices(tool.handler(request.params.arguments)).pipe(
           Effect.map(toolResult),
-          Effect.catchTag("ToolError", (error) =>
-            Effect.succeed<JsonObject>({
-              content: [textContent(error.message)],
-              isError: true,
-              ...(error.structuredContent !== undefined ? { structuredContent: error.structuredContent } : {})
-            })),
+          Effect.catchTags({
+            ToolError: (error) =>
+              Effect.succeed<JsonObject>({
+                content: [textContent(error.message)],
+                isError: true,
+                ...(error.structuredContent !== undefined ? { structuredContent: error.structuredContent } : {})
+              }),
+            // The model sees why the tool could not ask; a modern client lacking a capability gets -32021.
+            InputError: (error) =>
+              request.era === "modern" && error.reason === "CapabilityMissing"
+                ? Effect.fail(inputFailure(request, error))
+                : Effect.succeed<JsonObject>({ content: [textContent(error.message)], isError: true })
+          }),
           Effect.catchAllDefect((defect) =>
             Effect.as(
               Effect.logError("tool handler died", defect).pipe(Effect.annotateLogs({ tool: name })),
@@ -273,13 +421,17 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         if (typeof uri !== "string") return yield* invalidParams("Missing resource uri")
         const fixed = config.resources.find((resource) => resource.definition.uri === uri)
         if (fixed !== undefined) {
-          const result = yield* withServices(fixed.read)
+          const result = yield* withServices(fixed.read).pipe(
+            Effect.catchTag("InputError", (error) => Effect.fail(inputFailure(request, error)))
+          )
           return finish(request, { contents: resourceContents(uri, fixed.definition.mimeType, result) }, true)
         }
         for (const { matcher, template } of templates) {
           const variables = matcher.match(uri)
           if (Option.isSome(variables)) {
-            const result = yield* withServices(template.read(uri, variables.value))
+            const result = yield* withServices(template.read(uri, variables.value)).pipe(
+              Effect.catchTag("InputError", (error) => Effect.fail(inputFailure(request, error)))
+            )
             return finish(
               request,
               { contents: resourceContents(uri, template.definition.mimeType, result) },
@@ -321,7 +473,9 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         if (missing.length > 0) {
           return yield* invalidParams(`Missing required arguments for prompt ${name}: ${missing.join(", ")}`)
         }
-        const result = yield* withServices(prompt.handler(args.value))
+        const result = yield* withServices(prompt.handler(args.value)).pipe(
+          Effect.catchTag("InputError", (error) => Effect.fail(inputFailure(request, error)))
+        )
         const body: JsonObject = typeof result === "string" ?
           {
             ...(prompt.definition.description !== undefined ? { description: prompt.definition.description } : {}),
@@ -414,10 +568,142 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         const inflight = yield* FiberMap.make<McpSchema.RequestId>()
         let legacy: LegacySession | undefined
         let legacyLevel: LogThreshold = "all"
+        // Legacy requests this connection sent the client, awaiting its answer.
+        const outgoing = new Map<McpSchema.RequestId, {
+          readonly method: McpServer.InputMethod
+          readonly answer: Deferred.Deferred<JsonObject, McpServer.InputError>
+        }>()
+        let outgoingIds = 0
 
         const notify = (method: string, params: JsonObject) => send({ jsonrpc: "2.0", method, params })
 
-        const requestContext = (request: RequestInfo): McpServer.RequestContext["Type"] => {
+        /** Legacy: a request to the client, awaited; interrupting the handler cancels it. */
+        const askClient = (request: RequestInfo) => (method: McpServer.InputMethod, params: JsonObject) =>
+          Effect.suspend(() => {
+            const problem = inputProblem(method, params, request.version, request.clientCapabilities)
+            if (problem !== undefined) return Effect.fail(problem)
+            return Effect.acquireUseRelease(
+              Effect.map(Deferred.make<JsonObject, McpServer.InputError>(), (answer) => {
+                const id = ++outgoingIds
+                outgoing.set(id, { method, answer })
+                return { id, answer }
+              }),
+              ({ answer, id }) =>
+                Effect.zipRight(
+                  send({
+                    jsonrpc: "2.0",
+                    id,
+                    method,
+                    params: inputParams(method, params, request.version, () => `${info.name}-${connection}-${id}`)
+                  }),
+                  Deferred.await(answer)
+                ),
+              ({ id }, exit) =>
+                Effect.suspend(() => {
+                  outgoing.delete(id)
+                  return Exit.isInterrupted(exit)
+                    ? notify("notifications/cancelled", { requestId: id, reason: "The request was cancelled" })
+                    : Effect.void
+                })
+            )
+          })
+
+        const answerFromClient = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+          if (message.id === null) return Effect.void
+          const waiting = outgoing.get(message.id)
+          if (waiting === undefined) return Effect.void
+          outgoing.delete(message.id)
+          const { answer, method } = waiting
+          if ("error" in message) {
+            return Deferred.fail(
+              answer,
+              new McpServer.InputError({
+                method,
+                reason: "Refused",
+                detail: `the client answered with error ${message.error.code}: ${message.error.message}`,
+                code: message.error.code
+              })
+            )
+          }
+          const result = record(message.result)
+          return result !== undefined ? Deferred.succeed(answer, result) : Deferred.fail(
+            answer,
+            new McpServer.InputError({
+              method,
+              reason: "InvalidResponse",
+              detail: "the client's answer is not an object"
+            })
+          )
+        }
+
+        /** Modern: the answer from this round or an earlier one, or stop the handler and ask (MRTR). */
+        const askInRound = (request: RequestInfo, round: InputRound | undefined) =>
+        (
+          method: McpServer.InputMethod,
+          params: JsonObject
+        ): Effect.Effect<JsonObject, McpServer.InputError> =>
+          Effect.suspend(() => {
+            if (round === undefined) {
+              return Effect.fail(
+                new McpServer.InputError({
+                  method,
+                  reason: "Unsupported",
+                  detail: `a modern ${request.method} request cannot ask the client for input (only tools/call, ` +
+                    "prompts/get and resources/read can)"
+                })
+              )
+            }
+            // Keys follow the order of the handler's calls, which is the same on every run.
+            const key = `${INPUT_KEYS[method]}_${++round.calls}`
+            const known = round.known.get(key)
+            if (known !== undefined) {
+              round.used[key] = known
+              return Effect.succeed(known)
+            }
+            const problem = inputProblem(method, params, request.version, request.clientCapabilities)
+            if (problem !== undefined) return Effect.fail(problem)
+            round.needed[key] = { method, params: inputParams(method, params, request.version, () => key) }
+            return Effect.zipRight(Deferred.succeed(round.blocked, undefined), Effect.never)
+          })
+
+        /** The round of a modern request that may need input: what the client answered so far. */
+        const startRound = (request: RequestInfo): Effect.Effect<InputRound | undefined, McpError.McpError> =>
+          Effect.gen(function*() {
+            if (request.era !== "modern" || !INPUT_REQUESTS.has(request.method)) return undefined
+            const known = new Map<string, JsonObject>()
+            const target = targetOf(request.params)
+            if (request.params.requestState !== undefined) {
+              const state = decodeRequestState(request.params.requestState)
+              if (Either.isLeft(state)) return yield* invalidParams("Invalid requestState")
+              if (state.right.method !== request.method || state.right.target !== target) {
+                return yield* invalidParams("The requestState belongs to another request")
+              }
+              for (const [key, answer] of Object.entries(state.right.answers)) known.set(key, answer)
+            }
+            if (request.params.inputResponses !== undefined) {
+              const responses = decodeAnswers(request.params.inputResponses)
+              if (Either.isLeft(responses)) return yield* invalidParams("Invalid inputResponses")
+              for (const [key, answer] of Object.entries(responses.right)) known.set(key, answer)
+            }
+            return { known, used: {}, needed: {}, blocked: yield* Deferred.make<void>(), calls: 0 }
+          })
+
+        const inputRequired = (request: RequestInfo, round: InputRound): JsonObject => ({
+          resultType: "input_required",
+          inputRequests: { ...round.needed },
+          requestState: encodeRequestState({
+            v: 1,
+            method: request.method,
+            target: targetOf(request.params),
+            answers: { ...round.used }
+          }),
+          _meta: { [McpSchema.MetaKeys.serverInfo]: info }
+        })
+
+        const requestContext = (
+          request: RequestInfo,
+          input: McpServer.RequestContext["Type"]["input"]
+        ): McpServer.RequestContext["Type"] => {
           const progressToken = isProgressToken(request.meta.progressToken) ? request.meta.progressToken : undefined
           return {
             connection,
@@ -439,12 +725,35 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             log: (level, data, logger) =>
               passes(request.era === "legacy" ? legacyLevel : request.logThreshold, level) ?
                 notify("notifications/message", { level, data, ...(logger !== undefined ? { logger } : {}) }) :
-                Effect.void
+                Effect.void,
+            input
           }
         }
 
-        const run = (request: RequestInfo) =>
-          Effect.provideService(common(request), McpServer.RequestContext, requestContext(request))
+        const run = (request: RequestInfo): Effect.Effect<JsonObject, McpError.McpError> => {
+          if (request.era === "legacy") {
+            return Effect.provideService(
+              common(request),
+              McpServer.RequestContext,
+              requestContext(request, askClient(request))
+            )
+          }
+          return Effect.flatMap(startRound(request), (round) => {
+            const handled = Effect.provideService(
+              common(request),
+              McpServer.RequestContext,
+              requestContext(request, askInRound(request, round))
+            )
+            if (round === undefined) return handled
+            // Once the handler waits for an answer it does not have, the request answers input_required and the
+            // handler is interrupted; the yield lets inputs asked for concurrently join the same round.
+            const blocked = Deferred.await(round.blocked).pipe(
+              Effect.zipRight(Effect.yieldNow()),
+              Effect.map(() => inputRequired(request, round))
+            )
+            return Effect.raceFirst(handled, blocked)
+          })
+        }
 
         const initialize = (params: JsonObject): Effect.Effect<JsonObject, McpError.McpError> => {
           const requested = params.protocolVersion
@@ -619,11 +928,12 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
               yield* FiberMap.run(inflight, message.id, answer(message))
               return
             }
+            if (McpSchema.isResponse(message)) return yield* answerFromClient(message)
             if (McpSchema.isNotification(message) && message.method === "notifications/cancelled") {
               const requestId = record(message.params)?.requestId
               if (isRequestId(requestId)) yield* FiberMap.remove(inflight, requestId)
             }
-            // Other notifications (initialized, roots/list_changed) and responses need no action.
+            // Other notifications (initialized, roots/list_changed) need no action.
           })
 
         return {

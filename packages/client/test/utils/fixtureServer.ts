@@ -23,7 +23,7 @@ export interface FixtureOptions {
 export const SERVER_NAME = "conduit-fixture"
 export const SERVER_VERSION = "1.0.0"
 export const INSTRUCTIONS = "Fixture server for the Conduit tests."
-export const TOOL_NAMES = ["echo", "add", "slow", "fail", "hang", "log"] as const
+export const TOOL_NAMES = ["echo", "add", "slow", "fail", "hang", "log", "confirm", "summarize"] as const
 export const ITEM_IDS = ["1", "2", "3", "10", "20"] as const
 export const NAMES = ["alice", "albert", "bob", "carol"] as const
 
@@ -89,8 +89,60 @@ export const tools = (options: FixtureOptions = {}) => [
         ),
         "logged"
       )
+  }),
+  McpServer.tool({
+    name: "confirm",
+    description: "Asks the user to confirm an action (a form: a boolean and a choice of environment).",
+    parameters: Schema.Struct({ action: Schema.optionalWith(Schema.String, { default: () => "deploy" }) }),
+    handler: ({ action }) =>
+      Effect.map(McpServer.elicit({ message: `Confirm: ${action}?`, requestedSchema: CONFIRM_SCHEMA }), (answer) => {
+        const approve = answer.content?.approve === true
+        const environment = typeof answer.content?.environment === "string" ? answer.content.environment : undefined
+        return {
+          content: [McpServer.text(confirmText(action, answer.action, approve, environment))],
+          structuredContent: { action: answer.action, approve, ...(environment !== undefined ? { environment } : {}) }
+        }
+      })
+  }),
+  McpServer.tool({
+    name: "summarize",
+    description: "Lists the client's roots, then asks the client's model to summarize them (sampling).",
+    parameters: Schema.Struct({}),
+    handler: () =>
+      Effect.gen(function*() {
+        const roots = yield* McpServer.listRoots
+        const uris = roots.map((root) => root.uri)
+        const reply = yield* McpServer.sample({
+          messages: [{ role: "user", content: { type: "text", text: `Summarize these roots: ${uris.join(", ")}` } }],
+          maxTokens: 100
+        })
+        const content = reply.content
+        const summary = typeof content === "object" && content !== null && "text" in content ? String(content.text) : ""
+        return { content: [McpServer.text(summary)], structuredContent: { roots: uris, model: reply.model, summary } }
+      })
   })
 ]
+
+/** The form the `confirm` tool asks for. */
+export const CONFIRM_SCHEMA = {
+  type: "object",
+  properties: {
+    approve: { type: "boolean", title: "Approve" },
+    environment: { type: "string", title: "Environment", enum: ["staging", "production"], default: "staging" }
+  },
+  required: ["approve"]
+} as const
+
+/** The text the `confirm` tool answers with. */
+export const confirmText = (
+  action: string,
+  answer: "accept" | "decline" | "cancel",
+  approve: boolean,
+  environment: string | undefined
+): string =>
+  answer !== "accept"
+    ? `${action}: ${answer === "decline" ? "declined" : "cancelled"}`
+    : `${action}: ${approve ? "approved" : "not approved"}${environment !== undefined ? ` for ${environment}` : ""}`
 
 export const hello = McpServer.resource({
   uri: "fixture://hello",
