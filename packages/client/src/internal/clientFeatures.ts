@@ -123,6 +123,21 @@ export const formDefaults = (schema: ElicitationHandler.FormSchema): Record<stri
   return out
 }
 
+/**
+ * Whether `ElicitResult` content can carry `value`: the official schemas admit strings, integers, booleans and (from
+ * 2025-11-25) lists of strings; a fractional number is refused although the TypeScript schema says `number`.
+ */
+const isCarriable = (value: unknown): boolean =>
+  typeof value === "string" || typeof value === "boolean" || Number.isInteger(value) ||
+  (Array.isArray(value) && value.every((item) => typeof item === "string"))
+
+/**
+ * The defaults filled into fields the user left empty. A default the result cannot carry is left out rather than
+ * sent: the server knows its own default.
+ */
+const carriableDefaults = (schema: ElicitationHandler.FormSchema): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(formDefaults(schema)).filter(([, value]) => isCarriable(value)))
+
 const enumValues = (field: ElicitationHandler.FieldSchema): ReadonlyArray<unknown> | undefined => {
   if (Array.isArray(field.enum)) return field.enum
   const options = field.oneOf ?? field.anyOf
@@ -294,7 +309,7 @@ const elicit = (
     ),
     (result): Either.Either<unknown, InputFailure> => {
       if (result.action !== "accept") return Either.right({ action: result.action })
-      const content = { ...formDefaults(requestedSchema), ...result.content }
+      const content = { ...carriableDefaults(requestedSchema), ...result.content }
       const invalid = validateAnswer(requestedSchema, content)
       return invalid === undefined
         ? Either.right({ action: "accept", content })
