@@ -3,6 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import type * as MetricPair from "effect/MetricPair"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
@@ -343,4 +345,38 @@ describe("requests", () => {
       assert.match(spanId, /^[0-9a-f]{16}$/)
       assert.strictEqual(flags, "01")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
+})
+
+describe("telemetry", () => {
+  it.scoped("request latency and failures are metrics tagged by method, transport and error", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const tagsOf = (pair: MetricPair.MetricPair.Untyped) =>
+        Object.fromEntries(pair.metricKey.tags.map((t) => [t.key, t.value]))
+      const counts = Effect.map(Metric.snapshot, (snapshot) => {
+        const count = (name: string, tags: Record<string, string>) => {
+          const pair = snapshot.find((p) =>
+            p.metricKey.name === name && Object.entries(tags).every(([k, v]) => tagsOf(p)[k] === v)
+          )
+          return pair !== undefined && "count" in pair.metricState ? Number(pair.metricState.count) : 0
+        }
+        return {
+          calls: count("mcp_client_request_duration", { method: "tools/call", transport: "in-process" }),
+          failures: count("mcp_client_request_errors", { method: "tools/call", error: "McpError" })
+        }
+      })
+      const before = yield* counts
+      yield* client.callTool({ name: "echo" })
+      yield* Effect.ignore(client.callTool({ name: "error" }))
+      const after = yield* counts
+      assert.deepStrictEqual({ calls: after.calls - before.calls, failures: after.failures - before.failures }, {
+        calls: 2,
+        failures: 1
+      })
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
+      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+      return (message.params as { name: string }).name === "error"
+        ? ctx.fail(message.id, -32602, "no")
+        : ctx.reply(message.id, { content: [] })
+    })))))
 })

@@ -11,6 +11,9 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import * as LogLevel from "effect/LogLevel"
+import * as Metric from "effect/Metric"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import type * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as PubSub from "effect/PubSub"
@@ -183,6 +186,25 @@ const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
   emergency: LogLevel.Fatal
 }
 
+/** Request latency, tagged by method and transport. */
+const requestDuration = Metric.timer("mcp_client_request_duration", "time from sending a request to its result")
+/** Failed requests, tagged by method, transport and error tag. */
+const requestErrors = Metric.counter("mcp_client_request_errors", {
+  description: "requests that failed, by error tag",
+  incremental: true
+})
+
+/** Records how long an effect took, whatever its outcome. */
+const timed = (metric: MethodMetrics["duration"]) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.currentTimeNanos, (start) =>
+    Effect.onExit(effect, () =>
+      Effect.flatMap(Clock.currentTimeNanos, (end) => Metric.update(metric, Duration.nanos(end - start)))))
+
+interface MethodMetrics {
+  readonly duration: Metric.Metric<MetricKeyType.MetricKeyType.Histogram, Duration.Duration, MetricState.MetricState.Histogram>
+  readonly errorsBy: (errorTag: string) => Metric.Metric.Counter<number>
+}
+
 const isInvalidating = (method: string): boolean =>
   method === "notifications/tools/list_changed" || method === "notifications/prompts/list_changed" ||
   method === "notifications/resources/list_changed" || method === "notifications/resources/updated"
@@ -296,6 +318,31 @@ export const make = (
     }
     const maxInputRounds = options.maxInputRounds ?? 10
     const cache = yield* Effect.serviceOption(ResultCache.ResultCache)
+    // Metric keys tagged by method and transport, built once per method.
+    const metricCache = new Map<string, MethodMetrics>()
+    const metricsFor = (method: string): MethodMetrics => {
+      let metrics = metricCache.get(method)
+      if (metrics === undefined) {
+        const byTag = new Map<string, Metric.Metric.Counter<number>>()
+        metrics = {
+          duration: requestDuration.pipe(Metric.tagged("method", method), Metric.tagged("transport", kind)),
+          errorsBy: (errorTag) => {
+            let counter = byTag.get(errorTag)
+            if (counter === undefined) {
+              counter = requestErrors.pipe(
+                Metric.tagged("method", method),
+                Metric.tagged("transport", kind),
+                Metric.tagged("error", errorTag)
+              )
+              byTag.set(errorTag, counter)
+            }
+            return counter
+          }
+        }
+        metricCache.set(method, metrics)
+      }
+      return metrics
+    }
     const credentialId = options.credentialId
     const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
@@ -1253,6 +1300,8 @@ export const make = (
     ): Effect.Effect<A, McpError.McpClientError> =>
       withInputRounds(method, params, options).pipe(
         Effect.flatMap((raw) => decodeResult(method, schema, raw)),
+        Effect.tapError((error) => Metric.increment(metricsFor(method).errorsBy(error._tag))),
+        timed(metricsFor(method).duration),
         Effect.withSpan(`McpClient ${method}`, {
           kind: "client",
           attributes: { ...spanAttributes, "rpc.method": method },
