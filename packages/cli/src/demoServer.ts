@@ -27,7 +27,8 @@ export const version = "0.1.0"
  */
 export const instructions =
   "Demo server of Conduit. Try the echo and add tools, the slow tool (it reports progress and can be cancelled), " +
-  "the demo://about resource, the demo://notes/{topic} template and the greet prompt."
+  "the confirm tool (it asks you a question through elicitation), the demo://about resource, the " +
+  "demo://notes/{topic} template and the greet prompt."
 
 const topics = ["effect", "eras", "mcp", "transports"] as const
 
@@ -102,16 +103,46 @@ export const tools = [
   McpServer.tool({
     name: "confirm",
     title: "Confirm",
-    description: "Would ask you a question through elicitation; the demo server cannot send requests yet, so it " +
-      "explains how to see elicitation instead.",
-    parameters: Schema.Struct({ question: Schema.optional(Schema.String) }),
-    handler: ({ question }) =>
-      Effect.succeed(
-        `This demo server cannot ask you "${question ?? "Proceed?"}" yet: its server library (McpServer) has no ` +
-          "way for a tool to send an elicitation request. To try conduit's interactive elicitation, run " +
-          "`conduit --stdio \"npx @modelcontextprotocol/server-everything\" tools call trigger-elicitation-request` " +
-          "in a terminal."
+    description: "Asks you a yes/no question through elicitation (a form) and reports your answer.",
+    parameters: Schema.Struct({
+      question: Schema.optional(Schema.String).annotations({ description: "The question (default \"Proceed?\")" })
+    }),
+    handler: ({ question }) => {
+      const asked = question ?? "Proceed?"
+      return McpServer.elicit({
+        message: asked,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            answer: { type: "boolean", title: asked, description: "yes or no", default: false },
+            comment: { type: "string", title: "Comment", description: "Anything to add (optional)" }
+          },
+          required: ["answer"]
+        }
+      }).pipe(
+        Effect.map((reply) => {
+          if (reply.action !== "accept") {
+            return {
+              content: [McpServer.text(`You ${reply.action === "decline" ? "declined" : "dismissed"}: ${asked}`)],
+              structuredContent: { action: reply.action }
+            }
+          }
+          const answer = reply.content?.answer === true
+          const comment = typeof reply.content?.comment === "string" && reply.content.comment !== ""
+            ? reply.content.comment
+            : undefined
+          return {
+            content: [
+              McpServer.text(`You answered ${answer ? "yes" : "no"}: ${asked}${comment ? ` (${comment})` : ""}`)
+            ],
+            structuredContent: { action: reply.action, answer, ...(comment !== undefined ? { comment } : {}) }
+          }
+        }),
+        // A client that cannot answer (no elicitation capability) gets a tool error saying so.
+        Effect.catchTag("InputError", (error) =>
+          Effect.fail(new McpServer.ToolError({ message: `Cannot ask "${asked}": ${error.message}` })))
       )
+    }
   }),
   McpServer.tool({
     name: "fail",
