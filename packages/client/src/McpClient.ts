@@ -115,6 +115,17 @@ export interface RequestOptions {
   readonly cache?: "use" | "refresh" | "bypass" | undefined
   /** Serve a stale cached result when the fetch fails (default false). */
   readonly serveStale?: boolean | undefined
+  /**
+   * Takes a modern call's `input_required` rounds into the caller's own hands instead of the handler services:
+   * given each round's input requests (key → `{ method, params }`), it returns the responses by key. The client
+   * still retries with the untouched `requestState`, a new id each round, under the round limit.
+   */
+  readonly answerInputs?:
+    | ((
+      inputRequests: Readonly<Record<string, { readonly method: string; readonly params?: unknown }>>,
+      round: number
+    ) => Effect.Effect<Record<string, unknown>, McpError.McpClientError>)
+    | undefined
 }
 
 /**

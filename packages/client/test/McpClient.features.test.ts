@@ -121,6 +121,28 @@ describe("MRTR (modern input_required)", () => {
       ])
     }).pipe(Effect.provide(clientLayer(mrtrServer(3)))))
 
+  it.scoped("a caller can answer the rounds itself", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const rounds: Array<ReadonlyArray<string>> = []
+      const result = yield* client.callTool({ name: "deploy" }, {
+        answerInputs: (requests, round) =>
+          Effect.sync(() => {
+            rounds.push(Object.keys(requests).map((key) => `${round}:${key}:${requests[key].method}`))
+            return Object.fromEntries(Object.keys(requests).map((key) => [key, { answered: round }]))
+          })
+      })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
+      assert.deepStrictEqual(rounds, [
+        ["1:confirm:elicitation/create", "1:sample:sampling/createMessage", "1:workspace:roots/list"],
+        ["2:confirm:elicitation/create", "2:sample:sampling/createMessage", "2:workspace:roots/list"]
+      ])
+      const log = yield* Scripted.ScriptLog
+      const retry = toolCalls(yield* Ref.get(log.sent))[2].params as Record<string, unknown>
+      assert.deepStrictEqual(retry.inputResponses, { confirm: { answered: 2 }, sample: { answered: 2 }, workspace: { answered: 2 } })
+      assert.strictEqual(retry.requestState, "state-2")
+    }).pipe(Effect.provide(clientLayer(mrtrServer(2), {}, false))))
+
   it.scoped("the round limit ends in a typed error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

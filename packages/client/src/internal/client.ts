@@ -1287,7 +1287,9 @@ export const make = (
             inputResponses = undefined
             yield* Effect.sleep(Duration.millis(250)) // state only: retry, but never in a tight loop
           } else {
-            inputResponses = yield* answerInputs(method, session, result.inputRequests)
+            inputResponses = options?.answerInputs !== undefined
+              ? yield* options.answerInputs(result.inputRequests, round)
+              : yield* answerInputs(method, session, result.inputRequests)
           }
         }
       })
