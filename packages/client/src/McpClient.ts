@@ -264,6 +264,18 @@ export interface McpClientService {
     options?: RequestOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>
   /**
+   * `tools/call` whose `structuredContent` is decoded with the caller's Schema; a result without structured
+   * content, or with content the Schema rejects, is a `ProtocolError`. An `isError` result is still a value.
+   */
+  readonly callToolStructured: <A, I>(
+    params: CallToolParams,
+    schema: Schema.Schema<A, I>,
+    options?: RequestOptions
+  ) => Effect.Effect<
+    { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
+    McpError.McpClientError
+  >
+  /**
    * `tools/call` as a Stream: every progress notification, then the result. Ending the stream early (a `take`, an
    * interrupted consumer) cancels the call.
    */

@@ -6,6 +6,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
@@ -352,3 +353,29 @@ describe("legacy server requests", () => {
 
 const completed: Array<string> = []
 const logged: Array<string> = []
+
+describe("structured tool results", () => {
+  const structuredServer = Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+    const name = (message.params as { name: string }).name
+    if (name === "sum") return ctx.reply(message.id, { content: [], structuredContent: { sum: 42 } })
+    if (name === "wrong") return ctx.reply(message.id, { content: [], structuredContent: { sum: "42" } })
+    if (name === "failed") return ctx.reply(message.id, { content: [{ type: "text", text: "no" }], isError: true })
+    return ctx.reply(message.id, { content: [] })
+  })
+  const Sum = Schema.Struct({ sum: Schema.Number })
+
+  it.scoped("structuredContent decoded with the caller's Schema; mismatches and absences are typed errors", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const ok = yield* client.callToolStructured({ name: "sum" }, Sum)
+      assert.deepStrictEqual(ok.structured, { sum: 42 })
+      const wrong = yield* Effect.flip(client.callToolStructured({ name: "wrong" }, Sum))
+      assert.strictEqual(wrong._tag === "ProtocolError" ? wrong.reason : wrong._tag, "InvalidResult")
+      const none = yield* Effect.flip(client.callToolStructured({ name: "plain" }, Sum))
+      assert.strictEqual(none._tag, "ProtocolError")
+      const failed = yield* client.callToolStructured({ name: "failed" }, Sum)
+      assert.isTrue(failed.result.isError)
+      assert.isUndefined(failed.structured)
+    }).pipe(Effect.provide(clientLayer(structuredServer, {}, false))))
+})

@@ -1578,6 +1578,36 @@ export const make = (
       listToolsPage,
       streamTools,
       callTool,
+      callToolStructured: <A, I>(
+        params: McpClient.CallToolParams,
+        schema: Schema.Schema<A, I>,
+        options?: McpClient.RequestOptions
+      ) =>
+        Effect.flatMap(callTool(params, options), (result): Effect.Effect<
+          { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
+          McpError.ProtocolError
+        > => {
+          if (result.isError === true) return Effect.succeed({ result, structured: undefined })
+          if (result.structuredContent === undefined) {
+            return Effect.fail(
+              new McpError.ProtocolError({
+                reason: "InvalidResult",
+                method: "tools/call",
+                detail: `${params.name} returned no structuredContent`
+              })
+            )
+          }
+          return Effect.mapBoth(Schema.decodeUnknown(schema)(result.structuredContent), {
+            onFailure: (cause) =>
+              new McpError.ProtocolError({
+                reason: "InvalidResult",
+                method: "tools/call",
+                detail: `the structuredContent of ${params.name} does not match the expected schema: ${cause.message}`,
+                cause
+              }),
+            onSuccess: (structured) => ({ result, structured })
+          })
+        }),
       listen,
       callToolStream: (params, options) => progressEvents((onProgress) => callTool(params, { ...options, onProgress })),
       listResources: (options) => collect(streamResources(options), "resources/list"),
