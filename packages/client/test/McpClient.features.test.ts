@@ -379,3 +379,53 @@ describe("structured tool results", () => {
       assert.isUndefined(failed.structured)
     }).pipe(Effect.provide(clientLayer(structuredServer, {}, false))))
 })
+
+describe("output schemas", () => {
+  const server = Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    if (message.method === "tools/list") {
+      return ctx.reply(message.id, {
+        tools: [
+          {
+            name: "sum",
+            inputSchema: { type: "object" },
+            outputSchema: {
+              type: "object",
+              properties: { sum: { type: "number" } },
+              required: ["sum"],
+              additionalProperties: false
+            }
+          },
+          { name: "free", inputSchema: { type: "object" } }
+        ]
+      })
+    }
+    if (message.method !== "tools/call") return Effect.void
+    const args = (message.params as { arguments?: { out?: unknown; isError?: boolean } }).arguments ?? {}
+    return ctx.reply(message.id, {
+      content: [],
+      ...(args.out !== undefined ? { structuredContent: args.out } : {}),
+      ...(args.isError === true ? { isError: true } : {})
+    })
+  })
+
+  it.scoped("structuredContent is checked against the tool's outputSchema once the tool was listed", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      // before listing, nothing is known about the tool: no check
+      yield* client.callTool({ name: "sum", arguments: { out: { sum: "x" } } })
+      yield* client.listTools()
+      const ok = yield* client.callTool({ name: "sum", arguments: { out: { sum: 3 } } })
+      assert.deepStrictEqual(ok.structuredContent, { sum: 3 })
+      const wrong = yield* Effect.flip(client.callTool({ name: "sum", arguments: { out: { sum: "x" } } }))
+      assert.strictEqual(wrong._tag === "ProtocolError" ? wrong.reason : wrong._tag, "InvalidResult")
+      assert.match(wrong.message, /\/sum/)
+      const extra = yield* Effect.flip(client.callTool({ name: "sum", arguments: { out: { sum: 1, more: 2 } } }))
+      assert.strictEqual(extra._tag, "ProtocolError")
+      const missing = yield* Effect.flip(client.callTool({ name: "sum", arguments: {} }))
+      assert.strictEqual(missing._tag, "ProtocolError")
+      const failed = yield* client.callTool({ name: "sum", arguments: { isError: true } })
+      assert.isTrue(failed.isError, "an isError result is a value, unchecked")
+      yield* client.callTool({ name: "free", arguments: { out: [1, "two"] } })
+    }).pipe(Effect.provide(clientLayer(server, {}, false))))
+})

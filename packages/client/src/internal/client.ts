@@ -27,6 +27,7 @@ import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as Transport from "../Transport.js"
 import * as ElicitationHandler from "../ElicitationHandler.js"
+import * as JsonSchema from "../JsonSchema.js"
 import * as ResultCache from "../ResultCache.js"
 import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
@@ -1363,8 +1364,39 @@ export const make = (
 
     const cursorParams = (cursor: string | undefined) => cursor === undefined ? undefined : { cursor }
 
+    /** The output schema of every tool listed so far, to check what its calls return. */
+    const outputSchemas = new Map<string, Readonly<Record<string, unknown>>>()
+    const schemaCache = JsonSchema.unsafeMakeCache()
+
     const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
-      request("tools/list", cursorParams(cursor), McpSchema.ListToolsResult, options)
+      Effect.tap(request("tools/list", cursorParams(cursor), McpSchema.ListToolsResult, options), (page) => {
+        for (const tool of page.tools) {
+          if (tool.outputSchema === undefined) outputSchemas.delete(tool.name)
+          else outputSchemas.set(tool.name, tool.outputSchema)
+        }
+      })
+
+    /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
+    const checkStructured = (
+      name: string,
+      result: McpSchema.CallToolResult
+    ): Effect.Effect<McpSchema.CallToolResult, McpError.ProtocolError> => {
+      const schema = outputSchemas.get(name)
+      if (schema === undefined || result.isError === true) return Effect.succeed(result)
+      const invalid = (detail: string) =>
+        Effect.fail(new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail }))
+      if (result.structuredContent === undefined) {
+        return invalid(`${name} declares an output schema but returned no structuredContent`)
+      }
+      const verdict = schemaCache.validate(schema, result.structuredContent)
+      if (Either.isRight(verdict)) return Effect.succeed(result)
+      const error = verdict.left
+      return invalid(
+        error._tag === "JsonSchemaMismatch"
+          ? `the structuredContent of ${name} does not match its output schema: ${JsonSchema.formatIssues(error.issues)}`
+          : `the output schema of ${name} cannot be used: ${error.message}`
+      )
+    }
     const streamTools = (options?: McpClient.RequestOptions) =>
       paginate("tools/list", (cursor) =>
         Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })))
@@ -1561,7 +1593,10 @@ export const make = (
         params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
         McpSchema.CallToolResult,
         options
-      ).pipe(Effect.annotateSpans({ "mcp.tool": params.name }))
+      ).pipe(
+        Effect.flatMap((result) => checkStructured(params.name, result)),
+        Effect.annotateSpans({ "mcp.tool": params.name })
+      )
 
     const service: McpClient.McpClientService = {
       session: Effect.map(
