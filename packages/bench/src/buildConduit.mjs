@@ -9,7 +9,9 @@ import ts from "typescript"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, "../../..")
-export const buildDir = path.resolve(here, "../.build/client")
+// CONDUIT_BUILD_DIR writes elsewhere under packages/bench (so that node_modules still resolve), e.g. to try a
+// change while a benchmark runs on the regular build
+export const buildDir = path.resolve(here, "..", process.env.CONDUIT_BUILD_DIR ?? ".build/client")
 const headDir = path.resolve(here, "../.build/head")
 
 const git = (args, options = {}) => execFileSync("git", args, { cwd: repoRoot, ...options })

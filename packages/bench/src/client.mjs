@@ -109,7 +109,7 @@ const main = async () => {
     const times = []
     for (let i = 0; i < repeats; i++) {
       const start = now()
-      const result = await connection.call("blob", { bytes })
+      const result = await connection.call("blob", { bytes }, 600_000)
       const got = textOf(result).length
       times.push(now() - start)
       if (got !== bytes) throw new Error(`blob of ${bytes} bytes returned ${got}`)

@@ -38,10 +38,11 @@ export const connect = async ({ transport, era, command, args, url }) => {
   const clientLayer = lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
   const runtime = ManagedRuntime.make(clientLayer)
   const client = await runtime.runPromise(lib.McpClient.McpClient)
-  const call = (name, args) => client.callTool({ name, arguments: args })
+  const call = (name, args, timeoutMs) =>
+    client.callTool({ name, arguments: args }, timeoutMs === undefined ? undefined : { timeout: timeoutMs })
   return {
     listTools: () => runtime.runPromise(client.listTools()),
-    call: (name, args) => runtime.runPromise(call(name, args)),
+    call: (name, args, timeoutMs) => runtime.runPromise(call(name, args, timeoutMs)),
     many: (n, concurrency, name, args, check) =>
       runtime.runPromise(
         Effect.forEach(

@@ -26,7 +26,8 @@ export const connect = async ({ transport, era, command, args, url }) => {
   await client.connect(wire)
   return {
     listTools: () => client.listTools(),
-    call: (name, args) => client.callTool({ name, arguments: args }),
+    call: (name, args, timeoutMs) =>
+      client.callTool({ name, arguments: args }, timeoutMs === undefined ? undefined : { timeout: timeoutMs }),
     close: () => client.close()
   }
 }
