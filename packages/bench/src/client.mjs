@@ -77,6 +77,7 @@ const main = async () => {
     connection.sequence !== undefined ? connection.sequence(n, "echo", echoArgs, checkEcho) : sequenceWith(echo, n)
 
   const phase = (name) => process.env.BENCH_DEBUG && process.stderr.write(`${clientName}: ${name}\n`)
+  if (plan.soakSeconds !== undefined) return soak(connection, many, imports, connectMs)
   let calls = 0
   phase("warmup")
   await many(plan.warmup)
@@ -140,6 +141,56 @@ const main = async () => {
     blobMs: blobs,
     cpuTotalMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     totalMs: now() - started
+  }
+}
+
+/**
+ * Soak: calls at `plan.concurrency` in flight for `plan.soakSeconds`, in slices of `plan.sampleSeconds`; after
+ * each slice two forced GCs and a memory sample. Growth is the least-squares slope of heap and RSS over the
+ * samples after the first minute (the warm-up of the JIT and of the pools).
+ */
+const soak = async (connection, many, imports, connectMs) => {
+  const samples = []
+  const start = now()
+  let calls = 0
+  while (now() - start < plan.soakSeconds * 1000) {
+    const sliceStart = now()
+    while (now() - sliceStart < plan.sampleSeconds * 1000) {
+      await many(1_000)
+      calls += 1_000
+    }
+    gc()
+    const memory = process.memoryUsage()
+    samples.push({
+      seconds: (now() - start) / 1000,
+      calls,
+      rssMiB: memory.rss / 1048576,
+      heapUsedMiB: memory.heapUsed / 1048576
+    })
+  }
+  await connection.close()
+  const settled = samples.filter((s) => s.seconds >= 60)
+  const slope = (key) => {
+    if (settled.length < 2) return undefined
+    const n = settled.length
+    const mx = settled.reduce((a, s) => a + s.seconds, 0) / n
+    const my = settled.reduce((a, s) => a + s[key], 0) / n
+    const sxy = settled.reduce((a, s) => a + (s.seconds - mx) * (s[key] - my), 0)
+    const sxx = settled.reduce((a, s) => a + (s.seconds - mx) ** 2, 0)
+    return (sxy / sxx) * 60
+  }
+  return {
+    client: clientName,
+    transport,
+    era,
+    soak: true,
+    importLibMs: imports.importLibMs,
+    connectMs,
+    calls,
+    callsPerSecond: calls / ((now() - start) / 1000),
+    samples,
+    rssGrowthMiBPerMinute: slope("rssMiB"),
+    heapGrowthMiBPerMinute: slope("heapUsedMiB")
   }
 }
 

@@ -7,7 +7,8 @@
 // every number (each round's, the medians and the per-round ratios) in .bench-results/latest.json.
 //
 // Options: --quick, --rounds N, --clients a,b, --transports stdio,http, --eras legacy,modern, --out DIR,
-// --no-pin (run without taskset), --verbose.
+// --no-pin (run without taskset), --verbose; --soak MINUTES runs each client (Conduit and raw by default) for
+// that long at 64 in flight, sampling memory every 10 s (soak-latest.md / soak-latest.json).
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -53,7 +54,10 @@ const plans = {
     blobs: [[MiB, 3], [16 * MiB, 1]]
   }
 }
-const plan = { ...(quick ? plans.quick : plans.full) }
+const soakMinutes = option("soak")
+const plan = soakMinutes !== undefined
+  ? { rounds: 1, concurrency: 64, soakSeconds: Number(soakMinutes) * 60, sampleSeconds: 10 }
+  : { ...(quick ? plans.quick : plans.full) }
 plan.rounds = Number(option("rounds", plan.rounds))
 
 // Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only.
@@ -61,7 +65,7 @@ const clientsByEra = {
   legacy: ["conduit", "sdk-v2", "sdk-v1", "raw"],
   modern: ["conduit", "sdk-v2", "raw"]
 }
-const wantedClients = list("clients", "conduit,sdk-v2,sdk-v1,raw")
+const wantedClients = list("clients", soakMinutes !== undefined ? "conduit,raw" : "conduit,sdk-v2,sdk-v1,raw")
 const transports = list("transports", "stdio,http")
 const eras = list("eras", "legacy,modern")
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results")))
@@ -170,12 +174,16 @@ const main = async () => {
         runs.push({ round, transport: group.transport, era: group.era, client, ...result })
         const summary = result.error !== undefined
           ? `FAILED ${result.error}`
+          : result.soak === true
+          ? `${result.calls} calls, heap ${result.heapGrowthMiBPerMinute?.toFixed(3)} MiB/min, ` +
+            `RSS ${result.rssGrowthMiBPerMinute?.toFixed(3)} MiB/min`
           : `cpu/10k ${result.cpuMsPer10k.toFixed(0)} ms, ${result.callsPerSecond.toFixed(0)} calls/s`
         process.stderr.write(`  round ${round} ${group.transport}/${group.era} ${client}: ${summary}\n`)
       }
     }
   }
   fs.rmSync(tmp, { recursive: true, force: true })
+  if (soakMinutes !== undefined) return writeSoak(runs, groups, built, loadBefore, started)
   const medians = summarize(runs, groups)
   const targets = evaluateTargets(medians)
   const command = `npm run bench${argv.length > 0 ? ` -- ${argv.join(" ")}` : ""}`
@@ -211,6 +219,44 @@ const main = async () => {
   fs.writeFileSync(path.join(outDir, "latest.md"), markdown)
   process.stdout.write(`${markdown}\n`)
   process.stderr.write(`conduit bench: results in ${outDir}/latest.json and latest.md\n`)
+  if (runs.some((r) => r.error !== undefined)) process.exitCode = 1
+}
+
+const writeSoak = (runs, groups, built, loadBefore, started) => {
+  const command = `npm run bench -- ${argv.join(" ")}`
+  const report = {
+    command,
+    date: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    loadAverage: { before: loadBefore, after: os.loadavg() },
+    conduit: built.source,
+    plan,
+    groups,
+    runs
+  }
+  const f = (v, d = 1) => v === undefined ? "–" : v.toFixed(d)
+  const rows = [
+    "| transport | era | client | calls | calls/s | RSS MiB first → last | heap MiB first → last | RSS growth MiB/min | heap growth MiB/min |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...runs.map((r) => {
+      if (r.error !== undefined) return `| ${r.transport} | ${r.era} | ${r.client} | failed: ${r.error} |`
+      const first = r.samples[0]
+      const last = r.samples[r.samples.length - 1]
+      return `| ${r.transport} | ${r.era} | ${r.client} | ${r.calls} | ${f(r.callsPerSecond, 0)} | ` +
+        `${f(first?.rssMiB)} → ${f(last?.rssMiB)} | ${f(first?.heapUsedMiB)} → ${f(last?.heapUsedMiB)} | ` +
+        `${f(r.rssGrowthMiBPerMinute, 3)} | ${f(r.heapGrowthMiBPerMinute, 3)} |`
+    })
+  ]
+  const markdown = [
+    `Command: \`${command}\` (${report.date}, ${report.durationSeconds} s, Conduit at ${built.source}; growth is the ` +
+    `least-squares slope of the samples taken every ${plan.sampleSeconds} s after the first minute)`,
+    "",
+    ...rows,
+    ""
+  ].join("\n")
+  fs.writeFileSync(path.join(outDir, "soak-latest.json"), JSON.stringify(report, null, 2))
+  fs.writeFileSync(path.join(outDir, "soak-latest.md"), markdown)
+  process.stdout.write(`${markdown}\n`)
   if (runs.some((r) => r.error !== undefined)) process.exitCode = 1
 }
 
