@@ -18,6 +18,10 @@
  * - HTTP+SSE: the GET stream's `endpoint` event names where to POST (it must have the URL's origin).
  * - 401/403 become `AuthError` with the parsed `WWW-Authenticate` challenges. Tokens never appear in errors, logs
  *   or spans.
+ * - OAuth: when the {@link OAuth.OAuth} service is in the layer's context (and no static `bearerToken` is given),
+ *   every request carries the authorizer's credentials (a Bearer token, or a DPoP-bound token with a fresh proof),
+ *   and a 401/403 goes to the authorizer — authorize, refresh, step up scopes, take a DPoP nonce — and the request
+ *   is sent again, until it passes or the authorizer gives up with `AuthError`.
  *
  * @since 0.1.0
  */
@@ -34,6 +38,7 @@ import * as Redacted from "effect/Redacted"
 import * as internal from "./internal/httpTransport.js"
 import * as McpHeaders from "./internal/mcpHeaders.js"
 import * as McpError from "./McpError.js"
+import * as OAuth from "./OAuth.js"
 import * as Transport from "./Transport.js"
 
 /**
@@ -190,7 +195,10 @@ export const make = (
   options: HttpTransportOptions
 ): Effect.Effect<Context.Tag.Service<Transport.Transport>, McpError.InvalidOption, HttpClient.HttpClient> =>
   Effect.flatMap(Effect.suspend(() => resolve(options)), (resolved) =>
-    Effect.map(HttpClient.HttpClient, (client) => internal.make(resolved, client)))
+    Effect.map(
+      Effect.all([HttpClient.HttpClient, Effect.serviceOption(OAuth.OAuth)]),
+      ([client, oauth]) => internal.make(resolved, client, Option.getOrUndefined(oauth))
+    ))
 
 /**
  * The HTTP transport as a Layer.

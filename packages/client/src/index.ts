@@ -82,3 +82,8 @@ export * as RedisKeyValueStore from "./RedisKeyValueStore.js"
  * @since 0.1.0
  */
 export * as JsonSchema from "./JsonSchema.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Skills from "./Skills.js"

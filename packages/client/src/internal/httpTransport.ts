@@ -33,11 +33,13 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
+import * as OAuth from "../OAuth.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Sse from "./sse.js"
+import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /** @internal */
 export type BindingOption = "auto" | "streamable-http" | "sse"
@@ -157,7 +159,8 @@ const cancelReason = (reason: Transport.CancelReason): string =>
  */
 export const make = (
   resolved: Resolved,
-  client: HttpClient.HttpClient
+  client: HttpClient.HttpClient,
+  oauth?: OAuth.OAuthShape | undefined
 ): Context.Tag.Service<Transport.Transport> => {
   const verdicts = new Map<string, Verdict>()
   const scopedClient = HttpClient.withScope(client)
@@ -165,9 +168,10 @@ export const make = (
   const secretHeaders = [
     "mcp-session-id",
     "last-event-id",
+    "dpop",
     ...Object.keys(resolved.headers).map((name) => name.toLowerCase())
   ]
-  const execute = (
+  const send = (
     request: HttpClientRequest.HttpClientRequest
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
     Effect.flatMap(
@@ -175,6 +179,51 @@ export const make = (
       (names) =>
         Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
     )
+  // the OAuth service keeps one authorizer per canonical server URL: asking again is a lookup
+  const authorizer = oauth === undefined || resolved.bearerToken !== undefined
+    ? undefined
+    : oauth.authorizer(resolved.url).pipe(
+      Effect.mapError((error) =>
+        new McpError.AuthError({ status: 401, challenges: [], detail: error.message, cause: error })
+      )
+    )
+  /**
+   * Sends one HTTP request. With the OAuth service, the request carries the authorizer's credentials, and a
+   * 401/403 is handed to the authorizer (authorize, refresh, step up, take a DPoP nonce) and re-sent, until it
+   * passes or the authorizer gives up with `AuthError`.
+   */
+  const execute = (
+    request: HttpClientRequest.HttpClientRequest
+  ): Effect.Effect<
+    HttpClientResponse.HttpClientResponse,
+    HttpClientError.HttpClientError | McpError.AuthError,
+    Scope.Scope
+  > => {
+    if (authorizer === undefined) return send(request)
+    return Effect.flatMap(authorizer, (auth) =>
+      auth.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
+        Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
+          const nonce = response.headers["dpop-nonce"]
+          if (response.status !== 401 && response.status !== 403) {
+            return nonce === undefined ? Effect.succeed(response) : Effect.as(auth.observeNonce(nonce), response)
+          }
+          const header = response.headers["www-authenticate"]
+          // the refusal's body is read (and dropped) so that its connection can serve the re-send
+          return Effect.zipRight(
+            Body.readSnippet(response),
+            Effect.fail(
+              new OAuth.Unauthorized({
+                status: response.status,
+                challenges: header === undefined ? [] : WwwAuthenticate.parse(header),
+                dpopNonce: nonce
+              })
+            )
+          )
+        })))
+  }
+  /** A failed send: an authorization that gave up stays an `AuthError`; anything else is a connect error. */
+  const sendError = (what: string) => (error: HttpClientError.HttpClientError | McpError.AuthError) =>
+    error._tag === "AuthError" ? error : Body.connectError(what)(error)
 
   const baseHeaders = (): Record<string, string> => {
     const headers: Record<string, string> = { ...resolved.headers }
@@ -340,7 +389,7 @@ export const make = (
 
       const post = (url: URL, body: string, headers: Record<string, string>, what: string) =>
         execute(HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)).pipe(
-          Effect.mapError(Body.connectError(`${what} could not be sent`))
+          Effect.mapError(sendError(`${what} could not be sent`))
         )
 
       const legacyVersionHeader = (headers: Record<string, string>) => {
@@ -614,6 +663,7 @@ export const make = (
           if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
           const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
           if (Either.isLeft(sent)) {
+            if (sent.left._tag === "AuthError") return yield* Effect.fail(sent.left)
             const { detail } = Body.describeClientError(sent.left)
             yield* Effect.logDebug(`resuming the stream of ${request.method} failed: ${detail}`)
             return false
@@ -665,6 +715,10 @@ export const make = (
           if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
           const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
           if (Either.isLeft(sent)) {
+            if (sent.left._tag === "AuthError") {
+              yield* Effect.logWarning(`the GET stream was refused: ${sent.left.message}`)
+              return false
+            }
             yield* Effect.logDebug(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
             return true
           }
@@ -730,7 +784,7 @@ export const make = (
           Effect.gen(function*() {
             const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
             const response = yield* execute(HttpClientRequest.get(resolved.url, { headers })).pipe(
-              Effect.mapError(Body.connectError("the HTTP+SSE stream could not be opened"))
+              Effect.mapError(sendError("the HTTP+SSE stream could not be opened"))
             )
             const status = response.status
             if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
