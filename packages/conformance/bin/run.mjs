@@ -248,13 +248,18 @@ const runRequirements = async (revision, expected) => {
   const failing = [...required].filter((scenario) => countChecks(readChecks(resultDirOf(outDir, scenario))).FAILURE > 0)
   const unexpected = failing.filter((scenario) => !expected.has(`${scenario}@${label}`))
   const ok = code === 0 || unexpected.length === 0 && failing.length > 0
+  // the harness scores checks only here: the drivers' own exits are reported, to make crashes visible
+  const records = readRecords(recordFile)
+  const oddExits = records
+    .filter((r) => r.code !== (REFUSALS.has(r.scenario) ? EXIT_REFUSED : 0))
+    .map((r) => `${r.scenario} exit ${r.code}`)
+  const drivers = `${records.length} driver exits recorded${oddExits.length > 0 ? `, unexpected: ${oddExits.join(", ")}` : ""}`
   log(
     `${ok ? "pass" : "FAIL"} --requirements ${revision} (${seconds}s): harness exit ${code}, ` +
       `${required.size} required, ${failing.length} failing${failing.length > 0 ? ` (${failing.join(", ")})` : ""}` +
-      `${unexpected.length > 0 ? `, not expected: ${unexpected.join(", ")}` : ""}`
+      `${unexpected.length > 0 ? `, not expected: ${unexpected.join(", ")}` : ""}; ${drivers}`
   )
-  const records = readRecords(recordFile)
-  return { revision, code, ok, required: required.size, failing, unexpected, drivers: records.length, seconds }
+  return { revision, code, ok, required: required.size, failing, unexpected, drivers, seconds }
 }
 
 // --- summary
@@ -321,7 +326,7 @@ const main = async () => {
     `Scenarios passed: default revision ${count("default")}, ${MODERN} ${count(MODERN)}.`,
     ...requirements.map((r) =>
       `--requirements ${r.revision}: harness exit ${r.code}, ${r.required} required scenarios, ` +
-      `${r.failing.length} failing${r.failing.length > 0 ? ` (${r.failing.join(", ")})` : ""}`
+      `${r.failing.length} failing${r.failing.length > 0 ? ` (${r.failing.join(", ")})` : ""}; ${r.drivers}`
     ),
     "",
     "Cells: outcome, then successful ✓ / failed ✗ / warning ⚠ / skipped ○ checks, then the driver's exit status.",
@@ -352,7 +357,8 @@ const main = async () => {
   log(`conformance took ${((Date.now() - totalStarted) / 1000).toFixed(0)}s; ${accepted.length} expected failures`)
   const requirementFailures = requirements.filter((r) => !r.ok).length
   const bad = unexpected.length + stale.length + requirementFailures
-  log(`conformance: ${results.length - failed.length} passed, ${bad} failed`)
+  const passed = results.length - failed.length + requirements.filter((r) => r.ok).length
+  log(`conformance: ${passed} passed, ${bad} failed`)
   process.exitCode = bad === 0 ? 0 : 1
 }
 
