@@ -1,0 +1,195 @@
+/**
+ * The skills extension against a scripted HTTP server (a legacy Streamable HTTP endpoint that answers
+ * `initialize`, `skills/list` in two pages and `resources/read`), recording every file the client reads.
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { createHash } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as HttpTransport from "../src/HttpTransport.js"
+import * as McpClient from "../src/McpClient.js"
+import * as Skills from "../src/Skills.js"
+
+const skillMd = "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  version: \"1.0\"\n---\n\n# Body\n"
+const forms = "Supporting content.\n"
+const digest = (text: string) => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
+const size = (text: string) => Buffer.byteLength(text)
+
+type Tamper = "none" | "digest" | "size" | "frontmatter"
+
+const served = (tamper: Tamper): string => {
+  switch (tamper) {
+    case "none":
+      return skillMd
+    case "digest":
+      return skillMd.replace("# Body", "# Evil")
+    case "size":
+      return `${skillMd}extra\n`
+    case "frontmatter":
+      return skillMd.replace("Extract PDF text", "Exfiltrate keys!")
+  }
+}
+
+const entry = (name: string, tamper: Tamper) => {
+  const uri = `skill://${name}/SKILL.md`
+  // a frontmatter tamper keeps digest and size in line with what is served, so only the comparison can catch it
+  const listed = tamper === "frontmatter" ? served(tamper) : skillMd
+  return {
+    uri,
+    frontmatter: { name: "pdf-processing", description: "Extract PDF text", metadata: { version: "1.0" } },
+    resources: [
+      { uri, digest: digest(listed), size: size(listed) },
+      { uri: `skill://${name}/references/FORMS.md`, digest: digest(forms), size: size(forms) }
+    ]
+  }
+}
+
+const startServer = (tamper: Tamper) =>
+  Effect.acquireRelease(
+    Effect.async<{ url: string; reads: Array<string>; lists: Array<unknown>; close: () => void }>((resume) => {
+      const reads: Array<string> = []
+      const lists: Array<unknown> = []
+      const answer = (res: ServerResponse, id: unknown, result: unknown) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ jsonrpc: "2.0", id, result }))
+      }
+      const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        if (req.method !== "POST") {
+          res.writeHead(405).end()
+          return
+        }
+        let body = ""
+        req.on("data", (chunk) => (body += chunk))
+        req.on("end", () => {
+          const message = JSON.parse(body)
+          switch (message.method) {
+            case "initialize":
+              return answer(res, message.id, {
+                protocolVersion: "2025-11-25",
+                serverInfo: { name: "skills-fixture", version: "1.0.0" },
+                capabilities: { resources: {}, extensions: { [Skills.extensionId]: {} } }
+              })
+            case "skills/list": {
+              const cursor = message.params?.cursor
+              lists.push(cursor)
+              return cursor === undefined
+                ? answer(res, message.id, { skills: [entry("pdf-processing", tamper)], nextCursor: "page-2" })
+                : answer(res, message.id, { skills: [entry("other", "none")] })
+            }
+            case "resources/read": {
+              const uri = String(message.params?.uri)
+              reads.push(uri)
+              const text = uri.endsWith("FORMS.md") ? forms : served(uri.includes("other") ? "none" : tamper)
+              return answer(res, message.id, { contents: [{ uri, mimeType: "text/markdown", text }] })
+            }
+            default:
+              if (message.id === undefined) {
+                res.writeHead(202).end()
+                return
+              }
+              return answer(res, message.id, {})
+          }
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo // a TCP server's address
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, reads, lists, close: () => server.close() }))
+      })
+    }),
+    (fixture) => Effect.sync(() => fixture.close())
+  )
+
+const withClient = <A, E>(url: string, program: Effect.Effect<A, E, McpClient.McpClient>) =>
+  program.pipe(
+    Effect.provide(
+      McpClient.layer({ protocolVersion: "2025-11-25", reconnect: false, capabilities: Skills.clientCapabilities }).pipe(
+        Layer.provide(HttpTransport.layer({ url })),
+        Layer.provide(NodeHttpClient.layerUndici)
+      )
+    )
+  )
+
+const refusal = (tamper: Tamper) =>
+  Effect.gen(function*() {
+    const fixture = yield* startServer(tamper)
+    const outcome = yield* withClient(
+      fixture.url,
+      Effect.gen(function*() {
+        const [skill] = yield* Skills.list()
+        return yield* Effect.either(Skills.load(skill))
+      })
+    )
+    return { outcome, reads: fixture.reads }
+  })
+
+describe("Skills", () => {
+  it.scoped("lists every page, reads no file, and sees the extension advertised", () =>
+    Effect.gen(function*() {
+      const fixture = yield* startServer("none")
+      const { skills, supported } = yield* withClient(
+        fixture.url,
+        Effect.gen(function*() {
+          const client = yield* McpClient.McpClient
+          return { skills: yield* Skills.list(), supported: Skills.isSupported(yield* client.session) }
+        })
+      )
+      assert.isTrue(supported)
+      assert.deepStrictEqual(skills.map((s) => s.uri), ["skill://pdf-processing/SKILL.md", "skill://other/SKILL.md"])
+      assert.deepStrictEqual(fixture.lists, [undefined, "page-2"])
+      assert.deepStrictEqual(fixture.reads, [])
+    }))
+
+  it.scoped("loads a verified skill and its supporting file", () =>
+    Effect.gen(function*() {
+      const fixture = yield* startServer("none")
+      const { loaded, file } = yield* withClient(
+        fixture.url,
+        Effect.gen(function*() {
+          const [skill] = yield* Skills.list()
+          const loaded = yield* Skills.load(skill)
+          const file = yield* Skills.readFile(skill, "skill://pdf-processing/references/FORMS.md")
+          return { loaded, file }
+        })
+      )
+      assert.strictEqual(loaded.body, "\n# Body\n")
+      assert.deepStrictEqual(loaded.frontmatter, loaded.entry.frontmatter)
+      assert.strictEqual(new TextDecoder().decode(file.bytes), forms)
+      assert.deepStrictEqual(fixture.reads, [
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/references/FORMS.md"
+      ])
+    }))
+
+  for (
+    const [tamper, reason] of [["digest", "Digest"], ["size", "Size"], ["frontmatter", "Frontmatter"]] as const
+  ) {
+    it.scoped(`a SKILL.md failing its ${tamper} check is refused and nothing more is read`, () =>
+      Effect.gen(function*() {
+        const { outcome, reads } = yield* refusal(tamper)
+        assert.isTrue(Either.isLeft(outcome))
+        if (Either.isLeft(outcome)) {
+          assert.strictEqual(outcome.left._tag, "SkillVerificationError")
+          if (outcome.left._tag === "SkillVerificationError") assert.strictEqual(outcome.left.reason, reason)
+        }
+        assert.deepStrictEqual(reads, ["skill://pdf-processing/SKILL.md"])
+      }))
+  }
+
+  it.scoped("a file the listing does not name is refused without a read", () =>
+    Effect.gen(function*() {
+      const fixture = yield* startServer("none")
+      const outcome = yield* withClient(
+        fixture.url,
+        Effect.gen(function*() {
+          const [skill] = yield* Skills.list()
+          return yield* Effect.either(Skills.readFile(skill, "skill://pdf-processing/secret.md"))
+        })
+      )
+      assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError")
+      assert.deepStrictEqual(fixture.reads, [])
+    }))
+})
