@@ -125,7 +125,7 @@ const runClient = async (client, transport, era, resultFile) => {
       stderr = (stderr + chunk.toString("utf8")).slice(-4_000)
       if (verbose) process.stderr.write(chunk)
     })
-    const timeout = setTimeout(() => child.kill("SIGKILL"), 10 * 60_000)
+    const timeout = setTimeout(() => child.kill("SIGKILL"), (plan.soakSeconds ?? 0) * 1000 + 10 * 60_000)
     const code = await new Promise((resolve) => child.on("exit", (c, signal) => resolve(c ?? signal)))
     clearTimeout(timeout)
     if (code !== 0) return { error: `exit ${code}: ${stderr.trim().split("\n").slice(0, 3).join(" | ")}` }
