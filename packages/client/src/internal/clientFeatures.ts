@@ -124,17 +124,15 @@ export const formDefaults = (schema: ElicitationHandler.FormSchema): Record<stri
 }
 
 /**
- * Whether `ElicitResult` content can carry `value`: the official schemas admit strings, integers, booleans and (from
- * 2025-11-25) lists of strings; a fractional number is refused although the TypeScript schema says `number`.
+ * Whether `ElicitResult` content can carry `value`: strings, finite numbers, booleans and (from 2025-11-25) lists of
+ * strings. The normative TypeScript schema says `number`; the generated JSON schemas narrow it to integer, which
+ * servers (and the conformance suite) do not follow, so fractional defaults are sent too.
  */
 const isCarriable = (value: unknown): boolean =>
-  typeof value === "string" || typeof value === "boolean" || Number.isInteger(value) ||
+  typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value)) ||
   (Array.isArray(value) && value.every((item) => typeof item === "string"))
 
-/**
- * The defaults filled into fields the user left empty. A default the result cannot carry is left out rather than
- * sent: the server knows its own default.
- */
+/** The defaults filled into fields the user left empty, when the result can carry them. */
 const carriableDefaults = (schema: ElicitationHandler.FormSchema): Record<string, unknown> =>
   Object.fromEntries(Object.entries(formDefaults(schema)).filter(([, value]) => isCarriable(value)))
 
