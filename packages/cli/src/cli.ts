@@ -447,7 +447,8 @@ const listen = Command.make("listen", {
       const notifications = yield* client.subscribe
       const session = yield* client.session
       for (const uri of options.uri) {
-        if (session.era === "legacy" && session.capabilities.resources?.subscribe === true) {
+        if (session.era === "modern") continue // subscriptions/listen below asks for it
+        if (session.capabilities.resources?.subscribe === true) {
           yield* client.request("resources/subscribe", { uri }, McpSchema.EmptyResult)
         } else {
           yield* Output.stderr(
@@ -472,7 +473,23 @@ const listen = Command.make("listen", {
         `conduit: listening to ${Connection.describeTarget(resolved.target)}` +
           `${methods.size > 0 ? ` for ${[...methods].join(", ")}` : ""}; Ctrl-C stops`
       )
-      yield* notifications.pipe(
+      // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
+      const everything = methods.size === 0
+      const listened = session.era === "modern"
+        ? client.listen({
+          toolsListChanged: everything || options.tools,
+          promptsListChanged: everything || options.prompts,
+          resourcesListChanged: everything || options.resources,
+          resourceSubscriptions: options.uri
+        }).pipe(
+          Stream.filter((n) => n.method !== "notifications/subscriptions/acknowledged"),
+          Stream.catchTag("McpError", (error) =>
+            Stream.fromEffect(
+              Output.stderr(`conduit: the server refused subscriptions/listen (${error.message}); showing what it sends`)
+            ).pipe(Stream.drain))
+        )
+        : Stream.empty
+      yield* Stream.merge(notifications, listened).pipe(
         Stream.filter(wanted),
         Stream.runForEach((notification) =>
           resolved.json
