@@ -35,6 +35,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as HttpAuth from "./internal/httpAuth.js"
 import * as internal from "./internal/httpTransport.js"
 import * as McpHeaders from "./internal/mcpHeaders.js"
 import * as McpError from "./McpError.js"
@@ -142,11 +143,8 @@ const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved
   }
   const token = options.bearerToken
   if (token !== undefined) {
-    if (!Redacted.isRedacted(token)) return invalid("bearerToken", "must be a Redacted string")
-    const value: unknown = Redacted.value(token)
-    if (typeof value !== "string" || value.length === 0 || !/^[\x21-\x7e]+$/.test(value)) {
-      return invalid("bearerToken", "must be a non-empty string of visible ASCII characters")
-    }
+    const refused = HttpAuth.checkBearer(token)
+    if (refused !== undefined) return invalid("bearerToken", refused)
   }
   const binding = options.binding ?? "auto"
   if (binding !== "auto" && binding !== "streamable-http" && binding !== "sse") {

@@ -327,6 +327,20 @@ export interface McpClientService {
   readonly ping: (options?: RequestOptions) => Effect.Effect<void, McpError.McpClientError>
   /** Legacy `logging/setLevel`; on a modern server the level travels in every request's `_meta`. */
   readonly setLoggingLevel: (level: McpSchema.LoggingLevel) => Effect.Effect<void, McpError.McpClientError>
+  /**
+   * Swaps the credentials at runtime (HTTP): checks them first (`InvalidOption` keeps the current ones, and so
+   * does a transport that takes none: stdio, in-process), then every request sent from now on carries the new
+   * ones, including re-sends of requests already out (after an expired session or a refusal) and stream
+   * reconnections; nothing is sent with the old bearer again. Private cached results are keyed by
+   * `credentialId`; without one, a bearer keys its own partition by fingerprint and OAuth or no credentials
+   * start a fresh partition, so the previous credential's private results are never served. Results of
+   * requests already in flight are cached under the credential they started with: to serve several users at
+   * once, give each its own client.
+   */
+  readonly setAuth: (
+    auth: Transport.Auth,
+    options?: { readonly credentialId?: string | undefined }
+  ) => Effect.Effect<void, McpError.InvalidOption>
 }
 
 /**

@@ -96,6 +96,8 @@ export class AuthError extends Schema.TaggedError<AuthError>("@conduit-mcp/clien
   status: Schema.Literal(401, 403),
   challenges: Schema.Array(Challenge),
   detail: Schema.optional(Schema.String),
+  /** The fingerprint (never the value) of the static bearer token the refused request carried. */
+  credential: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect)
 }) {
   override get message(): string {

@@ -13,9 +13,11 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
+import type * as OAuth from "./OAuth.js"
 
 /**
  * How the transport binds to the server, as reported once connected.
@@ -152,6 +154,27 @@ export interface TransportConnection {
 export type Emit = (event: TransportEvent) => Effect.Effect<void>
 
 /**
+ * The credentials a transport sends, as swapped at runtime by `McpClient.setAuth`.
+ * @since 0.1.0
+ * @category models
+ */
+export type Auth = Data.TaggedEnum<{
+  /** A static token, sent as `Authorization: Bearer …`. */
+  Bearer: { readonly token: Redacted.Redacted<string> }
+  /** OAuth: the given service, or the one the transport's layer was built with. */
+  OAuth: { readonly service?: OAuth.OAuthShape | undefined }
+  /** No credentials at all. */
+  None: {}
+}>
+
+/**
+ * Constructors for {@link Auth}.
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Auth = Data.taggedEnum<Auth>()
+
+/**
  * The transport service.
  *
  * @since 0.1.0
@@ -161,6 +184,13 @@ export class Transport extends Context.Tag("@conduit-mcp/client/Transport")<Tran
   readonly kind: McpError.TransportKind
   /** Opens one connection, owned by the caller's Scope. */
   readonly connect: (emit: Emit) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
+  /**
+   * Swaps the credentials of this transport and of every live connection (the seed's `set_auth`): checks them
+   * like the layer's options (`InvalidOption` leaves the current ones in place), then every request sent from
+   * now on — re-sends after a refusal or an expired session and stream reconnections included — carries the new
+   * ones. Absent on transports that take no credentials (stdio, in-process).
+   */
+  readonly setAuth?: ((auth: Auth) => Effect.Effect<void, McpError.InvalidOption>) | undefined
 }>() {}
 
 /**

@@ -32,6 +32,7 @@ import * as ResultCache from "../ResultCache.js"
 import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
 import * as Features from "./clientFeatures.js"
+import { fingerprint } from "./oauthCrypto.js"
 import * as Negotiation from "./negotiation.js"
 
 const VERSION = "0.1.0"
@@ -344,7 +345,9 @@ export const make = (
       }
       return metrics
     }
-    const credentialId = options.credentialId
+    // swapped by `setAuth`; read when a cache key is built
+    let credentialId = options.credentialId
+    let authChanges = 0
     const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
 
@@ -1680,6 +1683,27 @@ export const make = (
           return session.era === "legacy"
             ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
             : Effect.void
+        }),
+      setAuth: (auth, authOptions) =>
+        Effect.gen(function*() {
+          const swap = transport.setAuth
+          if (swap === undefined) {
+            return yield* new McpError.InvalidOption({
+              option: "auth",
+              detail: `the ${kind} transport takes no credentials`
+            })
+          }
+          const explicit: unknown = authOptions?.credentialId
+          if (explicit !== undefined && (typeof explicit !== "string" || explicit.length === 0)) {
+            return yield* new McpError.InvalidOption({ option: "credentialId", detail: "must be a non-empty string" })
+          }
+          const derived = auth._tag === "Bearer" ? `bearer:${yield* fingerprint(auth.token)}` : undefined
+          yield* swap(auth)
+          // without an explicit id, a token keys its own partition and anything else starts a fresh one
+          authChanges += 1
+          credentialId = typeof explicit === "string"
+            ? explicit
+            : derived ?? `${auth._tag === "OAuth" ? "oauth" : "none"}#${authChanges}`
         })
     }
     return service

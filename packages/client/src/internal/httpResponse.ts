@@ -155,13 +155,18 @@ export const readSnippet = (response: HttpClientResponse.HttpClientResponse): Ef
  *
  * @internal
  */
-export const authError = (status: 401 | 403, response: HttpClientResponse.HttpClientResponse): McpError.AuthError => {
+export const authError = (
+  status: 401 | 403,
+  response: HttpClientResponse.HttpClientResponse,
+  credential?: string | undefined
+): McpError.AuthError => {
   const header = response.headers["www-authenticate"]
   const challenges = header === undefined ? [] : WwwAuthenticate.parse(header)
   return new McpError.AuthError({
     status,
     challenges,
-    detail: status === 401 ? "the server requires authorization" : "the server refused the credentials"
+    detail: status === 401 ? "the server requires authorization" : "the server refused the credentials",
+    ...(credential !== undefined ? { credential } : {})
   })
 }
 

@@ -36,6 +36,7 @@ import * as McpSchema from "../McpSchema.js"
 import * as OAuth from "../OAuth.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
+import * as HttpAuth from "./httpAuth.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Sse from "./sse.js"
@@ -179,14 +180,11 @@ export const make = (
       (names) =>
         Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
     )
-  // the OAuth service keeps one authorizer per canonical server URL: asking again is a lookup
-  const authorizer = oauth === undefined || resolved.bearerToken !== undefined
-    ? undefined
-    : oauth.authorizer(resolved.url).pipe(
-      Effect.mapError((error) =>
-        new McpError.AuthError({ status: 401, challenges: [], detail: error.message, cause: error })
-      )
-    )
+  // the credentials are read when each request is sent: `setAuth` swaps them for every later send
+  const auth = HttpAuth.make(resolved.url, resolved.bearerToken, oauth)
+  /** A 401/403 for a request sent without OAuth, naming the static bearer it carried (by fingerprint). */
+  const authError = (status: 401 | 403, response: HttpClientResponse.HttpClientResponse): McpError.AuthError =>
+    Body.authError(status, response, auth.fingerprintOf(response.request.headers["authorization"]))
   /**
    * Sends one HTTP request. With the OAuth service, the request carries the authorizer's credentials, and a
    * 401/403 is handed to the authorizer (authorize, refresh, step up, take a DPoP nonce) and re-sent, until it
@@ -199,13 +197,16 @@ export const make = (
     HttpClientError.HttpClientError | McpError.AuthError,
     Scope.Scope
   > => {
-    if (authorizer === undefined) return send(request)
-    return Effect.flatMap(authorizer, (auth) =>
-      auth.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
+    const mode = auth.current()
+    if (mode.authorizer === undefined) return send(request)
+    return Effect.flatMap(mode.authorizer, (authorizer) =>
+      authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
         Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
           const nonce = response.headers["dpop-nonce"]
           if (response.status !== 401 && response.status !== 403) {
-            return nonce === undefined ? Effect.succeed(response) : Effect.as(auth.observeNonce(nonce), response)
+            return nonce === undefined
+              ? Effect.succeed(response)
+              : Effect.as(authorizer.observeNonce(nonce), response)
           }
           const header = response.headers["www-authenticate"]
           // the refusal's body is read (and dropped) so that its connection can serve the re-send
@@ -227,7 +228,8 @@ export const make = (
 
   const baseHeaders = (): Record<string, string> => {
     const headers: Record<string, string> = { ...resolved.headers }
-    if (resolved.bearerToken !== undefined) headers.authorization = `Bearer ${Redacted.value(resolved.bearerToken)}`
+    const bearer = auth.current().header
+    if (bearer !== undefined) headers.authorization = bearer
     return headers
   }
 
@@ -240,6 +242,7 @@ export const make = (
 
   const connect = (emit: Transport.Emit) =>
     Effect.gen(function*() {
+      yield* auth.ready
       const cached = verdicts.get(resolved.origin)
       const state: State = {
         closed: false,
@@ -412,7 +415,7 @@ export const make = (
         Effect.gen(function*() {
           const source: Source = { request, route, capture }
           const status = response.status
-          if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+          if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
           if (!Body.isSuccess(status) || status === 202 || status === 204) {
             const body = yield* Body.readSnippet(response)
             if (!Body.isSuccess(status) && options.probe !== true) {
@@ -670,7 +673,7 @@ export const make = (
           }
           const response = sent.right
           const status = response.status
-          if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+          if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
           if (status >= 500 || status === 429) return false
           if (!Body.isSuccess(status) || Body.mediaType(response) !== EVENT_STREAM) {
             const body = yield* Body.readSnippet(response)
@@ -787,7 +790,7 @@ export const make = (
               Effect.mapError(sendError("the HTTP+SSE stream could not be opened"))
             )
             const status = response.status
-            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (!Body.isSuccess(status)) return yield* refused(response, "the HTTP+SSE GET")
             if (Body.mediaType(response) !== EVENT_STREAM) {
               return yield* Effect.fail(
@@ -868,7 +871,7 @@ export const make = (
             const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
             const response = yield* post(endpoint, codec.encode(message), headers, what)
             const status = response.status
-            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (!Body.isSuccess(status)) return yield* refused(response, what)
             yield* Body.readSnippet(response)
           })
@@ -1013,7 +1016,7 @@ export const make = (
             }
             const response = yield* post(resolved.url, codec.encode(message), headers, what)
             const status = response.status
-            if (status === 401 || status === 403) return yield* Effect.fail(Body.authError(status, response))
+            if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (status === 404 && sessionId !== undefined) {
               return yield* Effect.fail(new McpError.SessionExpired({ sessionId: redactSession(sessionId) }))
             }
@@ -1106,5 +1109,5 @@ export const make = (
       })
     )
 
-  return Transport.Transport.of({ kind: "http", connect })
+  return Transport.Transport.of({ kind: "http", connect, setAuth: auth.set })
 }
