@@ -119,6 +119,7 @@ const wrap = (
 ): Context.Tag.Service<Transport.Transport> =>
   Transport.Transport.of({
     kind: transport.kind,
+    setAuth: transport.setAuth,
     connect: (emit) =>
       Effect.gen(function*() {
         const connection = yield* nextConnection
