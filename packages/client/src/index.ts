@@ -71,6 +71,11 @@ export * as TokenStore from "./TokenStore.js"
 /**
  * @since 0.1.0
  */
+export * as HostResolver from "./HostResolver.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ResultCache from "./ResultCache.js"
 
 /**

@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as AuthorizationHandler from "../AuthorizationHandler.js"
+import * as HostResolver from "../HostResolver.js"
 import * as McpError from "../McpError.js"
 import type * as OAuth from "../OAuth.js"
 import * as TokenStore from "../TokenStore.js"
@@ -93,6 +94,7 @@ export const make = (
     const client = yield* HttpClient.HttpClient
     const store = yield* TokenStore.TokenStore
     const handler = yield* Effect.serviceOption(AuthorizationHandler.AuthorizationHandler)
+    const resolver = Option.getOrUndefined(yield* Effect.serviceOption(HostResolver.HostResolver))
     const authorizers = new Map<string, OAuth.Authorizer>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
@@ -107,7 +109,7 @@ export const make = (
             const existing = authorizers.get(key)
             if (existing !== undefined) return Effect.succeed(existing)
             return Effect.tap(
-              makeAuthorizer({ options, client, store, handler }, server),
+              makeAuthorizer({ options, client, store, handler, resolver }, server),
               (created) => Effect.sync(() => authorizers.set(key, created))
             )
           }))
@@ -120,6 +122,7 @@ interface Base {
   readonly client: HttpClient.HttpClient
   readonly store: TokenStore.TokenStoreShape
   readonly handler: Option.Option<AuthorizationHandler.AuthorizationHandlerShape>
+  readonly resolver: HostResolver.HostResolverShape | undefined
 }
 
 const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer> =>
@@ -134,7 +137,8 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         allowLoopback: defaults.allowLoopback || options.allowLoopback === true,
         allowPrivate: defaults.allowPrivate || options.allowPrivateNetwork === true
       },
-      protocolVersion: options.protocolVersion
+      protocolVersion: options.protocolVersion,
+      resolver: base.resolver
     }
     const context: flow.FlowContext = { options, settings, store, handler: base.handler, asNonces: new Map() }
     const resource = canonicalResource(server)

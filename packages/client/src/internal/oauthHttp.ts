@@ -20,7 +20,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { oauthError, type OAuthError } from "./oauthError.js"
-import { checkUrl, parseUrl, type UrlPolicy } from "./oauthUrl.js"
+import type * as HostResolver from "../HostResolver.js"
+import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
 
 /** @internal */
 export interface HttpSettings {
@@ -30,6 +31,8 @@ export interface HttpSettings {
   readonly policy: UrlPolicy
   /** Sent as `MCP-Protocol-Version` on discovery requests (the 2025-03-26 revision asked for it). */
   readonly protocolVersion?: string | undefined
+  /** When present, host names are resolved and checked against the policy before each exchange. */
+  readonly resolver?: HostResolver.HostResolverShape | undefined
 }
 
 /** @internal */
@@ -42,6 +45,44 @@ export interface RawResponse {
 
 const describe = (url: URL) => `${url.origin}${url.pathname}`
 
+/** The class of one resolved address, through the same classifier as literal hosts. */
+const addressClass = (address: string) => {
+  const url = parseUrl(`http://${address.includes(":") ? `[${address}]` : address}/`)
+  return url === undefined ? "private" : hostClass(url)
+}
+
+/**
+ * Resolves a public-looking host name and refuses it when any of its addresses is a loopback or private one
+ * the policy does not allow (a literal address was already checked by `checkUrl`). @internal
+ */
+export const checkResolved = (
+  settings: HttpSettings,
+  url: URL,
+  failure: "Discovery" | "Transient"
+): Effect.Effect<void, OAuthError> => {
+  const resolver = settings.resolver
+  if (resolver === undefined || hostClass(url) !== "public") return Effect.void
+  const host = url.hostname.toLowerCase()
+  return resolver.resolve(host).pipe(
+    Effect.mapError(() => oauthError(failure, `${describe(url)}: the host name ${host} could not be resolved`)),
+    Effect.flatMap((addresses) => {
+      for (const address of addresses) {
+        const kind = addressClass(address)
+        if (
+          (kind === "loopback" && !settings.policy.allowLoopback) ||
+          (kind === "private" && !settings.policy.allowPrivate)
+        ) {
+          return oauthError(
+            "InsecureUrl",
+            `${describe(url)}: ${host} resolves to a ${kind === "loopback" ? "loopback" : "private network"} address`
+          )
+        }
+      }
+      return Effect.void
+    })
+  )
+}
+
 /** Runs one request without automatic redirects, bounded in time and size. @internal */
 export const send = (
   settings: HttpSettings,
@@ -50,6 +91,7 @@ export const send = (
   failure: "Discovery" | "Transient"
 ): Effect.Effect<RawResponse, OAuthError> =>
   Effect.gen(function*() {
+    yield* checkResolved(settings, url, failure)
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
     const response = yield* settings.client.execute(request).pipe(
       Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrElse(init, () => ({})), redirect: "manual" }),
