@@ -20,12 +20,14 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Path from "@effect/platform/Path"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 
 /**
@@ -79,7 +81,8 @@ const sameValue = (
 
 /**
  * Builds a store from a map held elsewhere: `load` reads all entries, `save` writes them all. Writes are
- * serialised in this process, which makes compare-and-set atomic here.
+ * serialised in this process, which makes compare-and-set atomic here; `exclusive`, when given, wraps each
+ * read-compare-write in a lock shared with other processes (the file store's lock file).
  *
  * @since 0.1.0
  * @category constructors
@@ -87,21 +90,27 @@ const sameValue = (
 export const makeFromSnapshot = (options: {
   readonly load: Effect.Effect<ReadonlyMap<string, string>, TokenStoreError>
   readonly save: (entries: ReadonlyMap<string, string>) => Effect.Effect<void, TokenStoreError>
+  readonly exclusive?:
+    | (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | TokenStoreError>)
+    | undefined
 }): Effect.Effect<TokenStoreShape> =>
-  Effect.map(Effect.makeSemaphore(1), (lock) => ({
-    get: (key) =>
-      Effect.map(options.load, (entries) => Option.map(Option.fromNullable(entries.get(key)), Redacted.make)),
-    compareAndSet: (key, expected, next) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const entries = new Map(yield* options.load)
-        const current = Option.map(Option.fromNullable(entries.get(key)), Redacted.make)
-        if (!sameValue(current, expected)) return false
-        if (Option.isSome(next)) entries.set(key, Redacted.value(next.value))
-        else entries.delete(key)
-        yield* options.save(entries)
-        return true
-      }))
-  }))
+  Effect.map(Effect.makeSemaphore(1), (lock) => {
+    const exclusive = options.exclusive ?? ((effect) => effect)
+    return {
+      get: (key) =>
+        Effect.map(options.load, (entries) => Option.map(Option.fromNullable(entries.get(key)), Redacted.make)),
+      compareAndSet: (key, expected, next) =>
+        lock.withPermits(1)(exclusive(Effect.gen(function*() {
+          const entries = new Map(yield* options.load)
+          const current = Option.map(Option.fromNullable(entries.get(key)), Redacted.make)
+          if (!sameValue(current, expected)) return false
+          if (Option.isSome(next)) entries.set(key, Redacted.value(next.value))
+          else entries.delete(key)
+          yield* options.save(entries)
+          return true
+        })))
+    }
+  })
 
 /**
  * An in-memory store, lost when the layer is released.
@@ -160,9 +169,15 @@ const FileContents = Schema.parseJson(Schema.Struct({
   entries: Schema.Record({ key: Schema.String, value: Schema.String })
 }))
 
+/** How long a lock file may live before it is taken for the leftover of a crashed process. */
+const staleLockMillis = 10_000
+
 /**
  * A store in one JSON file, created with mode 0600 (its directory with 0700) and replaced atomically on each
  * write (temporary file, then rename). A file whose mode lets others read it is narrowed to 0600 when read.
+ * Compare-and-set is atomic across processes too: each one holds `<file>.lock` (created exclusively) while it
+ * reads, compares and writes; a process that finds the lock taken retries for up to 5 s, and a lock older than
+ * 10 s (its holder crashed) is removed.
  *
  * @since 0.1.0
  * @category layers
@@ -197,7 +212,37 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
           yield* fs.chmod(temporary, 0o600)
           yield* fs.rename(temporary, file)
         }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
-      return TokenStore.of(yield* makeFromSnapshot({ load, save }))
+      const lockFile = `${file}.lock`
+      const busy = new TokenStoreError({ operation: "set", detail: `${lockFile} is held by another process` })
+      /** Takes the lock file once: fails with `busy` when another process holds it (after clearing a stale one). */
+      const takeLock = Effect.gen(function*() {
+        const directory = path.dirname(file)
+        if (!(yield* fs.exists(directory))) yield* fs.makeDirectory(directory, { recursive: true, mode: 0o700 })
+        const taken = yield* fs.writeFileString(lockFile, `${yield* Clock.currentTimeMillis}\n`, {
+          flag: "wx",
+          mode: 0o600
+        }).pipe(
+          Effect.as(true),
+          Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.succeed(false))
+        )
+        if (taken) return
+        const info = yield* fs.stat(lockFile).pipe(Effect.option)
+        const now = yield* Clock.currentTimeMillis
+        if (Option.isSome(info) && Option.isSome(info.value.mtime)) {
+          if (now - info.value.mtime.value.getTime() > staleLockMillis) yield* fs.remove(lockFile).pipe(Effect.ignore)
+        }
+        return yield* busy
+      }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
+      const exclusive = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | TokenStoreError> =>
+        Effect.acquireUseRelease(
+          Effect.retry(takeLock, {
+            schedule: Schedule.intersect(Schedule.spaced("10 millis"), Schedule.recurs(500)),
+            while: (e) => e === busy
+          }),
+          () => effect,
+          () => fs.remove(lockFile).pipe(Effect.ignore)
+        )
+      return TokenStore.of(yield* makeFromSnapshot({ load, save, exclusive }))
     })
   )
 

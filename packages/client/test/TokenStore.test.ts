@@ -2,6 +2,11 @@ import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import * as ChildProcess from "node:child_process"
+import { createRequire } from "node:module"
+import * as Url from "node:url"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -89,5 +94,72 @@ describe("TokenStore.layerFileSystem", () => {
       const error = yield* read("a").pipe(Effect.provide(layer), Effect.flip)
       assert.strictEqual(error._tag, "TokenStoreError")
       assert.notInclude(error.message, "garbage")
+    }))
+})
+
+const tsxLoader = Url.pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
+const worker = Url.fileURLToPath(new URL("./fixtures/tokenStore/worker.ts", import.meta.url))
+
+/** Runs one worker process to its end; fails the test if it exits with an error. */
+const runWorker = (file: string, count: number) =>
+  Effect.async<void, Error>((resume) => {
+    const child = ChildProcess.spawn(process.execPath, ["--import", tsxLoader, worker, file, "counter", String(count)], {
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.on("exit", (code) =>
+      resume(code === 0 ? Effect.void : Effect.fail(new Error(`worker exited with ${code}: ${stderr}`)))
+    )
+    return Effect.sync(() => child.kill())
+  })
+
+describe("TokenStore.layerFileSystem across processes", () => {
+  it.live("four processes incrementing one entry by compare-and-set lose no increment", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      yield* Effect.all(Array.from({ length: 4 }, () => runWorker(file, 25)), { concurrency: "unbounded" })
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      assert.deepStrictEqual(yield* read("counter").pipe(Effect.provide(layer)), Option.some("100"))
+      assert.isFalse(fs.existsSync(`${file}.lock`), "the lock file is gone")
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a lock file left by a crashed process is cleared once stale", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(`${file}.lock`, "0\n")
+      const minuteAgo = new Date(Date.now() - 60_000)
+      fs.utimesSync(`${file}.lock`, minuteAgo, minuteAgo)
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const written = yield* Effect.flatMap(TokenStore.TokenStore, (s) =>
+        s.compareAndSet("k", Option.none(), value("v"))).pipe(Effect.provide(layer))
+      assert.isTrue(written)
+      assert.isFalse(fs.existsSync(`${file}.lock`))
+    }).pipe(Effect.scoped))
+
+  it.scoped("a lock held by a live process makes compare-and-set give up after 5 s with a typed error", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(`${file}.lock`, `${Date.now()}\n`)
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const attempt = yield* Effect.fork(
+        Effect.flatMap(TokenStore.TokenStore, (s) => s.compareAndSet("k", Option.none(), value("v"))).pipe(
+          Effect.provide(layer),
+          Effect.flip
+        )
+      )
+      // the retries sleep on the TestClock between real file-system calls: move time while letting I/O run
+      for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(attempt)); i++) {
+        yield* TestClock.adjust("10 millis")
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      }
+      const error = yield* Fiber.join(attempt)
+      assert.strictEqual(error._tag, "TokenStoreError")
+      assert.include(error.message, "held by another process")
+      assert.isAtLeast(yield* TestClock.currentTimeMillis, 5_000)
+      assert.isTrue(fs.existsSync(`${file}.lock`), "another process's lock is left alone")
+      assert.isFalse(fs.existsSync(file), "nothing was written")
     }))
 })
