@@ -597,7 +597,7 @@ const login = Command.make("login", {
 const logout = Command.make("logout", { connection: connectionOptions }, ({ connection }) =>
   Effect.gen(function*() {
     const { url } = yield* httpTarget(connection, "logout")
-    // `logout` forgets only what the authorizer has loaded: read the store first
+    // `current` tells whether there was anything to forget
     const held = yield* withAuthorizer(undefined, url, (authorizer) =>
       Effect.flatMap(authorizer.current, (current) => Effect.as(authorizer.logout, Option.isSome(current))))
     yield* Output.stderr(held ? `Logged out of ${url.href}` : `No token was stored for ${url.href}`)

@@ -1,7 +1,12 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
+import * as OAuth from "../src/OAuth.js"
+import * as TokenStore from "../src/TokenStore.js"
 import { callMcp, withAuthorizer } from "./fixtures/oauth/harness.js"
 import { startWorld, type World } from "./fixtures/oauth/world.js"
 
@@ -261,5 +266,30 @@ describe("OAuth authorization code", () => {
           const info = yield* a.current
           assert.strictEqual(Option.getOrThrow(info).issuer, world.issuerUrl(1))
         }))
+    }))
+})
+
+describe("OAuth logout", () => {
+  it.scoped("a fresh OAuth service (a new process) logs out of the tokens an earlier one stored", () =>
+    Effect.gen(function*() {
+      const world = yield* startWorld()
+      const store = yield* TokenStore.makeMemory
+      // every `Effect.provide` of this layer builds a new OAuth service over the same store
+      const oauth = OAuth.layer().pipe(
+        Layer.provide(AuthorizationHandler.layerHeadless()),
+        Layer.provide(Layer.succeed(TokenStore.TokenStore, store)),
+        Layer.provideMerge(FetchHttpClient.layer)
+      )
+      const withAuthorizerOf = <A, E>(f: (authorizer: OAuth.Authorizer) => Effect.Effect<A, E, never>) =>
+        Effect.flatMap(OAuth.OAuth, (service) => Effect.flatMap(service.authorizer(world.mcpUrl), f)).pipe(
+          Effect.provide(oauth)
+        )
+      yield* Effect.flatMap(OAuth.OAuth, (service) =>
+        Effect.flatMap(service.authorizer(world.mcpUrl), (a) => callMcp(a, "tools/list"))).pipe(
+          Effect.provide(oauth)
+        )
+      assert.isTrue(Option.isSome(yield* withAuthorizerOf((a) => a.current)), "stored by the first process")
+      yield* withAuthorizerOf((a) => a.logout)
+      assert.isTrue(Option.isNone(yield* withAuthorizerOf((a) => a.current)), "gone for the next one")
     }))
 })

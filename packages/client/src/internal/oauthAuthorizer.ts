@@ -556,11 +556,15 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         lock.withPermits(1)(fullAuthorization(request?.challenges ?? [], request?.scope)).pipe(Effect.map(info)),
       current: Effect.map(ensureLoaded, () => Option.map(Option.fromNullable(state.current), info)),
       observeNonce: (nonce) => Effect.sync(() => { state.serverNonce = nonce }),
-      logout: lock.withPermits(1)(Effect.suspend(() => {
-        const current = state.current
-        if (current === undefined) return Effect.void
-        return dropTokens(current)
-      }))
+      // the stored tokens are read first, so a fresh process can log out of what an earlier one stored
+      logout: Effect.zipRight(
+        ensureLoaded,
+        lock.withPermits(1)(Effect.suspend(() => {
+          const current = state.current
+          if (current === undefined) return Effect.void
+          return dropTokens(current)
+        }))
+      )
     }
     return authorizer
   })
