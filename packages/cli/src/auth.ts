@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as AuthorizationHandler from "@conduit-mcp/client/AuthorizationHandler"
+import * as HostResolver from "@conduit-mcp/client/HostResolver"
 import * as OAuth from "@conduit-mcp/client/OAuth"
 import * as TokenStore from "@conduit-mcp/client/TokenStore"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -22,6 +23,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Dns from "node:dns/promises"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
@@ -132,6 +134,8 @@ export const layer = (
     ...(mode === "device" ? { grant: OAuth.Grant.DeviceCode() } : {})
   }).pipe(
     Layer.provide(TokenStore.layerFileSystem(tokenFile())),
+    // host names are resolved and checked before the flow contacts them (no metadata fetch into a private network)
+    Layer.provide(HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true }))),
     Layer.provide(NodeHttpClient.layerUndici)
   )
   return mode === undefined ? oauth : oauth.pipe(Layer.provide(handlerLayer(mode)))
