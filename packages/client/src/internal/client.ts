@@ -2,6 +2,7 @@
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -10,8 +11,12 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as LogLevel from "effect/LogLevel"
 import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import type * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
@@ -22,6 +27,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Tracer from "effect/Tracer"
 import type * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -40,14 +46,42 @@ const VERSION = "0.1.0"
 type Session = McpClient.ServerSession & {
   readonly connection: Transport.TransportConnection
   readonly attempt: Attempt
+  /** What requests of this session are sent with. */
+  readonly wire: Wire
 }
 
+type Reply = Effect.Effect<unknown, McpError.McpClientError>
+
+/** A request waiting for its answer: settled once, by the answer, a failure or its deadline. */
 interface Pending {
   readonly method: string
-  readonly deferred: Deferred.Deferred<unknown, McpError.McpClientError>
   readonly onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
   lastActivity: number
+  /** The outcome, once settled. */
+  outcome: Exit.Exit<unknown, McpError.McpClientError> | undefined
+  /** Resumes the caller waiting for the outcome, while one waits. */
+  resume: ((reply: Reply) => void) | undefined
 }
+
+/** Settles a request; the first outcome wins. */
+const settle = (entry: Pending, outcome: Exit.Exit<unknown, McpError.McpClientError>): void => {
+  if (entry.outcome !== undefined) return
+  entry.outcome = outcome
+  const resume = entry.resume
+  if (resume !== undefined) {
+    entry.resume = undefined
+    resume(outcome)
+  }
+}
+
+/**
+ * The outcome of a request, now if it is settled, else when it is. Call it when the wait starts. An interrupted
+ * wait leaves only the entry behind, which its owner drops.
+ */
+const outcomeOf = (entry: Pending): Reply =>
+  entry.outcome ?? Effect.async<unknown, McpError.McpClientError>((resume) => {
+    entry.resume = resume
+  })
 
 interface Deadline {
   readonly at: number
@@ -78,7 +112,7 @@ class Reprobe {
   readonly _tag = "Reprobe"
 }
 
-type Negotiated = Omit<Session, "transport" | "connection" | "attempt">
+type Negotiated = Omit<Session, "transport" | "connection" | "attempt" | "wire">
 
 type AttemptError = McpError.ConnectError | RestartAsLegacy | Reprobe
 
@@ -188,22 +222,25 @@ const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
   emergency: LogLevel.Fatal
 }
 
-/** Request latency, tagged by method and transport. */
-const requestDuration = Metric.timer("mcp_client_request_duration", "time from sending a request to its result")
+/**
+ * Request latency in milliseconds, tagged by method and transport: the histogram `Metric.timer` makes (same name,
+ * boundaries and `time_unit` label), built so that each method's labels are one constant set, which the metric
+ * registry looks up once instead of at every update.
+ */
+const requestDuration = Metric.histogram(
+  "mcp_client_request_duration",
+  MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }),
+  "time from sending a request to its result"
+)
+const timeUnit = MetricLabel.make("time_unit", "milliseconds")
 /** Failed requests, tagged by method, transport and error tag. */
 const requestErrors = Metric.counter("mcp_client_request_errors", {
   description: "requests that failed, by error tag",
   incremental: true
 })
 
-/** Records how long an effect took, whatever its outcome. */
-const timed = (metric: MethodMetrics["duration"]) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.currentTimeNanos, (start) =>
-    Effect.onExit(effect, () =>
-      Effect.flatMap(Clock.currentTimeNanos, (end) => Metric.update(metric, Duration.nanos(end - start)))))
-
 interface MethodMetrics {
-  readonly duration: Metric.Metric<MetricKeyType.MetricKeyType.Histogram, Duration.Duration, MetricState.MetricState.Histogram>
+  readonly duration: Metric.Metric<MetricKeyType.MetricKeyType.Histogram, number, MetricState.MetricState.Histogram>
   readonly errorsBy: (errorTag: string) => Metric.Metric.Counter<number>
 }
 
@@ -230,15 +267,20 @@ const optionMillis = (
       : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive duration" }))
   })
 
+/** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
+const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> =>
+  Option.flatMap(span, (s) =>
+    Context.get(s.context, Tracer.DisablePropagation)
+      ? s._tag === "Span" ? propagatedParent(s.parent) : Option.none()
+      : Option.some(s))
+
 /** The W3C `traceparent` of a span, so a server can join the caller's trace. */
-const traceContext = (span: Option.Option<{ readonly traceId: string; readonly spanId: string; readonly sampled: boolean }>) =>
-  Option.match(span, {
-    onNone: () => undefined,
-    onSome: (s) =>
-      /^[0-9a-f]{32}$/.test(s.traceId) && /^[0-9a-f]{16}$/.test(s.spanId)
-        ? `00-${s.traceId}-${s.spanId}-${s.sampled ? "01" : "00"}`
-        : undefined
-  })
+const traceContext = (
+  span: { readonly traceId: string; readonly spanId: string; readonly sampled: boolean } | undefined
+): string | undefined =>
+  span !== undefined && /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
+    ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+    : undefined
 
 const defaultReconnect: Schedule.Schedule<unknown, McpError.ConnectError> = Schedule.exponential("200 millis", 2).pipe(
   Schedule.union(Schedule.spaced("10 seconds")),
@@ -327,7 +369,11 @@ export const make = (
       if (metrics === undefined) {
         const byTag = new Map<string, Metric.Metric.Counter<number>>()
         metrics = {
-          duration: requestDuration.pipe(Metric.tagged("method", method), Metric.tagged("transport", kind)),
+          duration: Metric.taggedWithLabels(requestDuration, [
+            timeUnit,
+            MetricLabel.make("method", method),
+            MetricLabel.make("transport", kind)
+          ]),
           errorsBy: (errorTag) => {
             let counter = byTag.get(errorTag)
             if (counter === undefined) {
@@ -363,6 +409,8 @@ export const make = (
       : eraOption
     let logLevel: McpSchema.LoggingLevel | undefined
     let current = yield* Deferred.make<Session, McpError.McpClientError>()
+    /** The session `current` succeeded with, while `current` is that Deferred: calls read it without waiting. */
+    let connected: Session | undefined
     /** The attempt whose session `current` holds, while it is alive. */
     let published: Attempt | undefined
     const notifications = yield* PubSub.unbounded<McpSchema.ServerNotification>()
@@ -383,7 +431,7 @@ export const make = (
       Effect.sync(() => {
         const entries = [...pending.values()]
         pending.clear()
-        for (const entry of entries) Deferred.unsafeDone(entry.deferred, Exit.fail(error))
+        for (const entry of entries) settle(entry, Exit.fail(error))
       })
 
     // --- inbound routing
@@ -398,8 +446,8 @@ export const make = (
       pending.delete(id!)
       if ("error" in message) {
         const error = message.error
-        Deferred.unsafeDone(
-          entry.deferred,
+        settle(
+          entry,
           Exit.fail(
             new McpError.McpError({
               code: error.code,
@@ -410,7 +458,7 @@ export const make = (
           )
         )
       } else {
-        Deferred.unsafeDone(entry.deferred, Exit.succeed(message.result))
+        settle(entry, Exit.succeed(message.result))
       }
       return Effect.void
     }
@@ -494,7 +542,7 @@ export const make = (
         const entry = pending.get(id)
         if (entry === undefined) return
         pending.delete(id)
-        Deferred.unsafeDone(entry.deferred, Exit.succeed({ resultType: "complete" }))
+        settle(entry, Exit.succeed({ resultType: "complete" }))
       })
 
     const respondError = (
@@ -545,6 +593,7 @@ export const make = (
         if (published === attempt) {
           // Callers arriving from now on wait for the next session instead of using this dead one.
           published = undefined
+          connected = undefined
           current = Deferred.unsafeMake(FiberId.none)
         }
         return Effect.zipRight(Deferred.succeed(attempt.closed, error), failAll(error))
@@ -565,7 +614,7 @@ export const make = (
             const entry = pending.get(event.id)
             if (entry === undefined) return
             pending.delete(event.id)
-            Deferred.unsafeDone(entry.deferred, Exit.fail(event.error))
+            settle(entry, Exit.fail(event.error))
           })
         case "Notification":
           return onNotification(event.message)
@@ -645,28 +694,24 @@ export const make = (
         })
       })
 
+    /**
+     * The reply to a sent request, failed with `RequestTimeout` when its deadline passes first. The deadline joins
+     * the timer's set (`deadline`, else a watchdog when progress resets the timeout).
+     */
     const awaitReply = (
       method: string,
       entry: Pending,
-      send: SendOptions
-    ): Effect.Effect<unknown, McpError.McpClientError> => {
-      const reply = Deferred.await(entry.deferred)
-      const timeout = send.timeoutMillis
-      if (timeout === undefined) return reply
-      const timedOut = () => new McpError.RequestTimeout({ method, timeoutMillis: timeout })
-      if (!send.resetOnProgress) {
-        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const deadline: Deadline = {
-            at: now + timeout,
-            expire: () => Deferred.unsafeDone(entry.deferred, Exit.fail(timedOut()))
-          }
-          deadlines.add(deadline)
-          return Effect.ensuring(
-            Effect.zipRight(armTimer(deadline.at), reply),
-            Effect.sync(() => deadlines.delete(deadline))
-          )
-        })
+      send: SendOptions,
+      deadline: Deadline | undefined
+    ): Reply => {
+      if (deadline !== undefined) {
+        deadlines.add(deadline)
+        // the timer fiber is restarted only when this request is due before it wakes
+        if (timer !== undefined && timer.at <= deadline.at) return outcomeOf(entry)
+        return Effect.flatMap(armTimer(deadline.at), () => outcomeOf(entry))
       }
+      const timeout = send.timeoutMillis
+      if (timeout === undefined) return outcomeOf(entry)
       const maxTotal = send.maxTotalMillis ?? timeout * 10
       const watchdog = Effect.gen(function*() {
         const start = yield* Clock.currentTimeMillis
@@ -674,81 +719,116 @@ export const make = (
         while (true) {
           const now = yield* Clock.currentTimeMillis
           const deadline = Math.min(entry.lastActivity + timeout, start + maxTotal)
-          if (now >= deadline) return yield* Effect.fail(timedOut())
+          if (now >= deadline) return yield* Effect.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout }))
           yield* Effect.sleep(Duration.millis(deadline - now))
         }
       })
-      return Effect.raceFirst(reply, watchdog)
+      return Effect.raceFirst(Effect.suspend(() => outcomeOf(entry)), watchdog)
     }
 
+    /** The request's own span, when it is a span of this process whose trace a server can join. */
+    const propagatedSpan = (span: Tracer.AnySpan | undefined) => span !== undefined && span._tag === "Span" ? span : undefined
+
+    /**
+     * Sends one request and waits for its outcome. The request is registered (and its deadline set) before it is
+     * sent and dropped whatever the outcome; a request given up (timed out, or its caller interrupted) is cancelled
+     * when `send.cancellable`. `span` is the request's span (the current span when undefined): its trace context
+     * goes in `_meta` on modern requests, and `around` runs the transport's part (under that span, when the
+     * transport may create spans of its own).
+     */
     const sendRequest = (
       wire: Wire,
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
-      send: SendOptions
-    ): Effect.Effect<unknown, McpError.McpClientError> =>
-      Effect.flatMap(Effect.currentSpan.pipe(Effect.option), (span) =>
-        Effect.acquireUseRelease(
-          Effect.suspend(() => {
-            if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
-            const id: McpSchema.RequestId = send.id ?? nextId++
-            const entry: Pending = {
-              method,
-              deferred: Deferred.unsafeMake(FiberId.none),
-              onProgress: send.onProgress,
-              lastActivity: 0
+      send: SendOptions,
+      span?: Tracer.Span | undefined,
+      around?: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+    ): Reply =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
+          if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
+          const id: McpSchema.RequestId = send.id ?? nextId++
+          const entry: Pending = {
+            method,
+            onProgress: send.onProgress,
+            lastActivity: 0,
+            outcome: undefined,
+            resume: undefined
+          }
+          pending.set(id, entry)
+          send.onId?.(id)
+          const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+          const timeout = send.timeoutMillis
+          const deadline: Deadline | undefined = timeout !== undefined && !send.resetOnProgress
+            ? {
+              at: now + timeout,
+              expire: () => settle(entry, Exit.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout })))
             }
-            pending.set(id, entry)
-            send.onId?.(id)
-            return Effect.succeed([id, entry] as const)
-          }),
-          ([id, entry]) =>
-            Effect.flatMap(Clock.currentTimeMillis, (now) => {
-              const budget = send.resetOnProgress ? send.maxTotalMillis : send.timeoutMillis
-              const finalParams = buildParams(wire, id, params, send, traceContext(span))
-              const message: McpSchema.JsonRpcRequest = finalParams === undefined
-                ? { jsonrpc: "2.0", id, method }
-                : { jsonrpc: "2.0", id, method, params: finalParams }
-              return Effect.zipRight(
-                wire.connection.request(message, {
-                  probe: send.probe,
-                  deadline: budget === undefined ? undefined : now + budget,
-                  listen: method === "subscriptions/listen"
-                }),
-                awaitReply(method, entry, send)
-              )
-            }),
-          ([id], exit) =>
-            Effect.suspend(() => {
-              const abandoned = pending.delete(id)
-              if (!abandoned || !send.cancellable || Exit.isSuccess(exit)) return Effect.void
-              const timedOut = Exit.isFailure(exit) &&
-                Option.exists(Cause.failureOption(exit.cause), (e) => e._tag === "RequestTimeout")
-              if (!timedOut && !Exit.isInterrupted(exit)) return Effect.void
-              return wire.connection.cancel(id, timedOut ? "timeout" : "interrupted")
-            })
-        ))
+            : undefined
+          const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
+          const finalParams = buildParams(
+            wire,
+            id,
+            params,
+            send,
+            wire.era === "legacy" ? undefined : traceContext(span ?? propagatedSpan(fiber.currentSpan))
+          )
+          const message: McpSchema.JsonRpcRequest = finalParams === undefined
+            ? { jsonrpc: "2.0", id, method }
+            : { jsonrpc: "2.0", id, method, params: finalParams }
+          const sent = wire.connection.request(message, {
+            probe: send.probe,
+            deadline: budget === undefined ? undefined : now + budget,
+            listen: method === "subscriptions/listen"
+          })
+          return Effect.matchCauseEffect(
+            restore(Effect.flatMap(around === undefined ? sent : around(sent), () =>
+              awaitReply(method, entry, send, deadline))),
+            {
+              onFailure: (cause) => {
+                if (deadline !== undefined) deadlines.delete(deadline)
+                entry.resume = undefined
+                const abandoned = pending.delete(id)
+                if (!abandoned || !send.cancellable) return Effect.failCause(cause)
+                const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
+                if (!timedOut && !Cause.isInterrupted(cause)) return Effect.failCause(cause)
+                return Effect.zipRight(
+                  wire.connection.cancel(id, timedOut ? "timeout" : "interrupted"),
+                  Effect.failCause(cause)
+                )
+              },
+              onSuccess: (value) => {
+                if (deadline !== undefined) deadlines.delete(deadline)
+                pending.delete(id)
+                return Effect.succeed(value)
+              }
+            }
+          )
+        })
+      )
 
-    const checkResultType = (method: string, result: unknown): Effect.Effect<unknown, McpError.ProtocolError> => {
-      if (typeof result !== "object" || result === null) {
-        return Effect.fail(
-          new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" })
-        )
-      }
+    const invalidResult = (method: string, detail: string) =>
+      new McpError.ProtocolError({ reason: "InvalidResult", method, detail })
+
+    /** A complete result (no `resultType`, or `complete`) or a ProtocolError. */
+    const checkResultType = (method: string, result: unknown): Either.Either<object, McpError.ProtocolError> => {
+      if (typeof result !== "object" || result === null) return Either.left(invalidResult(method, "the result is not an object"))
       const resultType = "resultType" in result ? result.resultType : undefined
-      if (resultType === undefined || resultType === "complete") return Effect.succeed(result)
-      return Effect.fail(
+      if (resultType === undefined || resultType === "complete") return Either.right(result)
+      return Either.left(
         new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
       )
     }
 
     const decodeResult = <A, I>(method: string, schema: Schema.Schema<A, I>, raw: unknown) =>
-      Effect.flatMap(checkResultType(method, raw), (result) =>
-        Effect.mapError(
-          Schema.decodeUnknown(schema, McpSchema.preserve)(result),
-          (cause) =>
-            new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })
-        ))
+      Either.match(checkResultType(method, raw), {
+        onLeft: (error): Effect.Effect<A, McpError.ProtocolError> => Effect.fail(error),
+        onRight: (result) =>
+          Effect.mapError(
+            Schema.decodeUnknown(schema, McpSchema.preserve)(result),
+            (cause) => new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })
+          )
+      })
 
     // --- negotiation
     const internalSend = (timeoutMillis: number, extra?: Partial<SendOptions>): SendOptions => ({
@@ -1038,19 +1118,28 @@ export const make = (
               new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
             )
             yield* FiberMap.clear(serverRequests)
-            if (yield* Deferred.isDone(current)) current = yield* Deferred.make<Session, McpError.McpClientError>()
+            if (yield* Deferred.isDone(current)) {
+              connected = undefined
+              current = yield* Deferred.make<Session, McpError.McpClientError>()
+            }
           })
         )
         yield* setState({ _tag: "Connecting" })
         const connection = yield* transport.connect(makeEmit(attempt))
         attempt.connection = connection
         const negotiated = yield* negotiate(attempt, connection)
-        const session: Session = { ...negotiated, transport: connection.info, connection, attempt }
+        const session: Session = {
+          ...negotiated,
+          transport: connection.info,
+          connection,
+          attempt,
+          wire: { attempt, connection, era: negotiated.era, version: negotiated.protocolVersion }
+        }
         attempt.version = session.protocolVersion
         attempt.serverName = session.serverInfo?.name
         yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
         established = true
-        yield* Deferred.succeed(current, session)
+        if (yield* Deferred.succeed(current, session)) connected = session
         published = attempt
         yield* Deferred.succeed(ready, undefined)
         yield* setState({ _tag: "Connected", era: session.era, protocolVersion: session.protocolVersion })
@@ -1116,6 +1205,7 @@ export const make = (
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
+        connected = undefined
         yield* Deferred.fail(current, closed)
         yield* failAll(closed)
         yield* setState({ _tag: "Closed", error: undefined })
@@ -1298,22 +1388,141 @@ export const make = (
         }
       })
 
+    // --- a call: its span, its metrics, its legs
+    const spanOptionsCache = new Map<string, Tracer.SpanOptions>()
+    const spanOptionsFor = (method: string): Tracer.SpanOptions => {
+      let spanOptions = spanOptionsCache.get(method)
+      if (spanOptions === undefined) {
+        spanOptions = {
+          kind: "client",
+          attributes: { ...spanAttributes, "rpc.method": method },
+          captureStackTrace: false
+        }
+        spanOptionsCache.set(method, spanOptions)
+      }
+      return spanOptions
+    }
+
+    /** The span `Effect.withSpan` would start in this fiber, with the tracer enabled (but not made the parent). */
+    const startSpan = (
+      fiber: Fiber.RuntimeFiber<unknown, unknown>,
+      name: string,
+      spanOptions: Tracer.SpanOptions,
+      clock: Clock.Clock,
+      timing: boolean
+    ): Tracer.Span => {
+      const parent = propagatedParent(Context.getOption(fiber.currentContext, Tracer.ParentSpan))
+      const span = fiber.currentTracer.span(
+        name,
+        parent,
+        Context.empty(),
+        Chunk.toReadonlyArray(fiber.getFiberRef(FiberRef.currentTracerSpanLinks)),
+        timing ? clock.unsafeCurrentTimeNanos() : BigInt(0),
+        spanOptions.kind ?? "internal",
+        spanOptions
+      )
+      HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+      for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
+      return span
+    }
+
+    /**
+     * Runs a call in its span (`McpClient <method>`) and records its latency, and its failure by error tag. The same
+     * as `Effect.withSpan` around the metrics, in a single step: `body` gets the span (undefined with the tracer
+     * disabled) and decides what runs with it as the parent.
+     */
+    const instrumented = <A>(
+      method: string,
+      spanOptions: Tracer.SpanOptions,
+      body: (span: Tracer.Span | undefined) => Effect.Effect<A, McpError.McpClientError>
+    ): Effect.Effect<A, McpError.McpClientError> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
+          const metrics = metricsFor(method)
+          const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+          const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+          const name = `McpClient ${method}`
+          const span = fiber.getFiberRef(FiberRef.currentTracerEnabled)
+            ? startSpan(fiber, name, spanOptions, clock, timing)
+            : undefined
+          const start = clock.unsafeCurrentTimeNanos()
+          const finish = (exit: Exit.Exit<A, McpError.McpClientError>) => {
+            const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+            if (Exit.isFailure(exit)) {
+              const error = Cause.failureOption(exit.cause)
+              if (Option.isSome(error)) metrics.errorsBy(error.value._tag).unsafeUpdate(1, labels)
+            }
+            metrics.duration.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000, labels)
+            if (span !== undefined && span.status._tag !== "Ended") {
+              span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+            }
+            return exit
+          }
+          // with the tracer disabled, Effect's own (no-op) span keeps what it implies for what runs inside
+          const run = span === undefined ? Effect.withSpan(body(undefined), name, spanOptions) : body(span)
+          return Effect.matchCauseEffect(restore(run), {
+            onFailure: (cause) => finish(Exit.failCause(cause)),
+            onSuccess: (value) => finish(Exit.succeed(value))
+          })
+        })
+      )
+
+    /** What runs in a call's span: with the span as the parent, and the call's annotations for nested spans. */
+    const inSpan = (span: Tracer.Span, annotations: Readonly<Record<string, unknown>> | undefined) =>
+    <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.withParentSpan(annotations === undefined ? effect : Effect.annotateSpans(effect, annotations), span)
+
+    /**
+     * One call: the request (its `input_required` rounds, through the result cache when it applies), its result
+     * decoded. Connected and without a cache in the way, the usual call is a single send, with nothing between the
+     * caller and the wire but the span and the pending entry.
+     */
+    const call = <A>(
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      decode: (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>,
+      options: McpClient.RequestOptions | undefined,
+      spanOptions: Tracer.SpanOptions,
+      annotations?: Readonly<Record<string, unknown>> | undefined
+    ): Effect.Effect<A, McpError.McpClientError> =>
+      instrumented(method, spanOptions, (span) => {
+        const session = connected
+        if (
+          span === undefined || session === undefined || session.attempt.closedError !== undefined ||
+          (Option.isSome(cache) && ResultCache.isCacheableMethod(method))
+        ) {
+          const all = Effect.flatMap(withInputRounds(method, params, options), (raw) => decode(method, raw))
+          return span === undefined ? all : inSpan(span, annotations)(all)
+        }
+        // the stdio transport starts no span while it sends: its part runs without the span as its parent
+        const nested = kind === "stdio" ? undefined : inSpan(span, annotations)
+        return Effect.flatMap(
+          sendRequest(session.wire, method, params, callOptions(options), span, nested),
+          (raw) =>
+            isInputRequired(raw)
+              ? inSpan(span, annotations)(
+                Effect.flatMap(inputRounds(method, params, options, [raw, session]), (last) => decode(method, last))
+              )
+              : decode(method, raw)
+        )
+      })
+
+    /** Decodes a result with one of the library's schemas (synchronous ones). */
+    const resultDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+      const decodeEither = Schema.decodeUnknownEither(schema, McpSchema.preserve)
+      return (method: string, raw: unknown): Either.Either<A, McpError.ProtocolError> =>
+        Either.flatMap(checkResultType(method, raw), (result) =>
+          Either.mapLeft(decodeEither(result), (cause) =>
+            new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })))
+    }
+
     const request = <A, I>(
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
       schema: Schema.Schema<A, I>,
       options?: McpClient.RequestOptions
     ): Effect.Effect<A, McpError.McpClientError> =>
-      withInputRounds(method, params, options).pipe(
-        Effect.flatMap((raw) => decodeResult(method, schema, raw)),
-        Effect.tapError((error) => Metric.increment(metricsFor(method).errorsBy(error._tag))),
-        timed(metricsFor(method).duration),
-        Effect.withSpan(`McpClient ${method}`, {
-          kind: "client",
-          attributes: { ...spanAttributes, "rpc.method": method },
-          captureStackTrace: false
-        })
-      )
+      call(method, params, (m, raw) => decodeResult(m, schema, raw), options, spanOptionsFor(method))
 
     const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
       Effect.flatMap(awaitSession(requestTimeout, method), (session) => {
@@ -1590,21 +1799,28 @@ export const make = (
         )
       }))
 
-    const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
-      request(
-        "tools/call",
-        params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
-        McpSchema.CallToolResult,
-        options
-      ).pipe(
-        Effect.flatMap((result) => checkStructured(params.name, result)),
-        Effect.annotateSpans({ "mcp.tool": params.name })
+    const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult)
+    const callToolSpan = spanOptionsFor("tools/call")
+    const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
+      // the tool's name is an attribute of the call's span, and an annotation of the spans nested in the call
+      const annotations = { "mcp.tool": params.name }
+      return Effect.flatMap(
+        call(
+          "tools/call",
+          params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
+          decodeCallToolResult,
+          options,
+          { ...callToolSpan, attributes: { ...annotations, ...callToolSpan.attributes } },
+          annotations
+        ),
+        (result) => checkStructured(params.name, result)
       )
+    }
 
     const service: McpClient.McpClientService = {
       session: Effect.map(
         awaitSession(requestTimeout, "session"),
-        ({ attempt: _attempt, connection: _connection, ...session }): McpClient.ServerSession => session
+        ({ attempt: _attempt, connection: _connection, wire: _wire, ...session }): McpClient.ServerSession => session
       ),
       state: SubscriptionRef.get(state),
       stateChanges: state.changes,
