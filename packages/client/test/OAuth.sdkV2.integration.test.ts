@@ -2,8 +2,9 @@
  * The whole client (`McpClient` over `HttpTransport` with the `OAuth` layer) against a real, independent
  * authorization server (oidc-provider) in front of the official SDK v2 MCP server: discovery from the SDK's
  * 401 challenge and PRM, dynamic registration, authorization code + PKCE through the headless handler, tool
- * calls, a refresh before expiry (TestClock), a refresh after the server stops accepting a token, a step-up on
- * the SDK's 403 `insufficient_scope` — and, with a logger and a tracer capturing everything, no token anywhere.
+ * calls, a refresh before expiry (TestClock), one refresh for 50 calls refused at once after the server stops
+ * accepting a token, a step-up on the SDK's 403 `insufficient_scope` — and, with a logger and a tracer capturing
+ * everything, no token anywhere.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -105,10 +106,15 @@ describe("OAuth end to end: oidc-provider in front of the SDK v2 MCP server", ()
         assert.notStrictEqual(refreshed.fingerprint, first.fingerprint)
         assert.strictEqual(world.asRequests.filter((r) => r.grantType === "refresh_token").length, 1)
 
-        // the server stops accepting the current token: its 401 makes the client refresh and send again
+        // the server stops accepting the current token: 50 calls refused at once cause exactly one refresh,
+        // and every one of them is sent again with the new token
         const current = world.tokens[world.tokens.length - 1]!
         yield* Effect.promise(async () => (await world.provider.AccessToken.find(current))?.destroy())
-        assert.match(textOf(yield* client.callTool({ name: "whoami" })), /mcp:basic/)
+        const answers = yield* Effect.all(
+          Array.from({ length: 50 }, () => client.callTool({ name: "whoami" })),
+          { concurrency: "unbounded" }
+        )
+        for (const answer of answers) assert.match(textOf(answer), /mcp:basic/)
         assert.strictEqual(world.asRequests.filter((r) => r.grantType === "refresh_token").length, 2)
 
         // deploy needs mcp:write: the SDK's 403 insufficient_scope steps up to the union of the scopes
