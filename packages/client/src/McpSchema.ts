@@ -262,11 +262,33 @@ const notAMessage = (input: unknown) =>
  */
 export const decodeMessage = (input: unknown): Either.Either<JsonRpcMessage, ParseResult.ParseError> => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return notAMessage(input)
-  if ("method" in input) return "id" in input ? decodeRequest(input) : decodeNotification(input)
-  if ("result" in input) return decodeSuccess(input)
+  // The usual envelopes are checked by hand, to the same result as their schemas (members in schema order, other
+  // members dropped); anything else, valid or not, goes through the schemas.
+  const valid = "jsonrpc" in input && input.jsonrpc === "2.0"
+  if ("method" in input) {
+    if (valid && typeof input.method === "string") {
+      const method = input.method
+      const params = hasOwn(input, "params") ? { params: "params" in input ? input.params : undefined } : {}
+      if (!("id" in input)) return Either.right({ jsonrpc: "2.0", method, ...params })
+      const id = input.id
+      if (isRequestId(id) && hasOwn(input, "id")) return Either.right({ jsonrpc: "2.0", id, method, ...params })
+    }
+    return "id" in input ? decodeRequest(input) : decodeNotification(input)
+  }
+  if ("result" in input) {
+    if (valid && "id" in input && isRequestId(input.id) && hasOwn(input, "id") && hasOwn(input, "result")) {
+      return Either.right({ jsonrpc: "2.0", id: input.id, result: input.result })
+    }
+    return decodeSuccess(input)
+  }
   if ("error" in input) return decodeFailure(input)
   return notAMessage(input)
 }
+
+const hasOwn = (input: object, key: string): boolean => Object.prototype.hasOwnProperty.call(input, key)
+
+const isRequestId = (id: unknown): id is RequestId =>
+  typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id))
 
 /**
  * @since 0.1.0

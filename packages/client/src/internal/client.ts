@@ -39,6 +39,7 @@ import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
 import * as Features from "./clientFeatures.js"
 import { fingerprint } from "./oauthCrypto.js"
+import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
 
 const VERSION = "0.1.0"
@@ -1507,13 +1508,19 @@ export const make = (
         )
       })
 
-    /** Decodes a result with one of the library's schemas (synchronous ones). */
-    const resultDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+    /**
+     * Decodes a result with one of the library's schemas (synchronous ones); `quick` may recognise the usual shape
+     * and build the same value by hand, else the schema decodes it.
+     */
+    const resultDecoder = <A, I>(schema: Schema.Schema<A, I>, quick?: (raw: unknown) => A | undefined) => {
       const decodeEither = Schema.decodeUnknownEither(schema, McpSchema.preserve)
       return (method: string, raw: unknown): Either.Either<A, McpError.ProtocolError> =>
-        Either.flatMap(checkResultType(method, raw), (result) =>
-          Either.mapLeft(decodeEither(result), (cause) =>
-            new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })))
+        Either.flatMap(checkResultType(method, raw), (result) => {
+          const value = quick?.(result)
+          if (value !== undefined) return Either.right(value)
+          return Either.mapLeft(decodeEither(result), (cause) =>
+            new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause }))
+        })
     }
 
     const request = <A, I>(
@@ -1799,7 +1806,7 @@ export const make = (
         )
       }))
 
-    const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult)
+    const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult, codec.decodeTextToolResult)
     const callToolSpan = spanOptionsFor("tools/call")
     const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
       // the tool's name is an attribute of the call's span, and an annotation of the spans nested in the call

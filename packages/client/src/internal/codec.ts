@@ -79,3 +79,45 @@ export const toEvent = (
   }
   return TransportEvent.Response({ message })
 }
+
+const callToolResultKeys = new Set(["content", "structuredContent", "isError", "resultType"])
+
+/**
+ * The `CallToolResult` of a plain result whose content is text blocks only (the usual shape), built by hand to
+ * the value its schema decodes (with `McpSchema.preserve`) to; undefined for anything else, which the schema then
+ * decodes (or refuses).
+ *
+ * @internal
+ */
+export const decodeTextToolResult = (raw: unknown): McpSchema.CallToolResult | undefined => {
+  if (typeof raw !== "object" || raw === null || Object.getPrototypeOf(raw) !== Object.prototype) return undefined
+  for (const key of Reflect.ownKeys(raw)) if (typeof key !== "string" || !callToolResultKeys.has(key)) return undefined
+  const content: Array<McpSchema.ContentBlock> = []
+  if ("content" in raw) {
+    const blocks = raw.content
+    if (!Array.isArray(blocks)) return undefined
+    for (const block of blocks) {
+      const text = textBlock(block)
+      if (text === undefined) return undefined
+      content.push({ type: "text", text })
+    }
+  }
+  // present members must have their type (an optional member present as undefined is the schema's business)
+  const isError = "isError" in raw ? raw.isError : undefined
+  if ("isError" in raw && typeof isError !== "boolean") return undefined
+  const resultType = "resultType" in raw ? raw.resultType : undefined
+  if ("resultType" in raw && typeof resultType !== "string") return undefined
+  return {
+    content,
+    ...("structuredContent" in raw ? { structuredContent: raw.structuredContent } : {}),
+    ...(typeof isError === "boolean" ? { isError } : {}),
+    ...(typeof resultType === "string" ? { resultType } : {})
+  }
+}
+
+/** The text of a `{ type: "text", text }` block with no other member. */
+const textBlock = (block: unknown): string | undefined => {
+  if (typeof block !== "object" || block === null || Object.getPrototypeOf(block) !== Object.prototype) return undefined
+  if (Reflect.ownKeys(block).length !== 2 || !("type" in block) || block.type !== "text" || !("text" in block)) return undefined
+  return typeof block.text === "string" ? block.text : undefined
+}

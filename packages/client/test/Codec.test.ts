@@ -1,0 +1,102 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as codec from "../src/internal/codec.js"
+import * as McpSchema from "../src/McpSchema.js"
+
+// The hand-written decoding of the usual shapes must give exactly what the schemas give (the same members in the
+// same order), and leave everything else to the schemas.
+
+const decodeRequest = Schema.decodeUnknownEither(McpSchema.JsonRpcRequest)
+const decodeNotification = Schema.decodeUnknownEither(McpSchema.JsonRpcNotification)
+const decodeSuccess = Schema.decodeUnknownEither(McpSchema.JsonRpcSuccess)
+const decodeFailure = Schema.decodeUnknownEither(McpSchema.JsonRpcFailure)
+
+const bySchema = (input: unknown): unknown => {
+  if (typeof input !== "object" || input === null) return undefined
+  if ("method" in input) {
+    return "id" in input
+      ? Either.getOrUndefined(decodeRequest(input))
+      : Either.getOrUndefined(decodeNotification(input))
+  }
+  return "result" in input ? Either.getOrUndefined(decodeSuccess(input)) : Either.getOrUndefined(decodeFailure(input))
+}
+
+describe("McpSchema.decodeMessage, usual envelopes", () => {
+  it("gives what the member schemas give", () => {
+    const inputs: Array<unknown> = [
+      { jsonrpc: "2.0", id: 1, result: { content: [] } },
+      { result: { a: 1 }, id: "x", jsonrpc: "2.0" },
+      { jsonrpc: "2.0", id: 7, result: null, extra: "dropped" },
+      { jsonrpc: "2.0", id: 0, result: undefined },
+      { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 2 } },
+      { method: "notifications/initialized", jsonrpc: "2.0" },
+      { jsonrpc: "2.0", method: "x", params: undefined },
+      { jsonrpc: "2.0", id: "r1", method: "roots/list", params: {}, other: 1 },
+      { params: [1], method: "m", id: 3, jsonrpc: "2.0" },
+      { jsonrpc: "2.0", id: 2 ** 53, result: {} },
+      { jsonrpc: "2.0", id: -4, result: {} },
+      { jsonrpc: "2.0", id: Number.NaN, result: {} },
+      { jsonrpc: "2.0", id: 1, method: 5 },
+      { jsonrpc: 2, id: 1, result: {} },
+      Object.assign(Object.create({ id: 3 }), { jsonrpc: "2.0", result: {} }),
+      Object.assign(Object.create({ params: 3 }), { jsonrpc: "2.0", method: "m" })
+    ]
+    for (const input of inputs) {
+      const fast = Either.getOrUndefined(McpSchema.decodeMessage(input))
+      const slow = bySchema(input)
+      assert.deepStrictEqual(fast, slow, String(JSON.stringify(input)))
+      assert.strictEqual(JSON.stringify(fast), JSON.stringify(slow))
+      if (slow !== undefined) assert.deepStrictEqual(Object.keys(fast ?? {}), Object.keys(slow ?? {}))
+    }
+  })
+})
+
+describe("codec.decodeTextToolResult", () => {
+  const decode = Schema.decodeUnknownEither(McpSchema.CallToolResult, McpSchema.preserve)
+
+  it("builds the schema's value for text-only results", () => {
+    const inputs: Array<unknown> = [
+      { content: [{ type: "text", text: "hello" }] },
+      { resultType: "complete", content: [{ text: "b", type: "text" }, { type: "text", text: "" }] },
+      { content: [] },
+      {},
+      { isError: true, content: [{ type: "text", text: "failed" }] },
+      { structuredContent: { a: [1, 2] }, content: [{ type: "text", text: "{}" }], isError: false },
+      { structuredContent: null, resultType: "complete" },
+      JSON.parse("{\"content\":[{\"type\":\"text\",\"text\":\"x\"}],\"resultType\":\"complete\"}")
+    ]
+    for (const input of inputs) {
+      const fast = codec.decodeTextToolResult(input)
+      assert.isDefined(fast, JSON.stringify(input))
+      const slow = Either.getOrThrow(decode(input))
+      assert.deepStrictEqual(fast, slow)
+      assert.strictEqual(JSON.stringify(fast), JSON.stringify(slow))
+    }
+  })
+
+  it("leaves every other shape to the schema", () => {
+    const inputs: Array<unknown> = [
+      null,
+      [],
+      "text",
+      { content: [{ type: "text", text: "x", annotations: { priority: 1 } }] },
+      { content: [{ type: "text", text: "x", _meta: {} }] },
+      { content: [{ type: "image", data: "AA==", mimeType: "image/png" }] },
+      { content: [{ type: "text", text: 5 }] },
+      { content: [{ type: "text" }, { type: "text", text: "x" }] },
+      { content: [{ type: "text", text: "x", extra: 1 }] },
+      { content: {} },
+      { content: undefined },
+      { content: [], _meta: { a: 1 } },
+      { content: [], extra: 1 },
+      { content: [], isError: "yes" },
+      { content: [], isError: undefined },
+      { content: [], resultType: 3 },
+      { content: [], [Symbol.for("x")]: 1 },
+      Object.assign(Object.create(null), { content: [] }),
+      { content: [Object.assign(Object.create({ extra: 1 }), { type: "text", text: "x" })] }
+    ]
+    for (const input of inputs) assert.isUndefined(codec.decodeTextToolResult(input), String(JSON.stringify(input)))
+  })
+})
