@@ -4,7 +4,12 @@ import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { clientInfo, now, textOf } from "./common.mjs"
 
-const buildDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.build/client")
+// the build buildConduit.mjs wrote (CONDUIT_BUILD_DIR, relative to packages/bench, as there)
+const buildDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "../..",
+  process.env.CONDUIT_BUILD_DIR ?? ".build/client"
+)
 const built = (file) => pathToFileURL(path.join(buildDir, file)).href
 
 let lib

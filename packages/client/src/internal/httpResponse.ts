@@ -5,10 +5,14 @@
  *
  * @internal
  */
+import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
@@ -24,10 +28,19 @@ const snippetTimeout = Duration.seconds(2)
  *
  * @internal
  */
-export const mediaType = (response: HttpClientResponse.HttpClientResponse): string | undefined => {
-  const header = response.headers["content-type"]
+export const mediaType = (response: HttpClientResponse.HttpClientResponse): string | undefined =>
+  mediaTypeOf(response.headers)
+
+/**
+ * The media type named by a response's headers, lower case, without parameters.
+ *
+ * @internal
+ */
+export const mediaTypeOf = (headers: Headers.Headers): string | undefined => {
+  const header = headers["content-type"]
   if (header === undefined) return undefined
-  const type = header.split(";")[0]!.trim().toLowerCase()
+  const semicolon = header.indexOf(";")
+  const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase()
   return type.length === 0 ? undefined : type
 }
 
@@ -91,38 +104,85 @@ export const connectError = (what: string) => (error: HttpClientError.HttpClient
 }
 
 /**
+ * Runs `f` on each chunk of a response body, in order, until the body ends or `f` answers false. The body's
+ * stream is closed (and a body left unread aborted) when the given Scope closes. A broken body fails with
+ * `connectError(what)`.
+ *
+ * The body is pulled chunk by chunk rather than run into a sink: per request that is far less work for the one
+ * or two chunks a JSON answer usually comes in.
+ *
+ * @internal
+ */
+export const forEachChunk = <E>(
+  response: HttpClientResponse.HttpClientResponse,
+  what: string,
+  f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
+): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
+  Effect.flatMap(Stream.toPull(response.stream), (pull) => {
+    const each = (chunks: ReadonlyArray<Uint8Array>, index: number): Effect.Effect<void, E | McpError.TransportError> =>
+      index === chunks.length
+        ? next
+        : Effect.flatMap(f(chunks[index]!), (more) => more ? each(chunks, index + 1) : Effect.void)
+    const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(pull, {
+      onFailure: (error) => Option.isNone(error) ? Effect.void : Effect.fail(connectError(what)(error.value)),
+      onSuccess: (chunk) => each(Chunk.toReadonlyArray(chunk), 0)
+    })
+    return next
+  })
+
+const tooLarge = (size: number, limit: number) =>
+  new McpError.TransportError({
+    transport: "http",
+    reason: "FrameTooLarge",
+    detail: `a response body of at least ${size} bytes exceeds maxEventBytes (${limit})`
+  })
+
+const DIGITS = /^[0-9]+$/
+
+/**
+ * The `content-length` of a response, when it is one well-formed number.
+ *
+ * @internal
+ */
+export const declaredLength = (headers: Headers.Headers): number | undefined => {
+  const header = headers["content-length"]
+  if (header === undefined || !DIGITS.test(header)) return undefined
+  const length = Number(header)
+  return Number.isSafeInteger(length) ? length : undefined
+}
+
+/**
  * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
+ *
+ * A body whose `content-length` is within the limit is read in one piece (the HTTP client enforces that length;
+ * far cheaper per request than a stream); any other body is read as a stream and counted.
  *
  * @internal
  */
 export const readBody = (
   response: HttpClientResponse.HttpClientResponse,
-  limit: number
-): Effect.Effect<string, McpError.TransportError> =>
-  Effect.suspend(() => {
+  limit: number,
+  headers: Headers.Headers = response.headers
+): Effect.Effect<string, McpError.TransportError, Scope.Scope> => {
+  const length = declaredLength(headers)
+  if (length !== undefined) {
+    if (length > limit) return Effect.fail(tooLarge(length, limit))
+    return Effect.mapError(response.text, connectError("the response body broke off"))
+  }
+  return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let size = 0
-    return response.stream.pipe(
-      Stream.mapError(connectError("the response body broke off")),
-      Stream.runForEach((chunk) =>
-        Effect.suspend(() => {
-          size += chunk.length
-          if (size > limit) {
-            return Effect.fail(
-              new McpError.TransportError({
-                transport: "http",
-                reason: "FrameTooLarge",
-                detail: `a response body of at least ${size} bytes exceeds maxEventBytes (${limit})`
-              })
-            )
-          }
-          chunks.push(chunk)
-          return Effect.void
-        })
-      ),
-      Effect.map(() => utf8.decode(concat(chunks, size)))
+    return Effect.map(
+      forEachChunk(response, "the response body broke off", (chunk) => {
+        size += chunk.length
+        if (size > limit) return Effect.fail(tooLarge(size, limit))
+        chunks.push(chunk)
+        return Effect.succeed(true)
+      }),
+      () => utf8.decode(concat(chunks, size))
     )
   })
+}
 
 /**
  * Reads the start of a refusal's body: at most {@link SNIPPET_BYTES}, for at most two seconds. Never fails; what
@@ -134,16 +194,14 @@ export const readSnippet = (response: HttpClientResponse.HttpClientResponse): Ef
   Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let size = 0
-    return response.stream.pipe(
-      Stream.runForEachWhile((chunk) =>
-        Effect.sync(() => {
-          const room = SNIPPET_BYTES - size
-          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
-          chunks.push(kept)
-          size += kept.length
-          return size < SNIPPET_BYTES
-        })
-      ),
+    return forEachChunk(response, "the refusal's body broke off", (chunk) => {
+      const room = SNIPPET_BYTES - size
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
+      chunks.push(kept)
+      size += kept.length
+      return Effect.succeed(size < SNIPPET_BYTES)
+    }).pipe(
+      Effect.scoped,
       Effect.ignore,
       Effect.timeoutOption(snippetTimeout),
       Effect.map(() => utf8.decode(concat(chunks, size)))

@@ -15,16 +15,14 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberId from "effect/FiberId"
-import * as FiberMap from "effect/FiberMap"
-import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -85,6 +83,12 @@ interface Cursor {
   events: number
 }
 
+/** What one frame from the server held. */
+interface Delivered {
+  readonly answered: boolean
+  readonly messages: number
+}
+
 /** Whose messages a body or stream carries. */
 interface Source {
   readonly request: McpSchema.JsonRpcRequest | undefined
@@ -118,7 +122,6 @@ const JSON_TYPE = "application/json"
 const VERSION_HEADER_SINCE = "2025-06-18"
 const cancelTimeout = Duration.seconds(2)
 const initialBackoffMillis = 250
-const deadlineGraceMillis = 1_000
 /** The most `tools/list` pages read to find a tool after a HeaderMismatch. */
 const maxRefreshPages = 20
 
@@ -172,14 +175,23 @@ export const make = (
     "dpop",
     ...Object.keys(resolved.headers).map((name) => name.toLowerCase())
   ]
+  // the caller's redacted names plus ours, rebuilt only when the caller's list changes
+  let redactedFrom: ReadonlyArray<string | RegExp> | undefined
+  let redacted: ReadonlyArray<string | RegExp> = secretHeaders
+  const withSecrets = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
+    if (names !== redactedFrom) {
+      redactedFrom = names
+      redacted = [...names, ...secretHeaders]
+    }
+    return redacted
+  }
   const send = (
     request: HttpClientRequest.HttpClientRequest
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
-    Effect.flatMap(
-      FiberRef.get(Headers.currentRedactedNames),
-      (names) =>
-        Effect.locally(scopedClient.execute(request), Headers.currentRedactedNames, [...names, ...secretHeaders])
-    )
+    Effect.locallyWith(scopedClient.execute(request), Headers.currentRedactedNames, withSecrets)
+  // a URL without a query goes to the HTTP client as text, which it takes as is (a URL object is copied, split
+  // into its parts and put together again on every request)
+  const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
   // the credentials are read when each request is sent: `setAuth` swaps them for every later send
   const auth = HttpAuth.make(resolved.url, resolved.bearerToken, oauth)
   /** A 401/403 for a request sent without OAuth, naming the static bearer it carried (by fingerprint). */
@@ -271,7 +283,15 @@ export const make = (
         })
       )
       yield* Effect.addFinalizer(() => deleteSession)
-      const exchanges = yield* FiberMap.make<McpSchema.RequestId>()
+      // the fiber of each request's exchange, by request id
+      const exchanges = new Map<McpSchema.RequestId, Fiber.RuntimeFiber<void>>()
+      yield* Effect.addFinalizer(() =>
+        Effect.suspend(() => {
+          const fibers = [...exchanges.values()]
+          exchanges.clear()
+          return Fiber.interruptAll(fibers)
+        })
+      )
       const background = yield* FiberSet.make()
       const getStream = yield* FiberHandle.make()
       yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
@@ -283,67 +303,87 @@ export const make = (
       // --- messages from the server
 
       /**
-       * Learns from the answer to one of our requests, and returns the result to report: the negotiated legacy
-       * version from `initialize`; the `x-mcp-header` declarations from a modern `tools/list`, whose tools with
-       * an invalid declaration are left out (2026-07-28 `server/tools.mdx`: an HTTP client MUST reject them).
+       * Learns from the answer to one of our requests, and returns the result to report when it differs from the
+       * one received: the negotiated legacy version from `initialize`; the `x-mcp-header` declarations from a
+       * modern `tools/list`, whose tools with an invalid declaration are left out (2026-07-28 `server/tools.mdx`:
+       * an HTTP client MUST reject them).
        */
-      const onAnswer = (request: McpSchema.JsonRpcRequest, route: Route, result: unknown): Effect.Effect<unknown> =>
-        Effect.suspend(() => {
-          if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
-            state.legacyVersion = result.protocolVersion
-          }
-          if (request.method !== "tools/list" || route !== "modern") return Effect.succeed(result)
-          const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
-          for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
-          for (const { tool } of index.invalid) state.tools.delete(tool)
-          if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) {
-            return Effect.succeed(result)
-          }
-          const rejected = new Set(index.invalid.map(({ tool }) => tool))
-          const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
-          return Effect.as(
-            Effect.forEach(
-              index.invalid,
-              ({ reason, tool }) =>
-                Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
-              { discard: true }
-            ),
-            { ...result, tools }
-          )
-        })
+      const onAnswer = (
+        request: McpSchema.JsonRpcRequest,
+        route: Route,
+        result: unknown
+      ): Effect.Effect<unknown> | undefined => {
+        if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
+          state.legacyVersion = result.protocolVersion
+        }
+        if (request.method !== "tools/list" || route !== "modern") return undefined
+        const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
+        for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
+        for (const { tool } of index.invalid) state.tools.delete(tool)
+        if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) return undefined
+        const rejected = new Set(index.invalid.map(({ tool }) => tool))
+        const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
+        return Effect.as(
+          Effect.forEach(
+            index.invalid,
+            ({ reason, tool }) =>
+              Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
+            { discard: true }
+          ),
+          { ...result, tools }
+        )
+      }
 
-      /** Reports the messages of one frame; true when it held the answer to the source's request. */
-      const deliver = (text: string, source: Source): Effect.Effect<{ answered: boolean; messages: number }> =>
-        Effect.gen(function*() {
-          const frame = codec.decodeFrame(text)
-          for (const problem of frame.invalid) yield* Effect.logWarning(`dropped a message from the server: ${problem}`)
-          let answered = false
-          for (const message of frame.messages) {
-            if (McpSchema.isResponse(message)) {
-              const request = source.request
-              // an error without an id on a request's own stream or body answers that request
-              const own = request !== undefined &&
-                (message.id === request.id || (message.id === null && "error" in message))
-              if (own && request !== undefined) {
-                answered = true
-                const answer: McpSchema.JsonRpcResponse = "result" in message
-                  ? { ...message, result: yield* onAnswer(request, source.route, message.result) }
-                  : { ...message, id: request.id }
-                yield* reply(source, answer)
-              } else {
-                yield* emitOpen(Transport.TransportEvent.Response({ message }))
-              }
-            } else if (McpSchema.isRequest(message)) {
-              if (source.route === "modern") {
-                yield* Effect.logWarning(`dropped a ${message.method} request a modern server sent on its stream`)
-              } else {
-                yield* emitOpen(Transport.TransportEvent.ServerRequest({ message, related: source.request?.id }))
-              }
-            } else {
-              yield* emitOpen(Transport.TransportEvent.Notification({ message }))
-            }
+      /** Reports one message from the server; true when it is the answer to the source's request. */
+      const deliverOne = (message: McpSchema.JsonRpcMessage, source: Source): Effect.Effect<boolean> => {
+        if (McpSchema.isResponse(message)) {
+          const request = source.request
+          // an error without an id on a request's own stream or body answers that request
+          const own = request !== undefined &&
+            (message.id === request.id || (message.id === null && "error" in message))
+          if (!own || request === undefined) {
+            return Effect.as(emitOpen(Transport.TransportEvent.Response({ message })), false)
           }
-          return { answered, messages: frame.messages.length }
+          if (!("result" in message)) return Effect.as(reply(source, { ...message, id: request.id }), true)
+          const learned = onAnswer(request, source.route, message.result)
+          if (learned === undefined) return Effect.as(reply(source, message), true)
+          return Effect.flatMap(learned, (result) => Effect.as(reply(source, { ...message, result }), true))
+        }
+        if (McpSchema.isRequest(message)) {
+          if (source.route === "modern") {
+            return Effect.as(
+              Effect.logWarning(`dropped a ${message.method} request a modern server sent on its stream`),
+              false
+            )
+          }
+          return Effect.as(
+            emitOpen(Transport.TransportEvent.ServerRequest({ message, related: source.request?.id })),
+            false
+          )
+        }
+        return Effect.as(emitOpen(Transport.TransportEvent.Notification({ message })), false)
+      }
+
+      /** Reports the messages of one frame, in order; `answered` when it held the answer to the source's request. */
+      const deliver = (text: string, source: Source): Effect.Effect<Delivered> =>
+        Effect.suspend(() => {
+          const frame = codec.decodeFrame(text)
+          const messages = frame.messages
+          let answered = false
+          const from = (index: number): Effect.Effect<Delivered> =>
+            index === messages.length
+              ? Effect.succeed({ answered, messages: messages.length })
+              : Effect.flatMap(deliverOne(messages[index]!, source), (own) => {
+                answered ||= own
+                return from(index + 1)
+              })
+          if (frame.invalid.length === 0) return from(0)
+          return Effect.zipRight(
+            Effect.forEach(frame.invalid, (problem) => Effect.logWarning(`dropped a message from the server: ${problem}`), {
+              discard: true
+            }),
+            Effect.suspend(() => from(0))
+          )
         })
 
       /** Reads an event stream until it ends or carries the answer to the source's request. */
@@ -351,32 +391,44 @@ export const make = (
         response: HttpClientResponse.HttpClientResponse,
         source: Source,
         cursor: Cursor
-      ): Effect.Effect<boolean, McpError.TransportError> =>
+      ): Effect.Effect<boolean, McpError.TransportError, Scope.Scope> =>
         Effect.suspend(() => {
           let answered = false
-          return response.stream.pipe(
-            Stream.mapError(Body.connectError("the event stream broke off")),
-            Sse.decode({ maxEventBytes: resolved.maxEventBytes }),
-            Stream.runForEachWhile((item) => {
+          const parser = Sse.makeParser({ maxEventBytes: resolved.maxEventBytes })
+          /** Takes the items of one chunk in order; false once the answer came (the rest is not read). */
+          const take = (items: ReadonlyArray<Sse.SseItem>, from: number): Effect.Effect<boolean> => {
+            for (let index = from; index < items.length; index++) {
+              const item = items[index]!
               switch (item._tag) {
                 case "Id":
                   cursor.lastEventId = item.id
-                  return Effect.succeed(true)
+                  break
                 case "Retry":
                   cursor.retry = item.millis
-                  return Effect.succeed(true)
+                  break
                 case "Event":
                   cursor.events++
                   // keep-alive and priming events carry no message
-                  if (item.event !== "message" || item.data.trim().length === 0) return Effect.succeed(true)
-                  return Effect.map(deliver(item.data, source), (outcome) => {
+                  if (item.event !== "message" || item.data.trim().length === 0) break
+                  return Effect.flatMap(deliver(item.data, source), (outcome) => {
                     answered ||= outcome.answered
-                    return !answered
+                    return answered ? Effect.succeed(false) : take(items, index + 1)
                   })
               }
-            }),
-            Effect.map(() => answered)
-          )
+            }
+            return Effect.succeed(true)
+          }
+          return Body.forEachChunk(response, "the event stream broke off", (chunk) => {
+            const pushed = parser.push(chunk)
+            const taken = take(pushed.items, 0)
+            const size = pushed.tooLarge
+            if (size === undefined) return taken
+            // what came before the oversized event is still delivered, then the stream fails
+            return Effect.flatMap(
+              taken,
+              (more) => more ? Effect.fail(Sse.tooLarge(size, resolved.maxEventBytes)) : Effect.succeed(false)
+            )
+          }).pipe(Effect.map(() => answered))
         })
 
       const reply = (source: Source, answer: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
@@ -390,9 +442,10 @@ export const make = (
 
       // --- sending
 
-      const post = (url: URL, body: string, headers: Record<string, string>, what: string) =>
-        execute(HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)).pipe(
-          Effect.mapError(sendError(`${what} could not be sent`))
+      const post = (url: URL | string, body: string, headers: Record<string, string>, what: string) =>
+        Effect.mapError(
+          execute(HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)),
+          (error) => sendError(`${what} could not be sent`)(error)
         )
 
       const legacyVersionHeader = (headers: Record<string, string>) => {
@@ -411,52 +464,59 @@ export const make = (
         options: Transport.WireOptions,
         route: Route,
         capture?: (answer: McpSchema.JsonRpcResponse) => void
-      ): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.gen(function*() {
-          const source: Source = { request, route, capture }
-          const status = response.status
-          if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
-          if (!Body.isSuccess(status) || status === 202 || status === 204) {
-            const body = yield* Body.readSnippet(response)
+      ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> => {
+        const source: Source = { request, route, capture }
+        const status = response.status
+        if (status === 401 || status === 403) return Effect.fail(authError(status, response))
+        if (!Body.isSuccess(status) || status === 202 || status === 204) {
+          return Effect.flatMap(Body.readSnippet(response), (body) => {
             if (!Body.isSuccess(status) && options.probe !== true) {
               // a JSON-RPC error in a refusal (a modern 400 HeaderMismatch, a 404 method not found) is the answer
               const error = jsonRpcError(body)
-              if (error !== undefined) return yield* reply(source, { jsonrpc: "2.0", id: request.id, error })
+              if (error !== undefined) return reply(source, { jsonrpc: "2.0", id: request.id, error })
             }
-            return yield* Effect.fail(
+            return Effect.fail(
               Body.statusError(response, body, `the server answered ${request.method} with HTTP ${status}`)
             )
-          }
-          const type = Body.mediaType(response)
-          if (type === JSON_TYPE) {
-            const text = yield* Body.readBody(response, resolved.maxEventBytes)
-            const outcome = yield* deliver(text, source)
-            if (outcome.answered) return
-            return yield* Effect.fail(
-              new McpError.TransportError({
-                transport: "http",
-                reason: "Read",
-                detail: outcome.messages === 0
-                  ? `the JSON answer to ${request.method} is not a JSON-RPC message`
-                  : `the JSON answer to ${request.method} holds no response to request ${request.id}`,
-                status,
-                contentType: Body.contentType(response) ?? JSON_TYPE,
-                body: text.length > Body.SNIPPET_BYTES ? text.slice(0, Body.SNIPPET_BYTES) : text
+          })
+        }
+        // the HTTP client may rebuild its headers on every read: read them once
+        const headers = response.headers
+        const type = Body.mediaTypeOf(headers)
+        if (type === JSON_TYPE) {
+          return Effect.flatMap(
+            Body.readBody(response, resolved.maxEventBytes, headers),
+            (text) =>
+              Effect.flatMap(deliver(text, source), (outcome) => {
+                if (outcome.answered) return Effect.void
+                return Effect.fail(
+                  new McpError.TransportError({
+                    transport: "http",
+                    reason: "Read",
+                    detail: outcome.messages === 0
+                      ? `the JSON answer to ${request.method} is not a JSON-RPC message`
+                      : `the JSON answer to ${request.method} holds no response to request ${request.id}`,
+                    status,
+                    contentType: headers["content-type"] ?? JSON_TYPE,
+                    body: text.length > Body.SNIPPET_BYTES ? text.slice(0, Body.SNIPPET_BYTES) : text
+                  })
+                )
               })
-            )
-          }
-          if (type === EVENT_STREAM) {
-            const cursor: Cursor = { lastEventId: undefined, retry: undefined, events: 0 }
-            const outcome = yield* Effect.either(readEvents(response, source, cursor))
-            if (Either.isRight(outcome) && outcome.right) return
+          )
+        }
+        if (type === EVENT_STREAM) {
+          const cursor: Cursor = { lastEventId: undefined, retry: undefined, events: 0 }
+          return Effect.flatMap(Effect.either(readEvents(response, source, cursor)), (outcome) => {
+            if (Either.isRight(outcome) && outcome.right) return Effect.void
             const broken = Either.isLeft(outcome) ? outcome.left : undefined
-            if (broken?.reason === "FrameTooLarge") return yield* Effect.fail(broken)
-            if (route === "legacy" && cursor.lastEventId !== undefined) return yield* resume(request, cursor)
-            return yield* Effect.fail(streamEnded(request, broken))
-          }
-          const body = yield* Body.readSnippet(response)
-          const actual = Body.contentType(response)
-          return yield* Effect.fail(
+            if (broken?.reason === "FrameTooLarge") return Effect.fail(broken)
+            if (route === "legacy" && cursor.lastEventId !== undefined) return resume(request, cursor)
+            return Effect.fail(streamEnded(request, broken))
+          })
+        }
+        return Effect.flatMap(Body.readSnippet(response), (body) => {
+          const actual = headers["content-type"]
+          return Effect.fail(
             new McpError.TransportError({
               transport: "http",
               reason: "Read",
@@ -467,6 +527,7 @@ export const make = (
             })
           )
         })
+      }
 
       const streamEnded = (request: McpSchema.JsonRpcRequest, broken: McpError.TransportError | undefined) =>
         transportError(
@@ -479,21 +540,21 @@ export const make = (
 
       // --- modern Streamable HTTP
 
+      /** The `Mcp-Param-*` headers of a request: the caller's (checked), or those its tool declares. */
       const paramHeaders = (
         request: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions
-      ): Effect.Effect<Record<string, string>> => {
-        if (options.headers !== undefined) {
-          const { dropped, headers } = McpHeaders.sanitizeParamHeaders(options.headers)
-          const warnings = Effect.forEach(dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`))
-          return Effect.as(warnings, headers)
-        }
+      ): { readonly headers: Record<string, string>; readonly dropped: ReadonlyArray<string> } => {
+        if (options.headers !== undefined) return McpHeaders.sanitizeParamHeaders(options.headers)
         const params = request.params
         if (request.method !== "tools/call" || !isObject(params) || typeof params.name !== "string") {
-          return Effect.succeed({})
+          return { headers: {}, dropped: [] }
         }
         const declarations = state.tools.get(params.name)
-        return Effect.succeed(declarations === undefined ? {} : McpHeaders.paramHeaders(declarations, params.arguments))
+        return {
+          headers: declarations === undefined ? {} : McpHeaders.paramHeaders(declarations, params.arguments),
+          dropped: []
+        }
       }
 
       const modernHeaders = (
@@ -512,30 +573,48 @@ export const make = (
         options: Transport.WireOptions,
         retried = false
       ): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.scoped(
-          Effect.gen(function*() {
-            const headers = yield* modernHeaders(request)
-            const params = yield* paramHeaders(request, options)
-            const response = yield* post(resolved.url, codec.encode(request), { ...params, ...headers }, request.method)
-            // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
-            // declarations changed or were never listed, so refresh them and send once more
-            const ownHeaders = request.method === "tools/call" && options.headers === undefined
-            if (!retried && ownHeaders && response.status === 400) {
-              const body = yield* Body.readSnippet(response)
-              const error = jsonRpcError(body)
-              if (error?.code === McpSchema.ErrorCode.HeaderMismatch) {
-                yield* Effect.logDebug("the server refused the Mcp-Param headers; refreshing the tool list")
-                yield* refreshTools(request)
-                return yield* modernExchange(request, options, true)
+        Effect.suspend(() => {
+          const headers = modernHeaders(request)
+          if (Either.isLeft(headers)) return Effect.fail(headers.left)
+          const params = paramHeaders(request, options)
+          const sent = Effect.scoped(
+            Effect.flatMap(
+              post(target, codec.encode(request), { ...params.headers, ...headers.right }, request.method),
+              (response) => {
+                // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
+                // declarations changed or were never listed, so refresh them and send once more
+                const ownHeaders = request.method === "tools/call" && options.headers === undefined
+                if (!retried && ownHeaders && response.status === 400) return headerMismatch(response, request, options)
+                return answer(response, request, options, "modern")
               }
-              if (error !== undefined) return yield* emitResponse(request, error)
-              return yield* Effect.fail(
-                Body.statusError(response, body, "the server answered tools/call with HTTP 400")
-              )
-            }
-            yield* answer(response, request, options, "modern")
-          })
-        )
+            )
+          )
+          if (params.dropped.length === 0) return sent
+          return Effect.zipRight(
+            Effect.forEach(params.dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`), {
+              discard: true
+            }),
+            sent
+          )
+        })
+
+      /** A 400 to a `tools/call` sent with our own `Mcp-Param-*` headers. */
+      const headerMismatch = (
+        response: HttpClientResponse.HttpClientResponse,
+        request: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.gen(function*() {
+          const body = yield* Body.readSnippet(response)
+          const error = jsonRpcError(body)
+          if (error?.code === McpSchema.ErrorCode.HeaderMismatch) {
+            yield* Effect.logDebug("the server refused the Mcp-Param headers; refreshing the tool list")
+            yield* refreshTools(request)
+            return yield* modernExchange(request, options, true)
+          }
+          if (error !== undefined) return yield* emitResponse(request, error)
+          return yield* Effect.fail(Body.statusError(response, body, "the server answered tools/call with HTTP 400"))
+        })
 
       /** Lists tools (the transport's own requests, never reported) until the named tool's page is seen. */
       const refreshTools = (call: McpSchema.JsonRpcRequest): Effect.Effect<void> =>
@@ -555,7 +634,7 @@ export const make = (
             }
             const box: { listed?: McpSchema.JsonRpcResponse } = {}
             const sent = yield* Effect.either(Effect.scoped(Effect.gen(function*() {
-              const response = yield* post(resolved.url, codec.encode(list), yield* modernHeaders(list), list.method)
+              const response = yield* post(target, codec.encode(list), yield* modernHeaders(list), list.method)
               yield* answer(response, list, {}, "modern", (listed) => (box.listed = listed))
             })))
             const listed = box.listed
@@ -588,23 +667,28 @@ export const make = (
         options: Transport.WireOptions,
         resent: boolean
       ): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.scoped(
-          Effect.gen(function*() {
-            const initializing = request.method === "initialize"
-            const sessionId = initializing ? undefined : state.sessionId
-            const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
-            if (!initializing) legacyVersionHeader(headers)
-            if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
-            const response = yield* post(resolved.url, codec.encode(request), headers, request.method)
-            const status = response.status
-            if (initializing && (status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
-              return yield* fallBackToSse(response, request)
-            }
-            if (initializing && Body.isSuccess(status)) yield* adoptSession(response)
-            if (status === 404 && sessionId !== undefined) return yield* expired(request, options, sessionId, resent)
-            yield* answer(response, request, options, "legacy")
-          })
-        )
+        Effect.suspend(() => {
+          const initializing = request.method === "initialize"
+          const sessionId = initializing ? undefined : state.sessionId
+          const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
+          if (!initializing) legacyVersionHeader(headers)
+          if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
+          return Effect.scoped(
+            Effect.flatMap(post(target, codec.encode(request), headers, request.method), (response) => {
+              const status = response.status
+              if (initializing) {
+                if ((status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
+                  return fallBackToSse(response, request)
+                }
+                if (Body.isSuccess(status)) {
+                  return Effect.zipRight(adoptSession(response), answer(response, request, options, "legacy"))
+                }
+              }
+              if (status === 404 && sessionId !== undefined) return expired(request, options, sessionId, resent)
+              return answer(response, request, options, "legacy")
+            })
+          )
+        })
 
       /** A 404 to a request sent in a session: the server forgot the session. */
       const expired = (
@@ -938,16 +1022,6 @@ export const make = (
         }
       }
 
-      const bounded = (options: Transport.WireOptions) => (self: Effect.Effect<void>): Effect.Effect<void> => {
-        const deadline = options.deadline
-        if (options.listen === true || deadline === undefined) return self
-        // a safety net: the connection cancels the request at its deadline
-        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.asVoid(
-            Effect.timeoutOption(self, Duration.millis(Math.max(0, deadline - now) + deadlineGraceMillis))
-          ))
-      }
-
       const startExchange = (
         route: Route,
         request: McpSchema.JsonRpcRequest,
@@ -955,6 +1029,8 @@ export const make = (
         resent: boolean
       ): Effect.Effect<void> =>
         Effect.suspend(() => {
+          // a connection that is closing starts nothing more
+          if (state.closed) return Effect.void
           state.routes.set(request.id, route)
           const failed = (error: McpError.TransportFailure) =>
             emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
@@ -967,11 +1043,19 @@ export const make = (
                 failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect))
               )
             ),
-            bounded(options),
             Effect.ensuring(Effect.sync(() => state.routes.delete(request.id))),
-            Effect.annotateLogs({ module: "HttpTransport", method: request.method })
+            Effect.annotateLogs({ module: "HttpTransport", method: request.method }),
+            // a request may be sent from an uninterruptible region; its exchange stays cancellable
+            Effect.interruptible
           )
-          return Effect.asVoid(FiberMap.run(exchanges, request.id, work))
+          return Effect.map(Effect.forkDaemon(work), (fiber) => {
+            const previous = exchanges.get(request.id)
+            if (previous !== undefined) previous.unsafeInterruptAsFork(FiberId.none)
+            exchanges.set(request.id, fiber)
+            fiber.addObserver(() => {
+              if (exchanges.get(request.id) === fiber) exchanges.delete(request.id)
+            })
+          })
         })
 
       const request = (
@@ -1014,7 +1098,7 @@ export const make = (
               sessionId = state.sessionId
               if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
             }
-            const response = yield* post(resolved.url, codec.encode(message), headers, what)
+            const response = yield* post(target, codec.encode(message), headers, what)
             const status = response.status
             if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (status === 404 && sessionId !== undefined) {
@@ -1050,7 +1134,12 @@ export const make = (
           if (state.parked.delete(id)) return Effect.void
           const route = state.routes.get(id) ??
             (state.binding === "sse" ? "sse" : state.era === "modern" ? "modern" : "legacy")
-          const stop = FiberMap.remove(exchanges, id)
+          const stop = Effect.suspend(() => {
+            const fiber = exchanges.get(id)
+            if (fiber === undefined) return Effect.void
+            exchanges.delete(id)
+            return Fiber.interrupt(fiber)
+          })
           if (route === "modern") return stop
           const cancelled: McpSchema.JsonRpcNotification = {
             jsonrpc: "2.0",

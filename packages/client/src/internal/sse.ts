@@ -187,6 +187,18 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
 }
 
 /**
+ * The failure for an event larger than `maxEventBytes`.
+ *
+ * @internal
+ */
+export const tooLarge = (size: number, maxEventBytes: number): McpError.TransportError =>
+  new McpError.TransportError({
+    transport: "http",
+    reason: "FrameTooLarge",
+    detail: `an SSE event of at least ${size} bytes exceeds maxEventBytes (${maxEventBytes})`
+  })
+
+/**
  * Decodes a byte stream into SSE items. An event larger than `maxEventBytes` fails the stream with a
  * `TransportError` (reason `"FrameTooLarge"`).
  *
@@ -203,13 +215,7 @@ export const decode = (options: { readonly maxEventBytes: number }) =>
       // what came before the oversized event is still delivered, then the stream fails
       return Stream.concat(
         items,
-        Stream.fail(
-          new McpError.TransportError({
-            transport: "http",
-            reason: "FrameTooLarge",
-            detail: `an SSE event of at least ${result.tooLarge} bytes exceeds maxEventBytes (${options.maxEventBytes})`
-          })
-        )
+        Stream.fail(tooLarge(result.tooLarge, options.maxEventBytes))
       )
     })
   })
