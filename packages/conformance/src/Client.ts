@@ -120,9 +120,9 @@ export const layer = (
     reconnect: false,
     healthCheckInterval: false,
     // the requirement runs start every scenario at once: on a loaded machine answers are slow, not missing
-    // (the era probe also carries the first authorization when the server asks for one)
+    // (the era probe, or a pinned 2025 revision's initialize, also carries the first authorization)
     probeTimeout: "100 seconds",
-    initializeTimeout: "30 seconds",
+    initializeTimeout: "100 seconds",
     requestTimeout: "60 seconds"
   }).pipe(Layer.provide(Layer.merge(transport, handlers)))
 }
