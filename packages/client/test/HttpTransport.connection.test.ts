@@ -3,33 +3,20 @@
  * which headers it lets through, what it reconnects, and that no secret reaches an error, a log or a span.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as Tracer from "effect/Tracer"
 import type * as Http from "node:http"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
-
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-const eventually = (condition: () => boolean, what: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* realSleep(10)
-    }
-    assert.fail(`timed out waiting for ${what}`)
-  })
+import { makeCapture } from "./utils/capture.js"
+import { eventually } from "./utils/eventually.js"
 
 /** Opens a raw connection of the HTTP transport; its events go to a queue. */
 const open = (options: Parameters<typeof Common.transport>[0]) =>
@@ -267,59 +254,21 @@ describe("secrets", () => {
           res.writeHead(404).end()
         }
       })
-      const logs: Array<string> = []
-      const logger = Logger.make(({ annotations, cause, message }) => {
-        logs.push(JSON.stringify({ message, cause: String(cause), annotations: [...annotations] }))
-      })
-      const spans: Array<string> = []
-      const tracer = Tracer.make({
-        span: (name, parent, context, links, startTime, kind) => {
-          const attributes = new Map<string, unknown>()
-          const span: Tracer.Span = {
-            _tag: "Span",
-            name,
-            spanId: `span-${spans.length}`,
-            traceId: "trace",
-            parent,
-            context,
-            status: { _tag: "Started", startTime },
-            attributes,
-            links,
-            sampled: true,
-            kind,
-            // a successful exit may hold an HTTP response, whose inspection would read its body: failures only
-            end: (_, exit) =>
-              spans.push(JSON.stringify({ name, exit: Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "success" })),
-            attribute: (key, value) => {
-              attributes.set(key, value)
-              spans.push(JSON.stringify({ name, key, value: String(value) }))
-            },
-            event: (event, _, attrs) => spans.push(JSON.stringify({ name, event, attrs })),
-            addLinks: () => {}
-          }
-          return span
-        },
-        context: (f) => f()
-      })
+      const capture = makeCapture()
       const errors = yield* Effect.gen(function*() {
         const { client } = yield* Common.connect({ url: server.url, bearerToken: Redacted.make(token) })
         const expired = yield* Effect.flip(client.callTool({ name: "x" }))
         const refused = yield* Effect.flip(client.ping())
         return [expired, refused]
-      }).pipe(
-        Effect.scoped,
-        Effect.withTracer(tracer),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
-      )
+      }).pipe(Effect.scoped, capture.observe)
       assert.strictEqual(calls, 2)
       assert.deepStrictEqual(errors.map((error) => error._tag), ["SessionExpired", "AuthError"])
       // the secrets did go where they belong
       assert.isTrue(server.seen.some((entry) => entry.headers["mcp-session-id"] === sessionId))
       assert.isTrue(server.seen.every((entry) => entry.headers.authorization === `Bearer ${token}`))
-      assert.isAbove(spans.length, 0)
-      assert.isAbove(logs.length, 0)
-      const everything = [...errors.map((error) => `${JSON.stringify(error)} ${String(error)}`), ...logs, ...spans]
+      assert.isAbove(capture.spans.length, 0)
+      assert.isAbove(capture.logs.length, 0)
+      const everything = [...errors.map((error) => `${JSON.stringify(error)} ${String(error)}`), ...capture.seen]
       for (const text of everything) {
         assert.notInclude(text, token)
         assert.notInclude(text, sessionId)

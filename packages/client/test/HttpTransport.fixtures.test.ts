@@ -13,22 +13,10 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { awaitSleep } from "./utils/clock.js"
+import { eventually, realSleep } from "./utils/eventually.js"
 
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
-
-/** Real time, whatever clock the test runs on. */
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-/** Polls (in real time) until `condition` holds; fails the test after five seconds. */
-const eventually = (condition: () => boolean, what: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* realSleep(10)
-    }
-    assert.fail(`timed out waiting for ${what}`)
-  })
 
 const posts = (seen: ReadonlyArray<Scripted.Seen>, method: string) =>
   seen.filter((entry) => entry.method === "POST" && Scripted.methodOf(entry) === method)

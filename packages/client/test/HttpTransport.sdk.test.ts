@@ -9,6 +9,7 @@ import type * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
 import * as SdkV2 from "./fixtures/http/sdkV2Http.js"
+import { eventually, realSleep } from "./utils/eventually.js"
 
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
@@ -22,17 +23,6 @@ const callsOf = (server: SdkV2.SdkV2Http, tool: string) =>
   server.requests.filter((request) => {
     const body = bodyOf(request)
     return body.method === "tools/call" && isObject(body.params) && body.params.name === tool
-  })
-
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-const eventually = (condition: () => boolean, what: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* realSleep(10)
-    }
-    assert.fail(`timed out waiting for ${what}`)
   })
 
 const startCall = (client: McpClient.McpClientService, name: string) =>

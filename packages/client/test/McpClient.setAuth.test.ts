@@ -17,17 +17,7 @@ import * as Transport from "../src/Transport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
-
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-const eventually = (condition: () => boolean, what: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* realSleep(10)
-    }
-    assert.fail(`timed out waiting for ${what}`)
-  })
+import { eventually } from "./utils/eventually.js"
 
 const bearer = (token: string) => Transport.Auth.Bearer({ token: Redacted.make(token) })
 

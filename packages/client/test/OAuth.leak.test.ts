@@ -1,73 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Tracer from "effect/Tracer"
 import * as OAuth from "../src/OAuth.js"
 import { callMcp, oauthLayer } from "./fixtures/oauth/harness.js"
 import { startWorld, type World } from "./fixtures/oauth/world.js"
+import { makeCapture } from "./utils/capture.js"
 
 /** Everything observable: every log line with its annotations and cause, every span attribute, event and exit. */
-const makeCapture = () => {
-  const seen: Array<string> = []
-  const text = (value: unknown): string => {
-    if (typeof value === "string") return value
-    if (Exit.isExit(value)) return Exit.isFailure(value) ? Cause.pretty(value.cause) + JSON.stringify(value.cause) : ""
-    try {
-      return JSON.stringify(value) ?? String(value)
-    } catch {
-      return String(value)
-    }
-  }
-  const logger = Logger.make(({ annotations, cause, message }) => {
-    seen.push(text(message), text([...annotations]), Cause.pretty(cause))
-  })
-  let id = 0
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, _startTime, kind) => {
-      const attributes = new Map<string, unknown>()
-      const spanId = `span-${id++}`
-      const span: Tracer.Span = {
-        _tag: "Span",
-        name,
-        spanId,
-        traceId: "trace",
-        parent,
-        context,
-        status: { _tag: "Started", startTime: 0n },
-        attributes,
-        links,
-        sampled: true,
-        kind,
-        end: (_endTime, exit) => {
-          seen.push(name, text([...attributes]), text(exit))
-        },
-        attribute: (key, value) => {
-          attributes.set(key, value)
-        },
-        event: (eventName, _time, eventAttributes) => {
-          seen.push(eventName, text(eventAttributes))
-        },
-        addLinks: () => {}
-      }
-      return span
-    },
-    context: (f) => f()
-  })
-  const observe = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.tapErrorCause((cause) => Effect.sync(() => seen.push(Cause.pretty(cause), JSON.stringify(cause)))),
-      Effect.withTracer(tracer),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-      Logger.withMinimumLogLevel(LogLevel.All)
-    )
-  return { seen, observe }
-}
-
 const assertNoSecret = (world: World, seen: ReadonlyArray<string>, extra: ReadonlyArray<string> = []) => {
   const secrets = [...world.secrets(), ...extra]
   assert.isAbove(secrets.length, 1)

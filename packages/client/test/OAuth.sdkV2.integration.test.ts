@@ -8,15 +8,10 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import * as Tracer from "effect/Tracer"
 import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
 import * as HttpTransport from "../src/HttpTransport.js"
 import * as McpClient from "../src/McpClient.js"
@@ -24,6 +19,7 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as OAuth from "../src/OAuth.js"
 import * as TokenStore from "../src/TokenStore.js"
 import { type OidcWorld, startOidcSdkWorld } from "./fixtures/oauth/oidcWorld.js"
+import { makeCapture } from "./utils/capture.js"
 
 const textOf = (result: McpSchema.CallToolResult): string =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
@@ -41,49 +37,11 @@ const clientLayer = (world: OidcWorld) =>
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
-/** A logger and a tracer that keep everything they are given, as text. */
-const capture = () => {
-  const seen: Array<string> = []
-  const logger = Logger.make(({ annotations, cause, message }) => {
-    seen.push(JSON.stringify({ message, cause: Cause.pretty(cause), annotations: [...annotations] }))
-  })
-  let count = 0
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const attributes = new Map<string, unknown>()
-      const id = `span-${count++}`
-      seen.push(name)
-      return {
-        _tag: "Span",
-        name,
-        spanId: id,
-        traceId: "trace",
-        parent,
-        context,
-        status: { _tag: "Started", startTime },
-        attributes,
-        links,
-        sampled: true,
-        kind,
-        end: (_, exit) => seen.push(`${name} ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "ok"}`),
-        attribute: (key, value) => {
-          attributes.set(key, value)
-          seen.push(`${name} ${key}=${String(value)}`)
-        },
-        event: (event, _, attrs) => seen.push(`${name} ${event} ${JSON.stringify(attrs ?? {})}`),
-        addLinks: () => {}
-      }
-    },
-    context: (f) => f()
-  })
-  return { seen, logger, tracer }
-}
-
 describe("OAuth end to end: oidc-provider in front of the SDK v2 MCP server", () => {
   it.scoped("discovery, registration, code + PKCE, calls, refresh (expiry and revocation), step-up; no token leaks", () =>
     Effect.gen(function*() {
       const world = yield* startOidcSdkWorld
-      const { logger, seen, tracer } = capture()
+      const capture = makeCapture()
       yield* Effect.gen(function*() {
         // the era probe is the first request: refused with the SDK's 401, authorized, sent again
         const client = yield* McpClient.McpClient
@@ -124,15 +82,11 @@ describe("OAuth end to end: oidc-provider in front of the SDK v2 MCP server", ()
         assert.includeMembers([...stepped.scope], ["mcp:basic", "mcp:write"])
         assert.strictEqual(world.asRequests.filter((r) => r.grantType === "authorization_code").length, 2)
         assert.strictEqual(world.asRequests.filter((r) => r.path === "/reg").length, 1, "no second registration")
-      }).pipe(
-        Effect.provide(clientLayer(world)),
-        Effect.withTracer(tracer),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
-      )
+      }).pipe(Effect.provide(clientLayer(world)), capture.observe)
       assert.isAtLeast(world.tokens.length, 4)
-      assert.isAbove(seen.length, 0)
-      const everything = seen.join("\n")
+      assert.isAbove(capture.logs.length, 0)
+      assert.isAbove(capture.spans.length, 0)
+      const everything = capture.seen.join("\n")
       for (const token of new Set(world.tokens)) assert.notInclude(everything, token)
     }).pipe(Effect.scoped))
 })

@@ -1,0 +1,19 @@
+/**
+ * Waiting on real time in `it.live` tests, for what another process or a socket does on its own schedule.
+ */
+import { assert } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+
+/** Sleeps on the real clock (the TestClock does not move in `it.live`, but this never depends on it). */
+export const realSleep = (millis: number) =>
+  Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
+
+/** Polls `condition` every 10 ms for up to 5 s; fails the test naming `what` if it never holds. */
+export const eventually = (condition: () => boolean, what: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 500; i++) {
+      if (condition()) return
+      yield* realSleep(10)
+    }
+    assert.fail(`timed out waiting for ${what}`)
+  })
