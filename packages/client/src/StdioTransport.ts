@@ -302,15 +302,17 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     const shutdown = (
       proc: CommandExecutor.Process,
       closed: Deferred.Deferred<McpError.TransportError>,
+      onClosed: () => void,
       outbox: Mailbox.Mailbox<string>,
       processScope: Scope.CloseableScope
     ) =>
       Effect.gen(function*() {
         const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
-        yield* Deferred.succeed(
+        const first = yield* Deferred.succeed(
           closed,
           new McpError.TransportError({ transport: "stdio", reason: "Closed", detail: "the connection was closed" })
         )
+        if (first) onClosed()
         yield* outbox.end
         if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
           yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
@@ -339,6 +341,11 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
         // Completed once: by the first failure of the connection, or by the caller closing it.
         const closed = yield* Deferred.make<McpError.TransportError>()
+        // Set when `closed` is completed: nothing read after that is delivered.
+        let isClosed = false
+        const onClosed = () => {
+          isClosed = true
+        }
         const outbox = yield* Mailbox.make<string>({ capacity: outboxCapacity })
         const stdoutDone = yield* Deferred.make<void>()
         const stderrDone = yield* Deferred.make<void>()
@@ -346,7 +353,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         const command = yield* buildCommand(resolved)
         const proc = yield* executor.start(command).pipe(
           Scope.extend(processScope),
-          Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, outbox, processScope))),
+          Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, onClosed, outbox, processScope))),
           Effect.uninterruptible,
           Effect.mapError((cause) =>
             new McpError.TransportError({
@@ -360,28 +367,33 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         )
 
         const closeWith = (error: McpError.TransportError) =>
-          Effect.flatMap(Deferred.succeed(closed, error), (first) =>
-            first
-              ? Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
-              : Effect.void)
-
-        const emitOpen = (event: Transport.TransportEvent) =>
-          Effect.flatMap(Deferred.isDone(closed), (done) => done ? Effect.void : emit(event))
+          Effect.flatMap(Deferred.succeed(closed, error), (first) => {
+            if (!first) return Effect.void
+            onClosed()
+            return Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
+          })
 
         const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
-        const deliverLine = (line: string) => {
-          const frame = codec.decodeFrame(line)
-          // the usual line holds one valid message
-          if (frame.invalid.length === 0 && frame.messages.length === 1) {
-            return emitOpen(codec.toEvent(frame.messages[0]))
+        // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
+        // one after the other, as long as the connection is open.
+        const deliver = (lines: ReadonlyArray<string>): Effect.Effect<void> => {
+          const items: Array<Transport.TransportEvent | string> = []
+          for (const line of lines) {
+            const frame = codec.decodeFrame(line)
+            for (const reason of frame.invalid) items.push(reason)
+            for (const message of frame.messages) items.push(codec.toEvent(message))
           }
-          return Effect.zipRight(
-            Effect.forEach(frame.invalid, drop, { discard: true }),
-            Effect.forEach(frame.messages, (message) => emitOpen(codec.toEvent(message)), { discard: true })
-          )
+          let index = 0
+          const next: Effect.Effect<void> = Effect.suspend(() => {
+            while (index < items.length) {
+              const item = items[index++]
+              if (typeof item === "string") return Effect.zipRight(drop(item), next)
+              if (!isClosed) return Effect.zipRight(emit(item), next)
+            }
+            return Effect.void
+          })
+          return next
         }
-        const deliver = (lines: ReadonlyArray<string>) =>
-          lines.length === 1 ? deliverLine(lines[0]) : Effect.forEach(lines, deliverLine, { discard: true })
 
         // stdout: frames to events
         const frames = lineDecoder.make({ maxLineBytes: resolved.maxFrameBytes, overflow: "fail" })
@@ -481,20 +493,23 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           )
         }).pipe(Effect.interruptible, Effect.forkIn(fibers))
 
+        const offer = (line: string): Effect.Effect<void, McpError.TransportError> =>
+          Effect.flatMap(outbox.offer(line), (accepted) =>
+            accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
+              Effect.fail(
+                new McpError.TransportError({
+                  transport: "stdio",
+                  reason: "Closed",
+                  detail: reason.message,
+                  cause: reason
+                })
+              )))
+        // queued at once when the outbox has room (the usual case), else through the waiting offer
         const send = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, McpError.TransportError> =>
-          Effect.flatMap(
-            Effect.suspend(() => outbox.offer(`${codec.encode(message)}\n`)),
-            (accepted) =>
-              accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
-                Effect.fail(
-                  new McpError.TransportError({
-                    transport: "stdio",
-                    reason: "Closed",
-                    detail: reason.message,
-                    cause: reason
-                  })
-                ))
-          )
+          Effect.suspend(() => {
+            const line = `${codec.encode(message)}\n`
+            return outbox.unsafeOffer(line) ? Effect.void : offer(line)
+          })
 
         const era = yield* Ref.make<McpSchema.Era | undefined>(undefined)
 

@@ -62,6 +62,9 @@ interface Pending {
   outcome: Exit.Exit<unknown, McpError.McpClientError> | undefined
   /** Resumes the caller waiting for the outcome, while one waits. */
   resume: ((reply: Reply) => void) | undefined
+  /** When the request times out (the timer's set holds it from the send on), if a deadline applies. */
+  readonly deadline: number | undefined
+  readonly timeoutMillis: number
 }
 
 /** Settles a request; the first outcome wins. */
@@ -83,11 +86,6 @@ const outcomeOf = (entry: Pending): Reply =>
   entry.outcome ?? Effect.async<unknown, McpError.McpClientError>((resume) => {
     entry.resume = resume
   })
-
-interface Deadline {
-  readonly at: number
-  readonly expire: () => void
-}
 
 interface Attempt {
   readonly closed: Deferred.Deferred<McpError.TransportError>
@@ -660,7 +658,7 @@ export const make = (
     // --- request deadlines: one timer fiber serves every request's timeout, so a call forks no timer of its own.
     // It sleeps until the earliest deadline, fails the requests whose deadline passed, and goes on until none is
     // left; a request due before the timer wakes restarts it.
-    const deadlines = new Set<Deadline>()
+    const deadlines = new Set<Pending>()
     let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
     let timerGeneration = 0
     const runTimer = (generation: number): Effect.Effect<void> =>
@@ -668,12 +666,13 @@ export const make = (
         while (generation === timerGeneration) {
           const now = yield* Clock.currentTimeMillis
           let next: number | undefined
-          for (const deadline of deadlines) {
-            if (deadline.at <= now) {
-              deadlines.delete(deadline)
-              deadline.expire()
-            } else if (next === undefined || deadline.at < next) {
-              next = deadline.at
+          for (const entry of deadlines) {
+            const at = entry.deadline ?? now
+            if (at <= now) {
+              deadlines.delete(entry)
+              settle(entry, Exit.fail(new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis })))
+            } else if (next === undefined || at < next) {
+              next = at
             }
           }
           if (generation !== timerGeneration) return
@@ -696,20 +695,16 @@ export const make = (
       })
 
     /**
-     * The reply to a sent request, failed with `RequestTimeout` when its deadline passes first. The deadline joins
-     * the timer's set (`deadline`, else a watchdog when progress resets the timeout).
+     * The reply to a sent request, failed with `RequestTimeout` when its deadline passes first: the entry joins the
+     * timer's set when it has a deadline, else a watchdog runs when progress resets the timeout.
      */
-    const awaitReply = (
-      method: string,
-      entry: Pending,
-      send: SendOptions,
-      deadline: Deadline | undefined
-    ): Reply => {
-      if (deadline !== undefined) {
-        deadlines.add(deadline)
+    const awaitReply = (method: string, entry: Pending, send: SendOptions): Reply => {
+      const at = entry.deadline
+      if (at !== undefined) {
+        deadlines.add(entry)
         // the timer fiber is restarted only when this request is due before it wakes
-        if (timer !== undefined && timer.at <= deadline.at) return outcomeOf(entry)
-        return Effect.flatMap(armTimer(deadline.at), () => outcomeOf(entry))
+        if (timer !== undefined && timer.at <= at) return outcomeOf(entry)
+        return Effect.flatMap(armTimer(at), () => outcomeOf(entry))
       }
       const timeout = send.timeoutMillis
       if (timeout === undefined) return outcomeOf(entry)
@@ -749,23 +744,19 @@ export const make = (
         Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
           if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
           const id: McpSchema.RequestId = send.id ?? nextId++
+          const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+          const timeout = send.timeoutMillis
           const entry: Pending = {
             method,
             onProgress: send.onProgress,
             lastActivity: 0,
             outcome: undefined,
-            resume: undefined
+            resume: undefined,
+            deadline: timeout !== undefined && !send.resetOnProgress ? now + timeout : undefined,
+            timeoutMillis: timeout ?? 0
           }
           pending.set(id, entry)
           send.onId?.(id)
-          const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-          const timeout = send.timeoutMillis
-          const deadline: Deadline | undefined = timeout !== undefined && !send.resetOnProgress
-            ? {
-              at: now + timeout,
-              expire: () => settle(entry, Exit.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout })))
-            }
-            : undefined
           const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
           const finalParams = buildParams(
             wire,
@@ -783,11 +774,10 @@ export const make = (
             listen: method === "subscriptions/listen"
           })
           return Effect.matchCauseEffect(
-            restore(Effect.flatMap(around === undefined ? sent : around(sent), () =>
-              awaitReply(method, entry, send, deadline))),
+            restore(Effect.flatMap(around === undefined ? sent : around(sent), () => awaitReply(method, entry, send))),
             {
               onFailure: (cause) => {
-                if (deadline !== undefined) deadlines.delete(deadline)
+                deadlines.delete(entry)
                 entry.resume = undefined
                 const abandoned = pending.delete(id)
                 if (!abandoned || !send.cancellable) return Effect.failCause(cause)
@@ -799,7 +789,7 @@ export const make = (
                 )
               },
               onSuccess: (value) => {
-                if (deadline !== undefined) deadlines.delete(deadline)
+                deadlines.delete(entry)
                 pending.delete(id)
                 return Effect.succeed(value)
               }
@@ -1227,7 +1217,17 @@ export const make = (
       return Effect.flatMap(Effect.suspend(() => Deferred.poll(current)), Option.getOrElse(() => waiting))
     }
 
+    const defaultCallOptions: SendOptions = {
+      timeoutMillis: requestTimeout,
+      resetOnProgress: false,
+      maxTotalMillis: undefined,
+      onProgress: undefined,
+      meta: undefined,
+      cancellable: true,
+      probe: false
+    }
     const callOptions = (options: McpClient.RequestOptions | undefined): SendOptions => {
+      if (options === undefined) return defaultCallOptions
       const timeoutMillis = options?.timeout === undefined ? requestTimeout : toMillis(options.timeout)
       return {
         timeoutMillis,
@@ -1409,6 +1409,7 @@ export const make = (
       fiber: Fiber.RuntimeFiber<unknown, unknown>,
       name: string,
       spanOptions: Tracer.SpanOptions,
+      tool: string | undefined,
       clock: Clock.Clock,
       timing: boolean
     ): Tracer.Span => {
@@ -1423,28 +1424,31 @@ export const make = (
         spanOptions
       )
       HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+      // a call's tool is an annotation of its spans: set before the attributes, as annotations are
+      if (tool !== undefined) span.attribute("mcp.tool", tool)
       for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
       return span
     }
 
     /**
-     * Runs a call in its span (`McpClient <method>`) and records its latency, and its failure by error tag. The same
-     * as `Effect.withSpan` around the metrics, in a single step: `body` gets the span (undefined with the tracer
-     * disabled) and decides what runs with it as the parent.
+     * Runs a call in its span (`McpClient <method>`, annotated with the call's tool) and records its latency, and
+     * its failure by error tag. The same as `Effect.withSpan` around the metrics, in a single step: `body` gets the
+     * span (undefined with the tracer disabled) and decides what runs with it as the parent.
      */
     const instrumented = <A>(
       method: string,
-      spanOptions: Tracer.SpanOptions,
+      tool: string | undefined,
       body: (span: Tracer.Span | undefined) => Effect.Effect<A, McpError.McpClientError>
     ): Effect.Effect<A, McpError.McpClientError> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
           const metrics = metricsFor(method)
+          const spanOptions = spanOptionsFor(method)
           const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
           const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
           const name = `McpClient ${method}`
           const span = fiber.getFiberRef(FiberRef.currentTracerEnabled)
-            ? startSpan(fiber, name, spanOptions, clock, timing)
+            ? startSpan(fiber, name, spanOptions, tool, clock, timing)
             : undefined
           const start = clock.unsafeCurrentTimeNanos()
           const finish = (exit: Exit.Exit<A, McpError.McpClientError>) => {
@@ -1460,7 +1464,7 @@ export const make = (
             return exit
           }
           // with the tracer disabled, Effect's own (no-op) span keeps what it implies for what runs inside
-          const run = span === undefined ? Effect.withSpan(body(undefined), name, spanOptions) : body(span)
+          const run = span === undefined ? Effect.withSpan(annotated(body(undefined), tool), name, spanOptions) : body(span)
           return Effect.matchCauseEffect(restore(run), {
             onFailure: (cause) => finish(Exit.failCause(cause)),
             onSuccess: (value) => finish(Exit.succeed(value))
@@ -1468,10 +1472,12 @@ export const make = (
         })
       )
 
-    /** What runs in a call's span: with the span as the parent, and the call's annotations for nested spans. */
-    const inSpan = (span: Tracer.Span, annotations: Readonly<Record<string, unknown>> | undefined) =>
-    <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.withParentSpan(annotations === undefined ? effect : Effect.annotateSpans(effect, annotations), span)
+    const annotated = <A, E>(effect: Effect.Effect<A, E>, tool: string | undefined): Effect.Effect<A, E> =>
+      tool === undefined ? effect : Effect.annotateSpans(effect, "mcp.tool", tool)
+
+    /** What runs in a call's span: with the span as the parent, and the call's tool annotating nested spans. */
+    const inSpan = (span: Tracer.Span, tool: string | undefined) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.withParentSpan(annotated(effect, tool), span)
 
     /**
      * One call: the request (its `input_required` rounds, through the result cache when it applies), its result
@@ -1483,25 +1489,24 @@ export const make = (
       params: Readonly<Record<string, unknown>> | undefined,
       decode: (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>,
       options: McpClient.RequestOptions | undefined,
-      spanOptions: Tracer.SpanOptions,
-      annotations?: Readonly<Record<string, unknown>> | undefined
+      tool?: string | undefined
     ): Effect.Effect<A, McpError.McpClientError> =>
-      instrumented(method, spanOptions, (span) => {
+      instrumented(method, tool, (span) => {
         const session = connected
         if (
           span === undefined || session === undefined || session.attempt.closedError !== undefined ||
           (Option.isSome(cache) && ResultCache.isCacheableMethod(method))
         ) {
           const all = Effect.flatMap(withInputRounds(method, params, options), (raw) => decode(method, raw))
-          return span === undefined ? all : inSpan(span, annotations)(all)
+          return span === undefined ? all : inSpan(span, tool)(all)
         }
         // the stdio transport starts no span while it sends: its part runs without the span as its parent
-        const nested = kind === "stdio" ? undefined : inSpan(span, annotations)
+        const nested = kind === "stdio" ? undefined : inSpan(span, tool)
         return Effect.flatMap(
           sendRequest(session.wire, method, params, callOptions(options), span, nested),
           (raw) =>
             isInputRequired(raw)
-              ? inSpan(span, annotations)(
+              ? inSpan(span, tool)(
                 Effect.flatMap(inputRounds(method, params, options, [raw, session]), (last) => decode(method, last))
               )
               : decode(method, raw)
@@ -1529,7 +1534,7 @@ export const make = (
       schema: Schema.Schema<A, I>,
       options?: McpClient.RequestOptions
     ): Effect.Effect<A, McpError.McpClientError> =>
-      call(method, params, (m, raw) => decodeResult(m, schema, raw), options, spanOptionsFor(method))
+      call(method, params, (m, raw) => decodeResult(m, schema, raw), options)
 
     const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
       Effect.flatMap(awaitSession(requestTimeout, method), (session) => {
@@ -1807,22 +1812,17 @@ export const make = (
       }))
 
     const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult, codec.decodeTextToolResult)
-    const callToolSpan = spanOptionsFor("tools/call")
-    const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
-      // the tool's name is an attribute of the call's span, and an annotation of the spans nested in the call
-      const annotations = { "mcp.tool": params.name }
-      return Effect.flatMap(
+    const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
+      Effect.flatMap(
         call(
           "tools/call",
           params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
           decodeCallToolResult,
           options,
-          { ...callToolSpan, attributes: { ...annotations, ...callToolSpan.attributes } },
-          annotations
+          params.name
         ),
         (result) => checkStructured(params.name, result)
       )
-    }
 
     const service: McpClient.McpClientService = {
       session: Effect.map(

@@ -80,44 +80,78 @@ export const toEvent = (
   return TransportEvent.Response({ message })
 }
 
-const callToolResultKeys = new Set(["content", "structuredContent", "isError", "resultType"])
+/** A plain object (as JSON.parse makes them) without symbol keys. */
+const isPlainObject = (value: unknown): value is object =>
+  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype &&
+  Object.getOwnPropertySymbols(value).length === 0
 
 /**
- * The `CallToolResult` of a plain result whose content is text blocks only (the usual shape), built by hand to
- * the value its schema decodes (with `McpSchema.preserve`) to; undefined for anything else, which the schema then
- * decodes (or refuses).
+ * The `CallToolResult` of a result whose content is text blocks only (the usual shape), built by hand to the value
+ * its schema decodes (with `McpSchema.preserve`) to; undefined for anything else, which the schema then decodes
+ * (or refuses). Members are read as JSON.parse makes them: own, enumerable.
  *
  * @internal
  */
 export const decodeTextToolResult = (raw: unknown): McpSchema.CallToolResult | undefined => {
-  if (typeof raw !== "object" || raw === null || Object.getPrototypeOf(raw) !== Object.prototype) return undefined
-  for (const key of Reflect.ownKeys(raw)) if (typeof key !== "string" || !callToolResultKeys.has(key)) return undefined
+  if (!isPlainObject(raw)) return undefined
   const content: Array<McpSchema.ContentBlock> = []
-  if ("content" in raw) {
-    const blocks = raw.content
-    if (!Array.isArray(blocks)) return undefined
-    for (const block of blocks) {
-      const text = textBlock(block)
-      if (text === undefined) return undefined
-      content.push({ type: "text", text })
+  let structured = false
+  let structuredContent: unknown
+  let isError: boolean | undefined
+  let resultType: string | undefined
+  for (const key in raw) {
+    switch (key) {
+      case "content": {
+        const blocks = "content" in raw ? raw.content : undefined
+        if (!Array.isArray(blocks)) return undefined
+        for (let i = 0; i < blocks.length; i++) {
+          const text = textOf(blocks[i])
+          if (text === undefined) return undefined
+          content.push({ type: "text", text })
+        }
+        break
+      }
+      case "structuredContent":
+        structured = true
+        structuredContent = "structuredContent" in raw ? raw.structuredContent : undefined
+        break
+      case "isError": {
+        const value = "isError" in raw ? raw.isError : undefined
+        if (typeof value !== "boolean") return undefined
+        isError = value
+        break
+      }
+      case "resultType": {
+        const value = "resultType" in raw ? raw.resultType : undefined
+        if (typeof value !== "string") return undefined
+        resultType = value
+        break
+      }
+      default:
+        return undefined
     }
   }
-  // present members must have their type (an optional member present as undefined is the schema's business)
-  const isError = "isError" in raw ? raw.isError : undefined
-  if ("isError" in raw && typeof isError !== "boolean") return undefined
-  const resultType = "resultType" in raw ? raw.resultType : undefined
-  if ("resultType" in raw && typeof resultType !== "string") return undefined
-  return {
-    content,
-    ...("structuredContent" in raw ? { structuredContent: raw.structuredContent } : {}),
-    ...(typeof isError === "boolean" ? { isError } : {}),
-    ...(typeof resultType === "string" ? { resultType } : {})
-  }
+  // the schema's order: content (defaulted), structuredContent, isError, resultType
+  const result: {
+    content: Array<McpSchema.ContentBlock>
+    structuredContent?: unknown
+    isError?: boolean
+    resultType?: string
+  } = { content }
+  if (structured) result.structuredContent = structuredContent
+  if (isError !== undefined) result.isError = isError
+  if (resultType !== undefined) result.resultType = resultType
+  return result
 }
 
 /** The text of a `{ type: "text", text }` block with no other member. */
-const textBlock = (block: unknown): string | undefined => {
-  if (typeof block !== "object" || block === null || Object.getPrototypeOf(block) !== Object.prototype) return undefined
-  if (Reflect.ownKeys(block).length !== 2 || !("type" in block) || block.type !== "text" || !("text" in block)) return undefined
+const textOf = (block: unknown): string | undefined => {
+  if (!isPlainObject(block)) return undefined
+  let members = 0
+  for (const key in block) {
+    if (key !== "type" && key !== "text") return undefined
+    members++
+  }
+  if (members !== 2 || !("type" in block) || block.type !== "text" || !("text" in block)) return undefined
   return typeof block.text === "string" ? block.text : undefined
 }
