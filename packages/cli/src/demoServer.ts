@@ -145,6 +145,18 @@ export const tools = [
     }
   }),
   McpServer.tool({
+    name: "touch",
+    title: "Touch",
+    description: "Announces that a resource changed (notifications/resources/updated), to try `conduit listen --uri`.",
+    parameters: Schema.Struct({
+      uri: Schema.optionalWith(Schema.String, { default: () => "demo://about" }).annotations({
+        description: "The resource (default demo://about)"
+      })
+    }),
+    handler: ({ uri }) =>
+      Effect.as(McpServer.publish(McpServer.Change.ResourceUpdated({ uri })), `announced an update of ${uri}`)
+  }),
+  McpServer.tool({
     name: "fail",
     title: "Fail",
     description: "Always answers with an error result (isError), to try exit codes.",

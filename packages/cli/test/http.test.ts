@@ -61,6 +61,29 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       assert.include(legacyCall.stdout, "Model Context Protocol")
     }))
 
+  it.scoped("listen hears a resource update another client causes, in both eras", () =>
+    Effect.gen(function*() {
+      const server = yield* demoServer()
+      for (const era of ["modern", "legacy"]) {
+        const listening = yield* Cli.start(["--url", server.url, "--era", era, "listen", "--uri", "demo://about", "--json"])
+        yield* listening.awaitStderr("Ctrl-C stops")
+        const touch = yield* Cli.run(["--url", server.url, "tools", "call", "touch", "{\"uri\":\"demo://about\"}"])
+        assert.strictEqual(touch.code, 0, touch.stderr)
+        yield* listening.stdout.changes.pipe(
+          Stream.filter((out) => out.includes("notifications/resources/updated")),
+          Stream.take(1),
+          Stream.runDrain
+        )
+        yield* listening.signal("SIGINT")
+        const result = yield* listening.result
+        assert.strictEqual(result.code, 130, result.stderr)
+        const updates = result.stdout.trim().split("\n").map((line) => JSON.parse(line))
+          .filter((n) => isRecord(n) && n.method === "notifications/resources/updated")
+        assert.strictEqual(updates.length, 1, `${era}: ${result.stdout}`)
+        assert.strictEqual(updates[0].params.uri, "demo://about")
+      }
+    }))
+
   it.scoped("a legacy-only server is found by the era probe", () =>
     Effect.gen(function*() {
       const server = yield* demoServer("legacy")

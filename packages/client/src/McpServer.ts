@@ -33,6 +33,7 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -277,6 +278,27 @@ export interface Connection {
 }
 
 /**
+ * A change a server tells its clients about: a list changed, or a resource was updated. Legacy clients get the
+ * list changes as they happen and resource updates for the URIs they `resources/subscribe`d to; modern clients
+ * get what each of their `subscriptions/listen` streams asked for, tagged with its subscription id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Change = Data.TaggedEnum<{
+  ListChanged: { readonly list: "tools" | "prompts" | "resources" }
+  ResourceUpdated: { readonly uri: string }
+}>
+
+/**
+ * Constructors for {@link Change}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Change = Data.taggedEnum<Change>()
+
+/**
  * A server, ready to accept connections.
  *
  * @since 0.1.0
@@ -290,6 +312,8 @@ export interface Server {
   readonly capabilities: McpSchema.ServerCapabilities
   /** Opens a connection; closing the Scope interrupts its in-flight requests. */
   readonly connect: (send: Send) => Effect.Effect<Connection, never, Scope.Scope>
+  /** Tells every connected client that asked about it (see {@link Change}). */
+  readonly publish: (change: Change) => Effect.Effect<void>
   /** Inbound messages so far, in arrival order, optionally only those of one method. */
   readonly received: (method?: string) => Effect.Effect<ReadonlyArray<Received>>
   /** Waits until at least `count` (default 1) messages of a method were received and returns them. */
@@ -396,6 +420,8 @@ export class RequestContext extends Context.Tag("@conduit-mcp/client/McpServer/R
    * {@link sample} and {@link listRoots}.
    */
   readonly input: (method: InputMethod, params: JsonObject) => Effect.Effect<JsonObject, InputError>
+  /** Tells every connected client that asked about it, on any connection (see {@link Change}). */
+  readonly publish: (change: Change) => Effect.Effect<void>
 }>() {}
 
 /**
@@ -417,6 +443,15 @@ export const progress = (
   options?: { readonly total?: number | undefined; readonly message?: string | undefined }
 ): Effect.Effect<void, never, RequestContext> =>
   Effect.flatMap(RequestContext, (context) => context.progress(value, options))
+
+/**
+ * Tells every connected client that asked about it that a list changed or a resource was updated.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const publish = (change: Change): Effect.Effect<void, never, RequestContext> =>
+  Effect.flatMap(RequestContext, (context) => context.publish(change))
 
 /**
  * Sends a log message to the client of the current request.
@@ -895,6 +930,7 @@ export const make = <
       supportedVersions: engine.supportedVersions,
       capabilities: engine.capabilities,
       connect: engine.connect,
+      publish: engine.publish,
       received: (method) => Effect.map(SubscriptionRef.get(receivedRef), byMethod(method)),
       awaitReceived: (method, count = 1) =>
         receivedRef.changes.pipe(

@@ -43,9 +43,9 @@ describe("McpServer modern era", () => {
         "2024-11-05"
       ])
       assert.deepStrictEqual(result.capabilities, {
-        tools: {},
-        resources: {},
-        prompts: {},
+        tools: { listChanged: true },
+        resources: { subscribe: true, listChanged: true },
+        prompts: { listChanged: true },
         completions: {},
         logging: {}
       })
@@ -303,7 +303,7 @@ describe("McpServer modern era", () => {
       })
       const peer = yield* FixtureServer.open(server)
       const discover = yield* peer.result("server/discover", modern())
-      assert.deepStrictEqual(discover.capabilities, { tools: {}, logging: {} })
+      assert.deepStrictEqual(discover.capabilities, { tools: { listChanged: true }, logging: {} })
       const tools = yield* peer.result("tools/list", modern())
       assert.deepStrictEqual(tools.tools, [{
         name: "id",

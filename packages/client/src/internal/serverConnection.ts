@@ -44,6 +44,7 @@ export interface Engine {
   readonly supportedVersions: ReadonlyArray<McpSchema.ProtocolVersion>
   readonly capabilities: McpSchema.ServerCapabilities
   readonly connect: (send: McpServer.Send) => Effect.Effect<McpServer.Connection, never, Scope.Scope>
+  readonly publish: (change: McpServer.Change) => Effect.Effect<void>
 }
 
 /**
@@ -125,10 +126,44 @@ const LEGACY_METHODS: ReadonlySet<string> = new Set([
   "resources/read",
   "prompts/list",
   "prompts/get",
-  "completion/complete"
+  "completion/complete",
+  "resources/subscribe",
+  "resources/unsubscribe"
 ])
 
-const STATEFUL_METHODS: ReadonlySet<string> = new Set(["initialize", "logging/setLevel"])
+const STATEFUL_METHODS: ReadonlySet<string> = new Set([
+  "initialize",
+  "logging/setLevel",
+  "resources/subscribe",
+  "resources/unsubscribe"
+])
+
+/** The notification a change becomes. */
+const changeNotification = (change: McpServer.Change): { readonly method: string; readonly params: JsonObject } =>
+  change._tag === "ResourceUpdated"
+    ? { method: "notifications/resources/updated", params: { uri: change.uri } }
+    : { method: `notifications/${change.list}/list_changed`, params: {} }
+
+/** What a modern listen asked for, as the acknowledgement and the filter use it. */
+interface ListenFilter {
+  readonly toolsListChanged?: true
+  readonly promptsListChanged?: true
+  readonly resourcesListChanged?: true
+  readonly resourceSubscriptions?: ReadonlyArray<string>
+}
+
+const wants = (filter: ListenFilter, change: McpServer.Change): boolean => {
+  switch (change._tag) {
+    case "ResourceUpdated":
+      return filter.resourceSubscriptions?.includes(change.uri) === true
+    case "ListChanged":
+      return change.list === "tools"
+        ? filter.toolsListChanged === true
+        : change.list === "prompts"
+        ? filter.promptsListChanged === true
+        : filter.resourcesListChanged === true
+  }
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input from the client
@@ -284,9 +319,9 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
     const hasCompletions = config.prompts.some((prompt) => Object.keys(prompt.complete).length > 0) ||
       config.resourceTemplates.some((template) => Object.keys(template.complete).length > 0)
     const capabilities: McpSchema.ServerCapabilities = {
-      ...(hasTools ? { tools: {} } : {}),
-      ...(hasResources ? { resources: {} } : {}),
-      ...(hasPrompts ? { prompts: {} } : {}),
+      ...(hasTools ? { tools: { listChanged: true } } : {}),
+      ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
+      ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
       ...(hasCompletions ? { completions: {} } : {}),
       logging: {}
     }
@@ -296,6 +331,10 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
       Effect.provide(effect, config.context) as Effect.Effect<A, E, McpServer.RequestContext>
 
     const connectionIds = yield* Ref.make(0)
+    // every live connection's way of passing a change on to its client (legacy session or modern listens)
+    const audiences = new Set<(change: McpServer.Change) => Effect.Effect<void>>()
+    const publish = (change: McpServer.Change): Effect.Effect<void> =>
+      Effect.forEach([...audiences], (deliver) => deliver(change), { discard: true })
 
     // -------------------------------------------------------------------------------------------------------
     // Results
@@ -577,6 +616,48 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
 
         const notify = (method: string, params: JsonObject) => send({ jsonrpc: "2.0", method, params })
 
+        // what this connection's client asked to hear about: its legacy resource subscriptions, its modern listens
+        const subscribed = new Set<string>()
+        const listens = new Map<McpSchema.RequestId, ListenFilter>()
+        const deliver = (change: McpServer.Change): Effect.Effect<void> =>
+          Effect.suspend(() => {
+            const { method, params } = changeNotification(change)
+            const tagged = [...listens].filter(([, filter]) => wants(filter, change)).map(([id]) =>
+              notify(method, { ...params, _meta: { [McpSchema.MetaKeys.subscriptionId]: id } })
+            )
+            const plain = legacy !== undefined &&
+                (change._tag === "ListChanged" || subscribed.has(change.uri))
+              ? [notify(method, params)]
+              : []
+            return Effect.all([...plain, ...tagged], { discard: true })
+          })
+        yield* Effect.acquireRelease(
+          Effect.sync(() => audiences.add(deliver)),
+          () => Effect.sync(() => audiences.delete(deliver))
+        )
+
+        /** Modern `subscriptions/listen`: acknowledged with what the server honours, then open until cancelled. */
+        const listen = (id: McpSchema.RequestId, params: JsonObject): Effect.Effect<never> => {
+          const asked = record(params.notifications) ?? {}
+          const uris = Array.isArray(asked.resourceSubscriptions)
+            ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
+            : undefined
+          const honoured: ListenFilter = {
+            ...(hasTools && asked.toolsListChanged === true ? { toolsListChanged: true } : {}),
+            ...(hasPrompts && asked.promptsListChanged === true ? { promptsListChanged: true } : {}),
+            ...(hasResources && asked.resourcesListChanged === true ? { resourcesListChanged: true } : {}),
+            ...(hasResources && uris !== undefined ? { resourceSubscriptions: uris } : {})
+          }
+          return notify("notifications/subscriptions/acknowledged", {
+            _meta: { [McpSchema.MetaKeys.subscriptionId]: id },
+            notifications: { ...honoured }
+          }).pipe(
+            Effect.zipRight(Effect.sync(() => listens.set(id, honoured))),
+            Effect.zipRight(Effect.never),
+            Effect.ensuring(Effect.sync(() => listens.delete(id)))
+          )
+        }
+
         /** Legacy: a request to the client, awaited; interrupting the handler cancels it. */
         const askClient = (request: RequestInfo) => (method: McpServer.InputMethod, params: JsonObject) =>
           Effect.suspend(() => {
@@ -715,6 +796,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             clientInfo: request.clientInfo,
             progressToken,
             meta: request.meta,
+            publish,
             progress: (value, details) =>
               progressToken === undefined ? Effect.void : notify("notifications/progress", {
                 progressToken,
@@ -821,6 +903,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
               ...(options.instructions !== undefined ? { instructions: options.instructions } : {})
             }, true))
           }
+          if (request.method === "subscriptions/listen") return listen(request.id, params)
           return run(requestInfo)
         }
 
@@ -845,6 +928,14 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             const level = params.level
             if (!isLoggingLevel(level)) return Effect.fail(invalidParams("Invalid log level"))
             legacyLevel = level
+            return Effect.succeed({})
+          }
+          if (request.method === "resources/subscribe" || request.method === "resources/unsubscribe") {
+            if (!hasResources) return Effect.fail(methodNotFound(request.method))
+            const uri = params.uri
+            if (typeof uri !== "string") return Effect.fail(invalidParams("Missing uri"))
+            if (request.method === "resources/subscribe") subscribed.add(uri)
+            else subscribed.delete(uri)
             return Effect.succeed({})
           }
           return run({
@@ -944,5 +1035,5 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         } satisfies McpServer.Connection
       })
 
-    return { info, eras, supportedVersions, capabilities, connect }
+    return { info, eras, supportedVersions, capabilities, connect, publish }
   })
