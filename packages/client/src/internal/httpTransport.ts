@@ -15,6 +15,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -23,7 +24,9 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as FiberSet from "effect/FiberSet"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -188,7 +191,13 @@ export const make = (
   const send = (
     request: HttpClientRequest.HttpClientRequest
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
-    Effect.locallyWith(scopedClient.execute(request), Headers.currentRedactedNames, withSecrets)
+    Effect.withFiberRuntime((fiber) => {
+      const sent = scopedClient.execute(request)
+      // an exchange's fiber already redacts our names (see startExchange)
+      return fiber.getFiberRef(Headers.currentRedactedNames) === redacted
+        ? sent
+        : Effect.locallyWith(sent, Headers.currentRedactedNames, withSecrets)
+    })
   // a URL without a query goes to the HTTP client as text, which it takes as is (a URL object is copied, split
   // into its parts and put together again on every request)
   const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
@@ -1034,26 +1043,40 @@ export const make = (
           state.routes.set(request.id, route)
           const failed = (error: McpError.TransportFailure) =>
             emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
-          const work = exchange(route, request, options, resent).pipe(
-            Effect.catchAll(failed),
+          const work = Effect.catchAllCause(exchange(route, request, options, resent), (cause) => {
+            const failure = Cause.failureOption(cause)
+            if (Option.isSome(failure)) return failed(failure.value)
             // a bug must not leave the caller waiting for its timeout
-            Effect.catchAllDefect((defect) =>
-              Effect.zipRight(
-                Effect.logError("the exchange died", defect),
-                failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect))
-              )
-            ),
-            Effect.ensuring(Effect.sync(() => state.routes.delete(request.id))),
-            Effect.annotateLogs({ module: "HttpTransport", method: request.method }),
-            // a request may be sent from an uninterruptible region; its exchange stays cancellable
-            Effect.interruptible
+            const defect = Cause.dieOption(cause)
+            // (an interruption: there is no failure to strip)
+            if (Option.isNone(defect)) return Effect.failCause(Cause.stripFailures(cause))
+            return Effect.zipRight(
+              Effect.logError("the exchange died", defect.value),
+              failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect.value))
+            )
+          })
+          // The exchange has its fiber to itself: its log annotations and the header names the HTTP client must
+          // redact are set once for the whole fiber (nothing to restore), and the fiber stays interruptible even
+          // when the request is sent from an uninterruptible region.
+          const fiberWork = Effect.interruptible(
+            Effect.zipRight(
+              FiberRef.update(
+                FiberRef.currentLogAnnotations,
+                (annotations) =>
+                  HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", request.method)
+              ),
+              Effect.zipRight(FiberRef.update(Headers.currentRedactedNames, withSecrets), work)
+            )
           )
-          return Effect.map(Effect.forkDaemon(work), (fiber) => {
+          return Effect.map(Effect.forkDaemon(fiberWork), (fiber) => {
             const previous = exchanges.get(request.id)
             if (previous !== undefined) previous.unsafeInterruptAsFork(FiberId.none)
             exchanges.set(request.id, fiber)
             fiber.addObserver(() => {
-              if (exchanges.get(request.id) === fiber) exchanges.delete(request.id)
+              const current = exchanges.get(request.id)
+              if (current === fiber) exchanges.delete(request.id)
+              // a later exchange of the same request (a re-send) keeps its route
+              if (current === fiber || current === undefined) state.routes.delete(request.id)
             })
           })
         })
