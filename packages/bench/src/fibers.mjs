@@ -55,13 +55,16 @@ const transportLayer = server === undefined
 let started = 0
 let ops = 0
 const opsByCode = new Map()
+const opsByFiber = new Map()
 class Counter extends Supervisor.AbstractSupervisor {
   value = Effect.sync(() => started)
   onStart() {
     started++
   }
-  onEffect(_fiber, effect) {
+  onEffect(fiber, effect) {
     ops++
+    const fiberId = fiber.id().id
+    opsByFiber.set(fiberId, (opsByFiber.get(fiberId) ?? 0) + 1)
     const code = effect?._op ?? effect?._tag ?? "?"
     opsByCode.set(code, (opsByCode.get(code) ?? 0) + 1)
   }
@@ -79,6 +82,7 @@ const measure = async (label, effect) => {
   const before = started
   const opsBefore = ops
   opsByCode.clear()
+  opsByFiber.clear()
   const cpu = process.cpuUsage()
   await runtime.runPromise(effect)
   const used = process.cpuUsage(cpu)
@@ -91,6 +95,11 @@ const measure = async (label, effect) => {
   if (countOps) {
     const codes = [...opsByCode.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / calls).toFixed(1)}`)
     process.stdout.write(`  by op: ${codes.join(", ")}\n`)
+    // the library's long-lived fibers (reader, writer, timer) stand out; the rest are the callers' workers
+    const fibers = [...opsByFiber.entries()].sort((a, b) => b[1] - a[1])
+    const top = fibers.slice(0, 4).map(([id, v]) => `#${id} ${(v / calls).toFixed(1)}`)
+    const rest = fibers.slice(4).reduce((sum, [, v]) => sum + v, 0)
+    process.stdout.write(`  by fiber: ${top.join(", ")}, ${fibers.length - 4} others ${(rest / calls).toFixed(1)}\n`)
   }
 }
 const many = Effect.forEach(Array.from({ length: calls }), () => call, { concurrency: 64, discard: true })

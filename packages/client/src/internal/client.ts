@@ -725,76 +725,119 @@ export const make = (
     /** The request's own span, when it is a span of this process whose trace a server can join. */
     const propagatedSpan = (span: Tracer.AnySpan | undefined) => span !== undefined && span._tag === "Span" ? span : undefined
 
+    /** A request registered (its id taken, its entry pending) and its message built: `sent` sends it. */
+    interface Registered {
+      readonly id: McpSchema.RequestId
+      readonly entry: Pending
+      readonly sent: Effect.Effect<void, McpError.TransportFailure>
+    }
+
+    /**
+     * What precedes every send. `span` is the request's span (the current span when undefined): its trace context
+     * goes in `_meta` on modern requests.
+     */
+    const register = (
+      fiber: Fiber.RuntimeFiber<unknown, unknown>,
+      wire: Wire,
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      send: SendOptions,
+      span: Tracer.Span | undefined
+    ): Registered => {
+      const id: McpSchema.RequestId = send.id ?? nextId++
+      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+      const timeout = send.timeoutMillis
+      const entry: Pending = {
+        method,
+        onProgress: send.onProgress,
+        lastActivity: 0,
+        outcome: undefined,
+        resume: undefined,
+        deadline: timeout !== undefined && !send.resetOnProgress ? now + timeout : undefined,
+        timeoutMillis: timeout ?? 0
+      }
+      pending.set(id, entry)
+      send.onId?.(id)
+      const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
+      const finalParams = buildParams(
+        wire,
+        id,
+        params,
+        send,
+        wire.era === "legacy" ? undefined : traceContext(span ?? propagatedSpan(fiber.currentSpan))
+      )
+      const message: McpSchema.JsonRpcRequest = finalParams === undefined
+        ? { jsonrpc: "2.0", id, method }
+        : { jsonrpc: "2.0", id, method, params: finalParams }
+      const sent = wire.connection.request(message, {
+        probe: send.probe,
+        deadline: budget === undefined ? undefined : now + budget,
+        listen: method === "subscriptions/listen"
+      })
+      return { id, entry, sent }
+    }
+
+    /** Sends a registered request and waits for its outcome; `around` runs the transport's part. */
+    const transmit = (
+      registered: Registered,
+      method: string,
+      send: SendOptions,
+      around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+    ): Reply =>
+      Effect.flatMap(
+        around === undefined ? registered.sent : around(registered.sent),
+        () => awaitReply(method, registered.entry, send)
+      )
+
+    /** A request answered: its entry is dropped. */
+    const completed = (registered: Registered): void => {
+      deadlines.delete(registered.entry)
+      pending.delete(registered.id)
+    }
+
+    /**
+     * A request that did not succeed is dropped; one given up (timed out, or its caller interrupted) is cancelled
+     * when `send.cancellable`: the effect that cancels it, if any.
+     */
+    const abandoned = (
+      wire: Wire,
+      registered: Registered,
+      send: SendOptions,
+      cause: Cause.Cause<McpError.McpClientError>
+    ): Effect.Effect<void> | undefined => {
+      deadlines.delete(registered.entry)
+      registered.entry.resume = undefined
+      if (!pending.delete(registered.id) || !send.cancellable) return undefined
+      const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
+      if (!timedOut && !Cause.isInterrupted(cause)) return undefined
+      return wire.connection.cancel(registered.id, timedOut ? "timeout" : "interrupted")
+    }
+
     /**
      * Sends one request and waits for its outcome. The request is registered (and its deadline set) before it is
      * sent and dropped whatever the outcome; a request given up (timed out, or its caller interrupted) is cancelled
-     * when `send.cancellable`. `span` is the request's span (the current span when undefined): its trace context
-     * goes in `_meta` on modern requests, and `around` runs the transport's part (under that span, when the
-     * transport may create spans of its own).
+     * when `send.cancellable`.
      */
     const sendRequest = (
       wire: Wire,
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
-      send: SendOptions,
-      span?: Tracer.Span | undefined,
-      around?: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+      send: SendOptions
     ): Reply =>
       Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
           if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
-          const id: McpSchema.RequestId = send.id ?? nextId++
-          const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-          const timeout = send.timeoutMillis
-          const entry: Pending = {
-            method,
-            onProgress: send.onProgress,
-            lastActivity: 0,
-            outcome: undefined,
-            resume: undefined,
-            deadline: timeout !== undefined && !send.resetOnProgress ? now + timeout : undefined,
-            timeoutMillis: timeout ?? 0
-          }
-          pending.set(id, entry)
-          send.onId?.(id)
-          const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
-          const finalParams = buildParams(
-            wire,
-            id,
-            params,
-            send,
-            wire.era === "legacy" ? undefined : traceContext(span ?? propagatedSpan(fiber.currentSpan))
-          )
-          const message: McpSchema.JsonRpcRequest = finalParams === undefined
-            ? { jsonrpc: "2.0", id, method }
-            : { jsonrpc: "2.0", id, method, params: finalParams }
-          const sent = wire.connection.request(message, {
-            probe: send.probe,
-            deadline: budget === undefined ? undefined : now + budget,
-            listen: method === "subscriptions/listen"
-          })
-          return Effect.matchCauseEffect(
-            restore(Effect.flatMap(around === undefined ? sent : around(sent), () => awaitReply(method, entry, send))),
-            {
-              onFailure: (cause) => {
-                deadlines.delete(entry)
-                entry.resume = undefined
-                const abandoned = pending.delete(id)
-                if (!abandoned || !send.cancellable) return Effect.failCause(cause)
-                const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
-                if (!timedOut && !Cause.isInterrupted(cause)) return Effect.failCause(cause)
-                return Effect.zipRight(
-                  wire.connection.cancel(id, timedOut ? "timeout" : "interrupted"),
-                  Effect.failCause(cause)
-                )
-              },
-              onSuccess: (value) => {
-                deadlines.delete(entry)
-                pending.delete(id)
-                return Effect.succeed(value)
-              }
+          const registered = register(fiber, wire, method, params, send, undefined)
+          return Effect.matchCauseEffect(restore(transmit(registered, method, send, undefined)), {
+            onFailure: (cause) => {
+              const cancel = abandoned(wire, registered, send, cause)
+              return cancel === undefined ? Effect.failCause(cause) : Effect.zipRight(cancel, Effect.failCause(cause))
+            },
+            onSuccess: (value) => {
+              completed(registered)
+              return Effect.succeed(value)
             }
-          )
+          })
         })
       )
 
@@ -1430,44 +1473,64 @@ export const make = (
       return span
     }
 
+    /** A call under way: its span (when the tracer is enabled), and what its metrics need. */
+    interface CallTrace {
+      readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+      readonly metrics: MethodMetrics
+      readonly clock: Clock.Clock
+      readonly timing: boolean
+      readonly span: Tracer.Span | undefined
+      readonly start: bigint
+    }
+
+    const beginCall = (
+      fiber: Fiber.RuntimeFiber<unknown, unknown>,
+      method: string,
+      tool: string | undefined
+    ): CallTrace => {
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+      const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+      const span = fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        ? startSpan(fiber, `McpClient ${method}`, spanOptionsFor(method), tool, clock, timing)
+        : undefined
+      return { fiber, metrics: metricsFor(method), clock, timing, span, start: clock.unsafeCurrentTimeNanos() }
+    }
+
+    /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
+    const endCall = <A>(trace: CallTrace, exit: Exit.Exit<A, McpError.McpClientError>): Exit.Exit<A, McpError.McpClientError> => {
+      const { clock, metrics, span } = trace
+      const labels = trace.fiber.getFiberRef(FiberRef.currentMetricLabels)
+      if (Exit.isFailure(exit)) {
+        const error = Cause.failureOption(exit.cause)
+        if (Option.isSome(error)) metrics.errorsBy(error.value._tag).unsafeUpdate(1, labels)
+      }
+      metrics.duration.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - trace.start) / 1_000_000, labels)
+      if (span !== undefined && span.status._tag !== "Ended") {
+        span.end(trace.timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+      }
+      return exit
+    }
+
     /**
      * Runs a call in its span (`McpClient <method>`, annotated with the call's tool) and records its latency, and
-     * its failure by error tag. The same as `Effect.withSpan` around the metrics, in a single step: `body` gets the
-     * span (undefined with the tracer disabled) and decides what runs with it as the parent.
+     * its failure by error tag: the same as `Effect.withSpan` around the metrics, in a single step. `body` runs with
+     * the span as the parent.
      */
     const instrumented = <A>(
       method: string,
       tool: string | undefined,
-      body: (span: Tracer.Span | undefined) => Effect.Effect<A, McpError.McpClientError>
+      body: Effect.Effect<A, McpError.McpClientError>
     ): Effect.Effect<A, McpError.McpClientError> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
-          const metrics = metricsFor(method)
-          const spanOptions = spanOptionsFor(method)
-          const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-          const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-          const name = `McpClient ${method}`
-          const span = fiber.getFiberRef(FiberRef.currentTracerEnabled)
-            ? startSpan(fiber, name, spanOptions, tool, clock, timing)
-            : undefined
-          const start = clock.unsafeCurrentTimeNanos()
-          const finish = (exit: Exit.Exit<A, McpError.McpClientError>) => {
-            const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-            if (Exit.isFailure(exit)) {
-              const error = Cause.failureOption(exit.cause)
-              if (Option.isSome(error)) metrics.errorsBy(error.value._tag).unsafeUpdate(1, labels)
-            }
-            metrics.duration.unsafeUpdate(Number(clock.unsafeCurrentTimeNanos() - start) / 1_000_000, labels)
-            if (span !== undefined && span.status._tag !== "Ended") {
-              span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
-            }
-            return exit
-          }
+          const trace = beginCall(fiber, method, tool)
           // with the tracer disabled, Effect's own (no-op) span keeps what it implies for what runs inside
-          const run = span === undefined ? Effect.withSpan(annotated(body(undefined), tool), name, spanOptions) : body(span)
+          const run = trace.span === undefined
+            ? Effect.withSpan(annotated(body, tool), `McpClient ${method}`, spanOptionsFor(method))
+            : inSpan(trace.span, tool)(body)
           return Effect.matchCauseEffect(restore(run), {
-            onFailure: (cause) => finish(Exit.failCause(cause)),
-            onSuccess: (value) => finish(Exit.succeed(value))
+            onFailure: (cause) => endCall(trace, Exit.failCause(cause)),
+            onSuccess: (value) => endCall(trace, Exit.succeed(value))
           })
         })
       )
@@ -1479,39 +1542,72 @@ export const make = (
     const inSpan = (span: Tracer.Span, tool: string | undefined) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
       Effect.withParentSpan(annotated(effect, tool), span)
 
-    /**
-     * One call: the request (its `input_required` rounds, through the result cache when it applies), its result
-     * decoded. Connected and without a cache in the way, the usual call is a single send, with nothing between the
-     * caller and the wire but the span and the pending entry.
-     */
+    type Decoder<A> = (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>
+    type SyncDecoder<A> = (method: string, raw: unknown) => Either.Either<A, McpError.ProtocolError>
+
+    /** One call: the request (its `input_required` rounds, through the result cache when it applies), decoded. */
     const call = <A>(
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
-      decode: (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>,
+      decode: Decoder<A>,
       options: McpClient.RequestOptions | undefined,
       tool?: string | undefined
     ): Effect.Effect<A, McpError.McpClientError> =>
-      instrumented(method, tool, (span) => {
-        const session = connected
-        if (
-          span === undefined || session === undefined || session.attempt.closedError !== undefined ||
-          (Option.isSome(cache) && ResultCache.isCacheableMethod(method))
-        ) {
-          const all = Effect.flatMap(withInputRounds(method, params, options), (raw) => decode(method, raw))
-          return span === undefined ? all : inSpan(span, tool)(all)
-        }
-        // the stdio transport starts no span while it sends: its part runs without the span as its parent
-        const nested = kind === "stdio" ? undefined : inSpan(span, tool)
-        return Effect.flatMap(
-          sendRequest(session.wire, method, params, callOptions(options), span, nested),
-          (raw) =>
-            isInputRequired(raw)
-              ? inSpan(span, tool)(
-                Effect.flatMap(inputRounds(method, params, options, [raw, session]), (last) => decode(method, last))
-              )
-              : decode(method, raw)
-        )
-      })
+      instrumented(method, tool, Effect.flatMap(withInputRounds(method, params, options), (raw) => decode(method, raw)))
+
+    /**
+     * A call whose result decodes synchronously. Connected, with the tracer enabled and no cache in the way, the
+     * usual call is one step: span, registration and send; then the reply, decoded, and the span ended. The
+     * transport's part runs with the span as its parent, except on stdio, whose sends start no span.
+     */
+    const callSync = <A>(
+      method: string,
+      params: Readonly<Record<string, unknown>> | undefined,
+      decode: SyncDecoder<A>,
+      options: McpClient.RequestOptions | undefined,
+      tool?: string | undefined
+    ): Effect.Effect<A, McpError.McpClientError> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
+          const session = connected
+          if (
+            session === undefined || (Option.isSome(cache) && ResultCache.isCacheableMethod(method)) ||
+            !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+          ) {
+            return restore(call(method, params, decode, options, tool))
+          }
+          const trace = beginCall(fiber, method, tool)
+          const span = trace.span
+          const wire = session.wire
+          if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
+          const send = callOptions(options)
+          const registered = register(fiber, wire, method, params, send, span)
+          return Effect.matchCauseEffect(
+            restore(transmit(registered, method, send, kind === "stdio" || span === undefined ? undefined : inSpan(span, tool))),
+            {
+              onFailure: (cause) => {
+                const exit = Exit.failCause(cause)
+                const cancel = abandoned(wire, registered, send, cause)
+                return cancel === undefined ? endCall(trace, exit) : Effect.flatMap(cancel, () => endCall(trace, exit))
+              },
+              onSuccess: (raw) => {
+                completed(registered)
+                if (isInputRequired(raw)) {
+                  // the rounds after the first, still in the call's span
+                  const rounds = Effect.flatMap(inputRounds(method, params, options, [raw, session]), (last) =>
+                    decode(method, last))
+                  return Effect.matchCauseEffect(restore(span === undefined ? rounds : inSpan(span, tool)(rounds)), {
+                    onFailure: (cause) => endCall(trace, Exit.failCause(cause)),
+                    onSuccess: (value) => endCall(trace, Exit.succeed(value))
+                  })
+                }
+                const decoded = decode(method, raw)
+                return endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left))
+              }
+            }
+          )
+        })
+      )
 
     /**
      * Decodes a result with one of the library's schemas (synchronous ones); `quick` may recognise the usual shape
@@ -1812,9 +1908,12 @@ export const make = (
       }))
 
     const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult, codec.decodeTextToolResult)
+    const decodeReadResourceResult = resultDecoder(McpSchema.ReadResourceResult)
+    const decodeGetPromptResult = resultDecoder(McpSchema.GetPromptResult)
+    const decodeCompleteResult = resultDecoder(McpSchema.CompleteResult)
     const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
       Effect.flatMap(
-        call(
+        callSync(
           "tools/call",
           params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
           decodeCallToolResult,
@@ -1876,23 +1975,23 @@ export const make = (
       streamResources,
       listResourceTemplates: (options) => collect(streamResourceTemplates(options), "resources/templates/list"),
       streamResourceTemplates,
-      readResource: (uri, options) => request("resources/read", { uri }, McpSchema.ReadResourceResult, options),
+      readResource: (uri, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options),
       listPrompts: (options) => collect(streamPrompts(options), "prompts/list"),
       streamPrompts,
       getPrompt: (params, options) =>
-        request(
+        callSync(
           "prompts/get",
           params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
-          McpSchema.GetPromptResult,
+          decodeGetPromptResult,
           options
         ),
       complete: (params, options) =>
-        request(
+        callSync(
           "completion/complete",
           params.context === undefined
             ? { ref: params.ref, argument: params.argument }
             : { ref: params.ref, argument: params.argument, context: params.context },
-          McpSchema.CompleteResult,
+          decodeCompleteResult,
           options
         ),
       ping: (options) =>
