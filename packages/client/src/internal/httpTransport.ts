@@ -2,9 +2,10 @@
  * The HTTP transport behind `HttpTransport`: one connection speaks modern Streamable HTTP (2026-07-28), legacy
  * Streamable HTTP (2025-03-26 … 2025-11-25) or HTTP+SSE (2024-11-05), whichever the server turns out to be.
  *
- * Every request runs in its own fiber (a `FiberMap` keyed by request id) that POSTs it and reads its answer, a
- * JSON body or an event stream, reporting what arrives as transport events; interrupting that fiber aborts the
- * HTTP request, which is how a modern request is cancelled. Long-lived streams (the legacy GET stream, the
+ * Every request runs in its own fiber (kept by request id) that POSTs it and reads its answer, a JSON body or an
+ * event stream, reporting what arrives as transport events; interrupting that fiber aborts the HTTP request, which
+ * is how a modern request is cancelled (the client cancels a request at its deadline, so the exchange needs no
+ * timer of its own). Long-lived streams (the legacy GET stream, the
  * HTTP+SSE stream) run in the connection's own fibers. Closing the connection's Scope interrupts them all, then
  * DELETEs the legacy session (bounded in time).
  *
