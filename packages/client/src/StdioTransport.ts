@@ -407,11 +407,24 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           result._tag === "Lines"
             ? deliver(result.lines)
             : Effect.zipRight(deliver(result.lines), Effect.fail(frameTooLarge(result.size)))
+        // the buffers read at once: their lines go out together
+        const onChunk = (chunk: Chunk.Chunk<Uint8Array>): Effect.Effect<void, McpError.TransportError> => {
+          if (chunk.length === 1) return onResult(frames.push(Chunk.unsafeGet(chunk, 0)))
+          const lines: Array<string> = []
+          for (const bytes of chunk) {
+            const result = frames.push(bytes)
+            for (const line of result.lines) lines.push(line)
+            if (result._tag === "Overflow") return Effect.zipRight(deliver(lines), Effect.fail(frameTooLarge(result.size)))
+          }
+          return deliver(lines)
+        }
         yield* proc.stdout.pipe(
-          Stream.mapError((cause) =>
-            new McpError.TransportError({ transport: "stdio", reason: "Read", detail: cause.message, cause })
+          Stream.runForEachChunk((chunk) => Effect.suspend(() => onChunk(chunk))),
+          Effect.mapError((error) =>
+            error._tag === "TransportError"
+              ? error
+              : new McpError.TransportError({ transport: "stdio", reason: "Read", detail: error.message, cause: error })
           ),
-          Stream.runForEach((chunk) => Effect.suspend(() => onResult(frames.push(chunk)))),
           Effect.zipRight(Effect.suspend(() => onResult(frames.end()))),
           Effect.catchAllCause((cause) =>
             Option.match(Cause.failureOption(cause), {

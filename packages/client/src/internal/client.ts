@@ -3,6 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -1453,8 +1454,7 @@ export const make = (
       name: string,
       spanOptions: Tracer.SpanOptions,
       tool: string | undefined,
-      clock: Clock.Clock,
-      timing: boolean
+      startTime: bigint
     ): Tracer.Span => {
       const parent = propagatedParent(Context.getOption(fiber.currentContext, Tracer.ParentSpan))
       const span = fiber.currentTracer.span(
@@ -1462,7 +1462,7 @@ export const make = (
         parent,
         Context.empty(),
         Chunk.toReadonlyArray(fiber.getFiberRef(FiberRef.currentTracerSpanLinks)),
-        timing ? clock.unsafeCurrentTimeNanos() : BigInt(0),
+        startTime,
         spanOptions.kind ?? "internal",
         spanOptions
       )
@@ -1476,25 +1476,53 @@ export const make = (
     /** A call under way: its span (when the tracer is enabled), and what its metrics need. */
     interface CallTrace {
       readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+      readonly method: string
+      readonly tool: string | undefined
       readonly metrics: MethodMetrics
       readonly clock: Clock.Clock
       readonly timing: boolean
-      readonly span: Tracer.Span | undefined
+      /** Undefined with the tracer disabled, or while a deferred span is not needed. */
+      span: Tracer.Span | undefined
       readonly start: bigint
     }
 
+    /**
+     * Starts a call's metrics and its span. `deferSpan`: with Effect's native tracer, a span that no code runs
+     * under and whose ids go nowhere cannot be observed, so it is made only if something comes to need it
+     * ({@link spanOf}), with the start time it would have had.
+     */
     const beginCall = (
       fiber: Fiber.RuntimeFiber<unknown, unknown>,
       method: string,
-      tool: string | undefined
+      tool: string | undefined,
+      deferSpan: boolean
     ): CallTrace => {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-      const span = fiber.getFiberRef(FiberRef.currentTracerEnabled)
-        ? startSpan(fiber, `McpClient ${method}`, spanOptionsFor(method), tool, clock, timing)
+      const start = clock.unsafeCurrentTimeNanos()
+      const span = !deferSpan && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        ? startSpan(fiber, `McpClient ${method}`, spanOptionsFor(method), tool, timing ? start : BigInt(0))
         : undefined
-      return { fiber, metrics: metricsFor(method), clock, timing, span, start: clock.unsafeCurrentTimeNanos() }
+      return { fiber, method, tool, metrics: metricsFor(method), clock, timing, span, start }
     }
+
+    /** The call's span, made now if it was deferred (the tracer is enabled whenever a span may be deferred). */
+    const spanOf = (trace: CallTrace): Tracer.Span => {
+      if (trace.span === undefined) {
+        const { fiber, method } = trace
+        trace.span = startSpan(
+          fiber,
+          `McpClient ${method}`,
+          spanOptionsFor(method),
+          trace.tool,
+          trace.timing ? trace.start : BigInt(0)
+        )
+      }
+      return trace.span
+    }
+
+    /** Effect's own tracer, whose spans are seen only by the code that runs under them. */
+    const nativeTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
     /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
     const endCall = <A>(trace: CallTrace, exit: Exit.Exit<A, McpError.McpClientError>): Exit.Exit<A, McpError.McpClientError> => {
@@ -1523,7 +1551,7 @@ export const make = (
     ): Effect.Effect<A, McpError.McpClientError> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
-          const trace = beginCall(fiber, method, tool)
+          const trace = beginCall(fiber, method, tool, false)
           // with the tracer disabled, Effect's own (no-op) span keeps what it implies for what runs inside
           const run = trace.span === undefined
             ? Effect.withSpan(annotated(body, tool), `McpClient ${method}`, spanOptionsFor(method))
@@ -1576,9 +1604,15 @@ export const make = (
           ) {
             return restore(call(method, params, decode, options, tool))
           }
-          const trace = beginCall(fiber, method, tool)
-          const span = trace.span
           const wire = session.wire
+          // a legacy call over stdio runs nothing under its span and sends no trace context
+          const trace = beginCall(
+            fiber,
+            method,
+            tool,
+            kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === nativeTracer
+          )
+          const span = trace.span
           if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
           const send = callOptions(options)
           const registered = register(fiber, wire, method, params, send, span)
@@ -1596,7 +1630,7 @@ export const make = (
                   // the rounds after the first, still in the call's span
                   const rounds = Effect.flatMap(inputRounds(method, params, options, [raw, session]), (last) =>
                     decode(method, last))
-                  return Effect.matchCauseEffect(restore(span === undefined ? rounds : inSpan(span, tool)(rounds)), {
+                  return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
                     onFailure: (cause) => endCall(trace, Exit.failCause(cause)),
                     onSuccess: (value) => endCall(trace, Exit.succeed(value))
                   })
