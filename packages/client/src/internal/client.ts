@@ -642,13 +642,13 @@ export const make = (
         if (!wantsProgress && send.meta === undefined) return params
         return { ...params, _meta: { ...extraMeta, ...send.meta, ...(wantsProgress ? { progressToken: id } : {}) } }
       }
-      const meta: Record<string, unknown> = {
-        ...extraMeta,
-        ...send.meta,
-        [McpSchema.MetaKeys.protocolVersion]: wire.version,
-        [McpSchema.MetaKeys.clientInfo]: clientInfo,
-        [McpSchema.MetaKeys.clientCapabilities]: capabilitiesFor(wire.version)
-      }
+      // (the usual request has no `_meta` of its own: no spreads then)
+      const meta: Record<string, unknown> = extraMeta === undefined && send.meta === undefined
+        ? {}
+        : { ...extraMeta, ...send.meta }
+      meta[McpSchema.MetaKeys.protocolVersion] = wire.version
+      meta[McpSchema.MetaKeys.clientInfo] = clientInfo
+      meta[McpSchema.MetaKeys.clientCapabilities] = capabilitiesFor(wire.version)
       if (logLevel !== undefined && wire.era === "modern") meta[McpSchema.MetaKeys.logLevel] = logLevel
       // A token only when the caller wants progress, or an idle timeout needs it.
       if (send.onProgress !== undefined || send.resetOnProgress) meta.progressToken = id
