@@ -414,7 +414,9 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           for (const bytes of chunk) {
             const result = frames.push(bytes)
             for (const line of result.lines) lines.push(line)
-            if (result._tag === "Overflow") return Effect.zipRight(deliver(lines), Effect.fail(frameTooLarge(result.size)))
+            if (result._tag === "Overflow") {
+              return Effect.zipRight(deliver(lines), Effect.fail(frameTooLarge(result.size)))
+            }
           }
           return deliver(lines)
         }

@@ -671,7 +671,8 @@ export const make = (
             const at = entry.deadline ?? now
             if (at <= now) {
               deadlines.delete(entry)
-              settle(entry, Exit.fail(new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis })))
+              const timeout = new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis })
+              settle(entry, Exit.fail(timeout))
             } else if (next === undefined || at < next) {
               next = at
             }
@@ -716,7 +717,9 @@ export const make = (
         while (true) {
           const now = yield* Clock.currentTimeMillis
           const deadline = Math.min(entry.lastActivity + timeout, start + maxTotal)
-          if (now >= deadline) return yield* Effect.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout }))
+          if (now >= deadline) {
+            return yield* Effect.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout }))
+          }
           yield* Effect.sleep(Duration.millis(deadline - now))
         }
       })
@@ -724,7 +727,8 @@ export const make = (
     }
 
     /** The request's own span, when it is a span of this process whose trace a server can join. */
-    const propagatedSpan = (span: Tracer.AnySpan | undefined) => span !== undefined && span._tag === "Span" ? span : undefined
+    const propagatedSpan = (span: Tracer.AnySpan | undefined) =>
+      span !== undefined && span._tag === "Span" ? span : undefined
 
     /** A request registered (its id taken, its entry pending) and its message built: `sent` sends it. */
     interface Registered {
@@ -847,11 +851,17 @@ export const make = (
 
     /** A complete result (no `resultType`, or `complete`) or a ProtocolError. */
     const checkResultType = (method: string, result: unknown): Either.Either<object, McpError.ProtocolError> => {
-      if (typeof result !== "object" || result === null) return Either.left(invalidResult(method, "the result is not an object"))
+      if (typeof result !== "object" || result === null) {
+        return Either.left(invalidResult(method, "the result is not an object"))
+      }
       const resultType = "resultType" in result ? result.resultType : undefined
       if (resultType === undefined || resultType === "complete") return Either.right(result)
       return Either.left(
-        new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
+        new McpError.ProtocolError({
+          reason: "InvalidResultType",
+          method,
+          detail: `unknown resultType ${String(resultType)}`
+        })
       )
     }
 
@@ -1466,7 +1476,10 @@ export const make = (
         spanOptions.kind ?? "internal",
         spanOptions
       )
-      HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+      HashMap.forEach(
+        fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations),
+        (value, key) => span.attribute(key, value)
+      )
       // a call's tool is an annotation of its spans: set before the attributes, as annotations are
       if (tool !== undefined) span.attribute("mcp.tool", tool)
       for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
@@ -1525,7 +1538,10 @@ export const make = (
     const nativeTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
     /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
-    const endCall = <A>(trace: CallTrace, exit: Exit.Exit<A, McpError.McpClientError>): Exit.Exit<A, McpError.McpClientError> => {
+    const endCall = <A>(
+      trace: CallTrace,
+      exit: Exit.Exit<A, McpError.McpClientError>
+    ): Exit.Exit<A, McpError.McpClientError> => {
       const { clock, metrics, span } = trace
       const labels = trace.fiber.getFiberRef(FiberRef.currentMetricLabels)
       if (Exit.isFailure(exit)) {
@@ -1567,8 +1583,8 @@ export const make = (
       tool === undefined ? effect : Effect.annotateSpans(effect, "mcp.tool", tool)
 
     /** What runs in a call's span: with the span as the parent, and the call's tool annotating nested spans. */
-    const inSpan = (span: Tracer.Span, tool: string | undefined) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.withParentSpan(annotated(effect, tool), span)
+    const inSpan = (span: Tracer.Span, tool: string | undefined) =>
+    <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => Effect.withParentSpan(annotated(effect, tool), span)
 
     type Decoder<A> = (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>
     type SyncDecoder<A> = (method: string, raw: unknown) => Either.Either<A, McpError.ProtocolError>
@@ -1594,8 +1610,10 @@ export const make = (
       decode: SyncDecoder<A>,
       options: McpClient.RequestOptions | undefined,
       tool?: string | undefined
-    ): Effect.Effect<A, McpError.McpClientError> =>
-      Effect.uninterruptibleMask((restore) =>
+    ): Effect.Effect<A, McpError.McpClientError> => {
+      // read when the call is made, as every call's options are
+      const send = callOptions(options)
+      return Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
           const session = connected
           if (
@@ -1614,10 +1632,10 @@ export const make = (
           )
           const span = trace.span
           if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
-          const send = callOptions(options)
           const registered = register(fiber, wire, method, params, send, span)
+          const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
           return Effect.matchCauseEffect(
-            restore(transmit(registered, method, send, kind === "stdio" || span === undefined ? undefined : inSpan(span, tool))),
+            restore(transmit(registered, method, send, around)),
             {
               onFailure: (cause) => {
                 const exit = Exit.failCause(cause)
@@ -1642,6 +1660,7 @@ export const make = (
           )
         })
       )
+    }
 
     /**
      * Decodes a result with one of the library's schemas (synchronous ones); `quick` may recognise the usual shape
