@@ -40,6 +40,11 @@ describe("McpClient.setAuth over HTTP", () => {
       const refused = yield* Effect.flip(client.setAuth(bearer("with space")))
       assert.strictEqual(refused._tag, "InvalidOption")
       assert.notInclude(refused.message, "with space")
+      // an untyped caller's plain string is refused the same way, not a defect
+      const naked = yield* Effect.flip(
+        client.setAuth(Transport.Auth.Bearer({ token: "naked" as unknown as Redacted.Redacted<string> }))
+      )
+      assert.strictEqual(naked._tag, "InvalidOption")
       const noService = yield* Effect.flip(client.setAuth(Transport.Auth.OAuth({})))
       assert.strictEqual(noService._tag, "InvalidOption")
       yield* client.callTool({ name: "c" })

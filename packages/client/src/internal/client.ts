@@ -23,6 +23,7 @@ import type * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as PubSub from "effect/PubSub"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -2072,7 +2073,10 @@ export const make = (
           if (explicit !== undefined && (typeof explicit !== "string" || explicit.length === 0)) {
             return yield* new McpError.InvalidOption({ option: "credentialId", detail: "must be a non-empty string" })
           }
-          const derived = auth._tag === "Bearer" ? `bearer:${yield* fingerprint(auth.token)}` : undefined
+          // (a token that is no Redacted value is the transport's to refuse, below)
+          const derived = auth._tag === "Bearer" && Redacted.isRedacted(auth.token)
+            ? `bearer:${yield* fingerprint(auth.token)}`
+            : undefined
           yield* swap(auth)
           // without an explicit id, a token keys its own partition and anything else starts a fresh one
           authChanges += 1
