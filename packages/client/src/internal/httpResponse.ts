@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
+import { concatBytes } from "./bytes.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /** How much of a refusal's body is kept for diagnostics and the era probe. */
@@ -56,17 +57,6 @@ export const contentType = (response: HttpClientResponse.HttpClientResponse): st
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300
 
 const utf8 = new TextDecoder("utf-8")
-
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  if (chunks.length === 1) return chunks[0]!
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
 
 /**
  * Describes a failure of the HTTP client without its request (whose headers may carry credentials): only the
@@ -179,7 +169,7 @@ export const readBody = (
         chunks.push(chunk)
         return Effect.succeed(true)
       }),
-      () => utf8.decode(concat(chunks, size))
+      () => utf8.decode(concatBytes(chunks, size))
     )
   })
 }
@@ -204,7 +194,7 @@ export const readSnippet = (response: HttpClientResponse.HttpClientResponse): Ef
       Effect.scoped,
       Effect.ignore,
       Effect.timeoutOption(snippetTimeout),
-      Effect.map(() => utf8.decode(concat(chunks, size)))
+      Effect.map(() => utf8.decode(concatBytes(chunks, size)))
     )
   })
 

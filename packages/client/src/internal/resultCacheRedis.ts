@@ -22,6 +22,7 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as RedisKeyValueStore from "../RedisKeyValueStore.js"
+import { concatBytes } from "./bytes.js"
 
 /** @internal */
 export type Reply =
@@ -35,18 +36,6 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 const CRLF = encoder.encode("\r\n")
 
-const concat = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0]
-  let size = 0
-  for (const chunk of chunks) size += chunk.length
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
 
 /** A command as a RESP array of bulk strings. @internal */
 export const encodeCommand = (args: ReadonlyArray<string | Uint8Array>): Uint8Array => {
@@ -55,7 +44,7 @@ export const encodeCommand = (args: ReadonlyArray<string | Uint8Array>): Uint8Ar
     const bytes = typeof arg === "string" ? encoder.encode(arg) : arg
     chunks.push(encoder.encode(`$${bytes.length}\r\n`), bytes, CRLF)
   }
-  return concat(chunks)
+  return concatBytes(chunks)
 }
 
 const Invalid = Symbol("Invalid")
@@ -138,7 +127,7 @@ export const makeParser = () => {
     next: (): Reply | undefined | "invalid" => {
       if (buffer.length + buffered < need) return undefined
       if (chunks.length > 0) {
-        buffer = concat(buffer.length === 0 ? chunks : [buffer, ...chunks])
+        buffer = concatBytes(buffer.length === 0 ? chunks : [buffer, ...chunks])
         chunks = []
         buffered = 0
       }
@@ -254,7 +243,7 @@ export const make = (
                 )
               )
             )
-            if (batch.length > 0) yield* write(concat(batch))
+            if (batch.length > 0) yield* write(concatBytes(batch))
           }
         })
         return yield* Effect.raceFirst(Fiber.join(reader), writer)
