@@ -236,6 +236,29 @@ describe("HeaderMismatch", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("trace context", () => {
+  it.live("under a caller's span a request carries its traceparent; with Effect's own tracer and no span, none", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+      })
+      const { connection, events } = yield* open({ url: server.url })
+      yield* connection.request(modernRequest(1, "tools/list"), {})
+      assert.strictEqual((yield* Queue.take(events))._tag, "Response")
+      const caller = yield* Effect.gen(function*() {
+        yield* connection.request(modernRequest(2, "tools/list"), {})
+        assert.strictEqual((yield* Queue.take(events))._tag, "Response")
+        return yield* Effect.currentSpan
+      }).pipe(Effect.withSpan("caller"))
+      const [untraced, traced] = server.seen.map((entry) => entry.headers.traceparent)
+      assert.isUndefined(untraced, "nothing records a span: no trace context is made up")
+      const [version, traceId, spanId] = String(traced).split("-")
+      assert.strictEqual(version, "00")
+      assert.strictEqual(traceId, caller.traceId, "the caller's trace")
+      assert.notStrictEqual(spanId, caller.spanId, "the HTTP client's span, a child of the caller's")
+    }).pipe(Effect.scoped))
+})
+
 describe("secrets", () => {
   it.live("the bearer token and the session id never reach an error, a log or a span", () =>
     Effect.gen(function*() {

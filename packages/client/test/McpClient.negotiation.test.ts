@@ -345,6 +345,17 @@ describe("requests", () => {
       assert.match(spanId, /^[0-9a-f]{16}$/)
       assert.strictEqual(flags, "01")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("with Effect's own tracer and no caller span, a modern request carries no trace context", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.callTool({ name: "error" }).pipe(Effect.ignore)
+      const log = yield* Scripted.ScriptLog
+      const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
+      const meta = (call.params as { _meta: Record<string, unknown> })._meta
+      assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
+      assert.notProperty(meta, "traceparent")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
 })
 
 describe("telemetry", () => {

@@ -3,7 +3,6 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -43,6 +42,7 @@ import * as Features from "./clientFeatures.js"
 import { fingerprint } from "./oauthCrypto.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
+import * as Tracing from "./tracing.js"
 
 const VERSION = "0.1.0"
 
@@ -1535,9 +1535,6 @@ export const make = (
       return trace.span
     }
 
-    /** Effect's own tracer, whose spans are seen only by the code that runs under them. */
-    const nativeTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
-
     /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
     const endCall = <A>(
       trace: CallTrace,
@@ -1624,12 +1621,16 @@ export const make = (
             return restore(call(method, params, decode, options, tool))
           }
           const wire = session.wire
-          // a legacy call over stdio runs nothing under its span and sends no trace context
+          // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
+          // call over stdio runs nothing under its span and sends no trace context; any other call needs its span
+          // only under a caller's span, whose trace the server may join (with no span in the fiber, the call would
+          // start a trace that no one records, and sends no trace context).
           const trace = beginCall(
             fiber,
             method,
             tool,
-            kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === nativeTracer
+            Tracing.untraced(fiber) ||
+              (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
           )
           const span = trace.span
           if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))

@@ -42,6 +42,7 @@ import * as HttpAuth from "./httpAuth.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Sse from "./sse.js"
+import * as Tracing from "./tracing.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /** @internal */
@@ -1059,6 +1060,8 @@ export const make = (
           // The exchange has its fiber to itself: its log annotations and the header names the HTTP client must
           // redact are set once for the whole fiber (nothing to restore), and the fiber stays interruptible even
           // when the request is sent from an uninterruptible region.
+          // With Effect's own tracer and no span to join, the HTTP client's span could be seen by no one: it is
+          // not made (nor its trace context sent).
           const fiberWork = Effect.interruptible(
             Effect.zipRight(
               FiberRef.update(
@@ -1066,7 +1069,14 @@ export const make = (
                 (annotations) =>
                   HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", request.method)
               ),
-              Effect.zipRight(FiberRef.update(Headers.currentRedactedNames, withSecrets), work)
+              Effect.zipRight(
+                FiberRef.update(Headers.currentRedactedNames, withSecrets),
+                Effect.withFiberRuntime<void>((fiber) =>
+                  Tracing.untraced(fiber)
+                    ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), work)
+                    : work
+                )
+              )
             )
           )
           return Effect.map(Effect.forkDaemon(fiberWork), (fiber) => {

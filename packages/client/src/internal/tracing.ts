@@ -1,0 +1,23 @@
+/** @internal */
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import type * as Fiber from "effect/Fiber"
+import * as Tracer from "effect/Tracer"
+
+/**
+ * Effect's own tracer (the default), whose spans are seen only by the code that runs under them: nothing exports
+ * or records them.
+ *
+ * @internal
+ */
+export const nativeTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * True when nothing can observe a span this fiber would start: the fiber traces with Effect's own tracer and runs
+ * under no span (so a new span would begin a trace that no one records, and its ids would mean nothing to a
+ * server).
+ *
+ * @internal
+ */
+export const untraced = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.currentTracer === nativeTracer && fiber.currentSpan === undefined
