@@ -8,10 +8,11 @@
 import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
@@ -108,14 +109,15 @@ export const forEachChunk = <E>(
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
 ): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
-  Effect.flatMap(Stream.toPull(response.stream), (pull) => {
+  // the stream's channel pulled directly: one step less per pull than `Stream.toPull`
+  Effect.flatMap(Channel.toPull(Stream.toChannel(response.stream)), (pull) => {
     const each = (chunks: ReadonlyArray<Uint8Array>, index: number): Effect.Effect<void, E | McpError.TransportError> =>
       index === chunks.length
         ? next
         : Effect.flatMap(f(chunks[index]!), (more) => more ? each(chunks, index + 1) : Effect.void)
     const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(pull, {
-      onFailure: (error) => Option.isNone(error) ? Effect.void : Effect.fail(connectError(what)(error.value)),
-      onSuccess: (chunk) => each(Chunk.toReadonlyArray(chunk), 0)
+      onFailure: (error) => Effect.fail(connectError(what)(error)),
+      onSuccess: (pulled) => Either.isLeft(pulled) ? Effect.void : each(Chunk.toReadonlyArray(pulled.right), 0)
     })
     return next
   })
