@@ -1,4 +1,4 @@
-// The benchmark orchestrator: `npm run bench` (full: 3 rounds) or `npm run bench -- --quick` (1 round, fewer
+// The benchmark orchestrator: `npm run bench` (full: 5 rounds) or `npm run bench -- --quick` (1 round, fewer
 // calls: about two minutes on a quiet machine).
 //
 // Every (transport, era) group runs each of its clients in a fresh process pinned to core 0 while the server
@@ -36,7 +36,7 @@ const MiB = 1024 * 1024
 
 const plans = {
   full: {
-    rounds: 3,
+    rounds: 5,
     concurrency: 64,
     warmup: 2_000,
     sequential: 2_000,
