@@ -1514,13 +1514,15 @@ export const make = (
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
       const start = clock.unsafeCurrentTimeNanos()
-      const span = !deferSpan && fiber.getFiberRef(FiberRef.currentTracerEnabled)
-        ? startSpan(fiber, `McpClient ${method}`, spanOptionsFor(method), tool, timing ? start : BigInt(0))
-        : undefined
-      return { fiber, method, tool, metrics: metricsFor(method), clock, timing, span, start }
+      const trace: CallTrace = { fiber, method, tool, metrics: metricsFor(method), clock, timing, span: undefined, start }
+      if (!deferSpan && fiber.getFiberRef(FiberRef.currentTracerEnabled)) spanOf(trace)
+      return trace
     }
 
-    /** The call's span, made now if it was deferred (the tracer is enabled whenever a span may be deferred). */
+    /**
+     * The call's span, made now if it was not made yet, with the start time it would have had (the tracer is enabled
+     * whenever a span may be deferred).
+     */
     const spanOf = (trace: CallTrace): Tracer.Span => {
       if (trace.span === undefined) {
         const { fiber, method } = trace

@@ -1039,7 +1039,7 @@ export const make = (
         options: Transport.WireOptions,
         resent: boolean
       ): Effect.Effect<void> =>
-        Effect.suspend(() => {
+        Effect.withFiberRuntime((sender) => {
           // a connection that is closing starts nothing more
           if (state.closed) return Effect.void
           state.routes.set(request.id, route)
@@ -1057,11 +1057,14 @@ export const make = (
               failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect.value))
             )
           })
+          // With Effect's own tracer and no span to join (the exchange inherits the sender's), the HTTP client's
+          // span could be seen by no one: it is not made (nor its trace context sent).
+          const traced = Tracing.untraced(sender)
+            ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), work)
+            : work
           // The exchange has its fiber to itself: its log annotations and the header names the HTTP client must
           // redact are set once for the whole fiber (nothing to restore), and the fiber stays interruptible even
           // when the request is sent from an uninterruptible region.
-          // With Effect's own tracer and no span to join, the HTTP client's span could be seen by no one: it is
-          // not made (nor its trace context sent).
           const fiberWork = Effect.interruptible(
             Effect.zipRight(
               FiberRef.update(
@@ -1069,14 +1072,7 @@ export const make = (
                 (annotations) =>
                   HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", request.method)
               ),
-              Effect.zipRight(
-                FiberRef.update(Headers.currentRedactedNames, withSecrets),
-                Effect.withFiberRuntime<void>((fiber) =>
-                  Tracing.untraced(fiber)
-                    ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), work)
-                    : work
-                )
-              )
+              Effect.zipRight(FiberRef.update(Headers.currentRedactedNames, withSecrets), traced)
             )
           )
           return Effect.map(Effect.forkDaemon(fiberWork), (fiber) => {

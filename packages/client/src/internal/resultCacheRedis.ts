@@ -36,7 +36,6 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 const CRLF = encoder.encode("\r\n")
 
-
 /** A command as a RESP array of bulk strings. @internal */
 export const encodeCommand = (args: ReadonlyArray<string | Uint8Array>): Uint8Array => {
   const chunks: Array<Uint8Array> = [encoder.encode(`*${args.length}\r\n`)]
