@@ -329,6 +329,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
     const connect = (emit: Transport.Emit) =>
       Effect.gen(function*() {
+        const unsafeEmit = emit.unsafeEmit
         const callerScope = yield* Effect.scope
         // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
         // (in `fibers`, so stderr keeps draining during shutdown), then runs the executor's own release (in
@@ -388,7 +389,9 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
             while (index < items.length) {
               const item = items[index++]
               if (typeof item === "string") return Effect.zipRight(drop(item), next)
-              if (!isClosed) return Effect.zipRight(emit(item), next)
+              if (isClosed) continue
+              // (answers to pending requests, the usual lines, are handled here and now)
+              if (unsafeEmit === undefined || !unsafeEmit(item)) return Effect.zipRight(emit(item), next)
             }
             return Effect.void
           })
@@ -531,6 +534,16 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         const connection: Transport.TransportConnection = {
           info: { binding: "stdio", target, pid: proc.pid },
           request: (message) => send(message),
+          unsafeRequest: (message) => {
+            let line: string
+            try {
+              line = `${codec.encode(message)}\n`
+            } catch {
+              // (a value JSON cannot hold: `request` fails the call with it)
+              return false
+            }
+            return outbox.unsafeOffer(line)
+          },
           notify: send,
           respond: send,
           // interruptible: callers run this in release steps, where a plain timeout would not fire

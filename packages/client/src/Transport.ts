@@ -132,6 +132,14 @@ export interface TransportConnection {
     message: McpSchema.JsonRpcRequest,
     options: WireOptions
   ) => Effect.Effect<void, McpError.TransportFailure>
+  /**
+   * Optional: sends a request at once, when the transport can do so without waiting (its outbound buffer has
+   * room), and answers true; answers false and sends nothing otherwise, and the client then uses `request`. It
+   * must not throw. A transport whose sends are synchronous provides it to save a step per request.
+   *
+   * @since 0.1.0
+   */
+  readonly unsafeRequest?: ((message: McpSchema.JsonRpcRequest, options: WireOptions) => boolean) | undefined
   readonly notify: (message: McpSchema.JsonRpcNotification) => Effect.Effect<void, McpError.TransportFailure>
   /** Answers a legacy server-to-client request. */
   readonly respond: (message: McpSchema.JsonRpcResponse) => Effect.Effect<void, McpError.TransportFailure>
@@ -151,7 +159,17 @@ export interface TransportConnection {
  * @since 0.1.0
  * @category models
  */
-export type Emit = (event: TransportEvent) => Effect.Effect<void>
+export interface Emit {
+  (event: TransportEvent): Effect.Effect<void>
+  /**
+   * Optional: handles an event at once when that needs no effect (the answer to a pending request) and answers
+   * true; answers false and does nothing otherwise, and the event then goes through the call. A transport that
+   * delivers many events together tries it first for each, in order, to save the steps of an effect per event.
+   *
+   * @since 0.1.0
+   */
+  readonly unsafeEmit?: ((event: TransportEvent) => boolean) | undefined
+}
 
 /**
  * The credentials a transport sends, as swapped at runtime by `McpClient.setAuth`.

@@ -373,20 +373,38 @@ describe("telemetry", () => {
         }
         return {
           calls: count("mcp_client_request_duration", { method: "tools/call", transport: "in-process" }),
-          failures: count("mcp_client_request_errors", { method: "tools/call", error: "McpError" })
+          failures: count("mcp_client_request_errors", { method: "tools/call", error: "McpError" }),
+          invalid: count("mcp_client_request_errors", { method: "tools/call", error: "ProtocolError" })
         }
       })
+      yield* client.listTools()
       const before = yield* counts
       yield* client.callTool({ name: "echo" })
       yield* Effect.ignore(client.callTool({ name: "error" }))
+      // a result that breaks its tool's output schema is a failed call too
+      const invalid = yield* Effect.flip(client.callTool({ name: "shaped" }))
+      assert.strictEqual(invalid._tag, "ProtocolError")
       const after = yield* counts
-      assert.deepStrictEqual({ calls: after.calls - before.calls, failures: after.failures - before.failures }, {
-        calls: 2,
-        failures: 1
-      })
+      assert.deepStrictEqual({
+        calls: after.calls - before.calls,
+        failures: after.failures - before.failures,
+        invalid: after.invalid - before.invalid
+      }, { calls: 3, failures: 1, invalid: 1 })
     }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
-      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
-      return (message.params as { name: string }).name === "error"
+      if (!("method" in message) || !("id" in message)) return Effect.void
+      if (message.method === "tools/list") {
+        return ctx.reply(message.id, {
+          tools: [{
+            name: "shaped",
+            inputSchema: { type: "object" },
+            outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] }
+          }]
+        })
+      }
+      if (message.method !== "tools/call") return Effect.void
+      const name = (message.params as { name: string }).name
+      if (name === "shaped") return ctx.reply(message.id, { content: [], structuredContent: { n: "one" } })
+      return name === "error"
         ? ctx.fail(message.id, -32602, "no")
         : ctx.reply(message.id, { content: [] })
     })))))

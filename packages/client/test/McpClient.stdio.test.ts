@@ -4,7 +4,9 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Module from "node:module"
@@ -47,6 +49,17 @@ describe("bad input from a stdio server", () => {
       assert.strictEqual(error._tag, "TransportError")
       assert.strictEqual(error._tag === "TransportError" ? error.reason : "", "FrameTooLarge")
     }).pipe(Effect.provide(client([scripted, "oversize"], {}, { maxFrameBytes: 64 * 1024 }))))
+
+  it.live("arguments JSON cannot hold fail that call alone with a defect; the connection stays and the next call goes through", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpClient.McpClient
+      const { pid } = (yield* mcp.session).transport
+      const exit = yield* Effect.exit(mcp.callTool({ name: "echo", arguments: { text: 1n } }, { timeout: "2 seconds" }))
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause), "the encoding's failure is the call's defect")
+      const echo = yield* call("after")
+      assert.deepStrictEqual(echo.content, [{ type: "text", text: "after" }])
+      assert.strictEqual((yield* mcp.session).transport.pid, pid, "the same connection")
+    }).pipe(Effect.provide(client([scripted, "noisy"]))))
 
   it.live("a server that dies mid-response fails the call at once", () =>
     Effect.gen(function*() {

@@ -158,6 +158,39 @@ describe("StdioTransport", () => {
       })
     }).pipe(withStdio({ command: node, args: [echo], ...fast })))
 
+  it.live("the synchronous paths: requests sent at once, answers taken by unsafeEmit in order with the rest", () =>
+    Effect.gen(function*() {
+      const transport = yield* Transport.Transport
+      const seen: Array<string> = []
+      const events = yield* Queue.unbounded<Transport.TransportEvent>()
+      const emit: Transport.Emit = Object.assign(
+        (event: Transport.TransportEvent) =>
+          Effect.suspend(() => {
+            seen.push(`effect ${event._tag === "Response" ? event.message.id : event._tag}`)
+            return Queue.offer(events, event)
+          }),
+        {
+          // takes the answers to even ids only
+          unsafeEmit: (event: Transport.TransportEvent) => {
+            if (event._tag !== "Response" || Number(event.message.id) % 2 !== 0) return false
+            seen.push(`sync ${event.message.id}`)
+            return true
+          }
+        }
+      )
+      const connection = yield* transport.connect(emit)
+      assert.isDefined(connection.unsafeRequest)
+      for (const id of [1, 2, 3, 4]) {
+        assert.isTrue(connection.unsafeRequest!({ jsonrpc: "2.0", id, method: "echo", params: { id } }, {}))
+      }
+      // a value JSON cannot hold is not sent: the caller falls back to `request`, which fails
+      assert.isFalse(connection.unsafeRequest!({ jsonrpc: "2.0", id: 5, method: "echo", params: { n: 1n } }, {}))
+      yield* connection.request({ jsonrpc: "2.0", id: 7, method: "echo" }, {})
+      const last = yield* within(Queue.take(events).pipe(Effect.repeat({ until: (e) => isResponseTo(7)(e) })), "id 7")
+      assert.isTrue(isResponseTo(7)(last))
+      assert.deepStrictEqual(seen, ["effect 1", "sync 2", "effect 3", "sync 4", "effect 7"])
+    }).pipe(withStdio({ command: node, args: [echo], ...fast })))
+
   it.live("drops garbage, non-JSON-RPC values and malformed lines, and keeps working", () => {
     const { layer, warnings } = captureWarnings()
     return Effect.gen(function*() {

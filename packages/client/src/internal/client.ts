@@ -89,6 +89,24 @@ const outcomeOf = (entry: Pending): Reply =>
     entry.resume = resume
   })
 
+/**
+ * Sends a request through the transport's synchronous path when it has one and it takes the request now. A
+ * transport's throw counts as not sent: its `request` then runs, where a failure is the call's.
+ */
+const sentAtOnce = (
+  connection: Transport.TransportConnection,
+  message: McpSchema.JsonRpcRequest,
+  options: Transport.WireOptions
+): boolean => {
+  const unsafeRequest = connection.unsafeRequest
+  if (unsafeRequest === undefined) return false
+  try {
+    return unsafeRequest(message, options)
+  } catch {
+    return false
+  }
+}
+
 interface Attempt {
   readonly closed: Deferred.Deferred<McpError.TransportError>
   /** Set as soon as the transport reports it closed, so no request is registered on a dead connection. */
@@ -436,14 +454,18 @@ export const make = (
       })
 
     // --- inbound routing
-    const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+    const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> =>
+      settleResponse(message)
+        ? Effect.void
+        : Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
+          Effect.annotateLogs({ module: "McpClient", id: String(message.id) })
+        )
+
+    /** Settles the request a response answers; false when no pending request has its id. */
+    const settleResponse = (message: McpSchema.JsonRpcResponse): boolean => {
       const id = message.id
       const entry = id === null ? undefined : pending.get(id)
-      if (entry === undefined) {
-        return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
-          Effect.annotateLogs({ module: "McpClient", id: String(id) })
-        )
-      }
+      if (entry === undefined) return false
       pending.delete(id!)
       if ("error" in message) {
         const error = message.error
@@ -461,7 +483,7 @@ export const make = (
       } else {
         settle(entry, Exit.succeed(message.result))
       }
-      return Effect.void
+      return true
     }
 
     const onProgress = (params: unknown): Effect.Effect<void> => {
@@ -600,11 +622,20 @@ export const make = (
         return Effect.zipRight(Deferred.succeed(attempt.closed, error), failAll(error))
       })
 
-    const makeEmit = (attempt: Attempt): Transport.Emit => (event) =>
-      Effect.suspend(() => {
+    const makeEmit = (attempt: Attempt): Transport.Emit => {
+      const emit = (event: Transport.TransportEvent) =>
+        Effect.suspend(() => {
+          attempt.inbound++
+          return route(attempt, event)
+        })
+      // the answer to a pending request settles it at once: nothing else to run
+      const unsafeEmit = (event: Transport.TransportEvent): boolean => {
+        if (event._tag !== "Response" || event.message.id === null || !pending.has(event.message.id)) return false
         attempt.inbound++
-        return route(attempt, event)
-      })
+        return settleResponse(event.message)
+      }
+      return Object.assign(emit, { unsafeEmit })
+    }
 
     const route = (attempt: Attempt, event: Transport.TransportEvent): Effect.Effect<void> => {
       switch (event._tag) {
@@ -735,7 +766,8 @@ export const make = (
     interface Registered {
       readonly id: McpSchema.RequestId
       readonly entry: Pending
-      readonly sent: Effect.Effect<void, McpError.TransportFailure>
+      /** The transport's send, still to run; undefined when the request went out at once. */
+      readonly sent: Effect.Effect<void, McpError.TransportFailure> | undefined
     }
 
     /**
@@ -775,25 +807,29 @@ export const make = (
       const message: McpSchema.JsonRpcRequest = finalParams === undefined
         ? { jsonrpc: "2.0", id, method }
         : { jsonrpc: "2.0", id, method, params: finalParams }
-      const sent = wire.connection.request(message, {
+      const options: Transport.WireOptions = {
         probe: send.probe,
         deadline: budget === undefined ? undefined : now + budget,
         listen: method === "subscriptions/listen"
-      })
-      return { id, entry, sent }
+      }
+      const connection = wire.connection
+      return { id, entry, sent: sentAtOnce(connection, message, options) ? undefined : connection.request(message, options) }
     }
 
-    /** Sends a registered request and waits for its outcome; `around` runs the transport's part. */
+    /**
+     * Sends a registered request (unless it went out at once) and waits for its outcome; `around` runs the
+     * transport's part.
+     */
     const transmit = (
       registered: Registered,
       method: string,
       send: SendOptions,
       around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
-    ): Reply =>
-      Effect.flatMap(
-        around === undefined ? registered.sent : around(registered.sent),
-        () => awaitReply(method, registered.entry, send)
-      )
+    ): Reply => {
+      const sent = registered.sent
+      if (sent === undefined) return awaitReply(method, registered.entry, send)
+      return Effect.flatMap(around === undefined ? sent : around(sent), () => awaitReply(method, registered.entry, send))
+    }
 
     /** A request answered: its entry is dropped. */
     const completed = (registered: Registered): void => {
@@ -1754,19 +1790,20 @@ export const make = (
       })
 
     /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
+    /** A tool's result checked against the output schema the tool declared, if any. */
     const checkStructured = (
       name: string,
       result: McpSchema.CallToolResult
-    ): Effect.Effect<McpSchema.CallToolResult, McpError.ProtocolError> => {
+    ): Either.Either<McpSchema.CallToolResult, McpError.ProtocolError> => {
       const schema = outputSchemas.get(name)
-      if (schema === undefined || result.isError === true) return Effect.succeed(result)
+      if (schema === undefined || result.isError === true) return Either.right(result)
       const invalid = (detail: string) =>
-        Effect.fail(new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail }))
+        Either.left(new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail }))
       if (result.structuredContent === undefined) {
         return invalid(`${name} declares an output schema but returned no structuredContent`)
       }
       const verdict = schemaCache.validate(schema, result.structuredContent)
-      if (Either.isRight(verdict)) return Effect.succeed(result)
+      if (Either.isRight(verdict)) return Either.right(result)
       const error = verdict.left
       return invalid(
         error._tag === "JsonSchemaMismatch"
@@ -1968,16 +2005,14 @@ export const make = (
     const decodeReadResourceResult = resultDecoder(McpSchema.ReadResourceResult)
     const decodeGetPromptResult = resultDecoder(McpSchema.GetPromptResult)
     const decodeCompleteResult = resultDecoder(McpSchema.CompleteResult)
+    // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
     const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
-      Effect.flatMap(
-        callSync(
-          "tools/call",
-          params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
-          decodeCallToolResult,
-          options,
-          params.name
-        ),
-        (result) => checkStructured(params.name, result)
+      callSync(
+        "tools/call",
+        params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments },
+        (method, raw) => Either.flatMap(decodeCallToolResult(method, raw), (result) => checkStructured(params.name, result)),
+        options,
+        params.name
       )
 
     const service: McpClient.McpClientService = {
