@@ -1,5 +1,5 @@
 // Conduit, loaded from the transpiled library (see buildConduit.mjs). Calls run the way an Effect program
-// runs them: the drivers are Effect programs (`Effect.forEach` with a concurrency bound), each started once.
+// runs them: the drivers are Effect programs, each started once (64 in flight: 64 worker fibers).
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { clientInfo, now, textOf } from "./common.mjs"
@@ -48,13 +48,23 @@ export const connect = async ({ transport, era, command, args, url }) => {
   return {
     listTools: () => runtime.runPromise(client.listTools()),
     call: (name, args, timeoutMs) => runtime.runPromise(call(name, args, timeoutMs)),
+    // the same shape as the other clients' driver (common.mjs `manyWith`): `concurrency` workers, each making
+    // calls one after the other while calls are left, as fibers of one Effect program
     many: (n, concurrency, name, args, check) =>
       runtime.runPromise(
-        Effect.forEach(
-          Array.from({ length: n }),
-          () => Effect.map(call(name, args), (result) => check(textOf(result))),
-          { concurrency, discard: true }
-        )
+        Effect.suspend(() => {
+          let started = 0
+          const one = Effect.map(call(name, args), (result) => check(textOf(result)))
+          const worker = Effect.suspend(() => {
+            if (started >= n) return Effect.void
+            started++
+            return Effect.zipRight(one, worker)
+          })
+          return Effect.all(Array.from({ length: Math.min(concurrency, n) }, () => worker), {
+            concurrency: "unbounded",
+            discard: true
+          })
+        })
       ),
     sequence: (n, name, args, check) =>
       runtime.runPromise(
