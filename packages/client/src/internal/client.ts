@@ -454,19 +454,24 @@ export const make = (
       })
 
     // --- inbound routing
-    const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> =>
-      settleResponse(message)
-        ? Effect.void
-        : Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
+    const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+      const entry = pendingFor(message)
+      if (entry === undefined) {
+        return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
           Effect.annotateLogs({ module: "McpClient", id: String(message.id) })
         )
+      }
+      settleResponse(message, entry)
+      return Effect.void
+    }
 
-    /** Settles the request a response answers; false when no pending request has its id. */
-    const settleResponse = (message: McpSchema.JsonRpcResponse): boolean => {
-      const id = message.id
-      const entry = id === null ? undefined : pending.get(id)
-      if (entry === undefined) return false
-      pending.delete(id!)
+    /** The pending request a response answers, when one is waiting. */
+    const pendingFor = (message: McpSchema.JsonRpcResponse): Pending | undefined =>
+      message.id === null ? undefined : pending.get(message.id)
+
+    /** Settles the pending request (found by `pendingFor`) a response answers. */
+    const settleResponse = (message: McpSchema.JsonRpcResponse, entry: Pending): void => {
+      pending.delete(message.id!)
       if ("error" in message) {
         const error = message.error
         settle(
@@ -483,7 +488,6 @@ export const make = (
       } else {
         settle(entry, Exit.succeed(message.result))
       }
-      return true
     }
 
     const onProgress = (params: unknown): Effect.Effect<void> => {
@@ -630,9 +634,12 @@ export const make = (
         })
       // the answer to a pending request settles it at once: nothing else to run
       const unsafeEmit = (event: Transport.TransportEvent): boolean => {
-        if (event._tag !== "Response" || event.message.id === null || !pending.has(event.message.id)) return false
+        if (event._tag !== "Response") return false
+        const entry = pendingFor(event.message)
+        if (entry === undefined) return false
         attempt.inbound++
-        return settleResponse(event.message)
+        settleResponse(event.message, entry)
+        return true
       }
       return Object.assign(emit, { unsafeEmit })
     }
@@ -813,7 +820,8 @@ export const make = (
         listen: method === "subscriptions/listen"
       }
       const connection = wire.connection
-      return { id, entry, sent: sentAtOnce(connection, message, options) ? undefined : connection.request(message, options) }
+      const sent = sentAtOnce(connection, message, options) ? undefined : connection.request(message, options)
+      return { id, entry, sent }
     }
 
     /**
@@ -1790,7 +1798,6 @@ export const make = (
       })
 
     /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
-    /** A tool's result checked against the output schema the tool declared, if any. */
     const checkStructured = (
       name: string,
       result: McpSchema.CallToolResult
