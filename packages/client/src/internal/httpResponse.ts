@@ -17,6 +17,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import { concatBytes } from "./bytes.js"
+import * as BodySource from "./httpBodySource.js"
+import * as Sse from "./sse.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /** How much of a refusal's body is kept for diagnostics and the era probe. */
@@ -65,9 +67,11 @@ const utf8 = new TextDecoder("utf-8")
  *
  * @internal
  */
-export const describeClientError = (error: HttpClientError.HttpClientError): { detail: string; cause: unknown } => {
-  const inner: unknown = error.cause
-  const message = inner instanceof Error ? inner.message : error.reason
+export const describeClientError = (error: HttpClientError.HttpClientError): { detail: string; cause: unknown } =>
+  describeCause(error.cause, error.reason)
+
+const describeCause = (inner: unknown, fallback: string): { detail: string; cause: unknown } => {
+  const message = inner instanceof Error ? inner.message : fallback
   const code = codeOf(inner) ?? (typeof inner === "object" && inner !== null && "cause" in inner
     ? codeOf(inner.cause)
     : undefined)
@@ -94,17 +98,47 @@ export const connectError = (what: string) => (error: HttpClientError.HttpClient
   })
 }
 
+/** A body read from the response's source that broke: a `Read` failure, as a broken body read as a stream. */
+const brokenBody = (what: string) => (broken: BodySource.BodyBroken): McpError.TransportError => {
+  const { cause, detail } = describeCause(broken.cause, "the body broke off")
+  return new McpError.TransportError({ transport: "http", reason: "Read", detail: `${what}: ${detail}`, cause })
+}
+
 /**
- * Runs `f` on each chunk of a response body, in order, until the body ends or `f` answers false. The body's
- * stream is closed (and a body left unread aborted) when the given Scope closes. A broken body fails with
- * `connectError(what)`.
+ * Runs `f` on each chunk of a response body, in order, until the body ends or `f` answers false. A body left
+ * unread is destroyed (or, read through the response's stream, aborted when the given Scope closes). A broken
+ * body fails with a `Read` error naming `what`.
  *
- * The body is pulled chunk by chunk rather than run into a sink: per request that is far less work for the one
- * or two chunks a JSON answer usually comes in.
+ * The body is read from the response's source when the HTTP client is one of the platform's (see
+ * `httpBodySource.ts`), else pulled chunk by chunk from the response's stream rather than run into a sink: per
+ * request either is far less work for the one or two chunks a JSON answer usually comes in.
  *
  * @internal
  */
 export const forEachChunk = <E>(
+  response: HttpClientResponse.HttpClientResponse,
+  what: string,
+  f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
+): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
+  Effect.suspend(() => eachChunk(response, BodySource.reader(response), what, f))
+
+const eachChunk = <E>(
+  response: HttpClientResponse.HttpClientResponse,
+  source: BodySource.BodyReader | undefined,
+  what: string,
+  f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
+): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> => {
+  if (source === undefined) return forEachStreamChunk(response, what, f)
+  const broken = brokenBody(what)
+  const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(source.pull, {
+    onFailure: (error) => Effect.fail(broken(error)),
+    onSuccess: (chunk) =>
+      chunk === undefined ? Effect.void : Effect.flatMap(f(chunk), (more) => more ? next : Effect.void)
+  })
+  return Effect.ensuring(next, Effect.sync(source.release))
+}
+
+const forEachStreamChunk = <E>(
   response: HttpClientResponse.HttpClientResponse,
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
@@ -120,6 +154,39 @@ export const forEachChunk = <E>(
       onSuccess: (pulled) => Either.isLeft(pulled) ? Effect.void : each(Chunk.toReadonlyArray(pulled.right), 0)
     })
     return next
+  })
+
+/**
+ * Runs `f` on each item of an event stream body, in order, until the body ends or `f` answers false (`f` answers
+ * at once, or with an effect). An event larger than `maxEventBytes` fails with `FrameTooLarge` once the items
+ * before it were taken. A broken body fails with a `Read` error naming `what`.
+ *
+ * @internal
+ */
+export const forEachSseItem = <E>(
+  response: HttpClientResponse.HttpClientResponse,
+  what: string,
+  maxEventBytes: number,
+  f: (item: Sse.SseItem) => boolean | Effect.Effect<boolean, E>
+): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
+  Effect.suspend(() => {
+    const parser = Sse.makeParser({ maxEventBytes })
+    const take = (items: ReadonlyArray<Sse.SseItem>, from: number): Effect.Effect<boolean, E> => {
+      for (let index = from; index < items.length; index++) {
+        const more = f(items[index]!)
+        if (more === false) return Effect.succeed(false)
+        if (more !== true) return Effect.flatMap(more, (go) => go ? take(items, index + 1) : Effect.succeed(false))
+      }
+      return Effect.succeed(true)
+    }
+    return forEachChunk(response, what, (chunk) => {
+      const pushed = parser.push(chunk)
+      const taken = take(pushed.items, 0)
+      const size = pushed.tooLarge
+      if (size === undefined) return taken
+      // what came before the oversized event is still taken, then the body fails
+      return Effect.flatMap(taken, (more) => more ? Effect.fail(Sse.tooLarge(size, maxEventBytes)) : Effect.succeed(false))
+    })
   })
 
 const tooLarge = (size: number, limit: number) =>
@@ -146,8 +213,9 @@ export const declaredLength = (headers: Headers.Headers): number | undefined => 
 /**
  * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
  *
- * A body whose `content-length` is within the limit is read in one piece (the HTTP client enforces that length;
- * far cheaper per request than a stream); any other body is read as a stream and counted.
+ * A body whose `content-length` exceeds the limit is refused before it is read. The body is read chunk by chunk
+ * (see {@link forEachChunk}) and counted; only from an HTTP client of an unknown shape is a body with a
+ * `content-length` within the limit read in one piece (the client enforces that length; cheaper than its stream).
  *
  * @internal
  */
@@ -157,15 +225,17 @@ export const readBody = (
   headers: Headers.Headers = response.headers
 ): Effect.Effect<string, McpError.TransportError, Scope.Scope> => {
   const length = declaredLength(headers)
-  if (length !== undefined) {
-    if (length > limit) return Effect.fail(tooLarge(length, limit))
-    return Effect.mapError(response.text, connectError("the response body broke off"))
-  }
+  if (length !== undefined && length > limit) return Effect.fail(tooLarge(length, limit))
   return Effect.suspend(() => {
+    const source = BodySource.reader(response)
+    // a client of another shape: a declared length within the limit is read in one piece
+    if (source === undefined && length !== undefined) {
+      return Effect.mapError(response.text, connectError("the response body broke off"))
+    }
     const chunks: Array<Uint8Array> = []
     let size = 0
     return Effect.map(
-      forEachChunk(response, "the response body broke off", (chunk) => {
+      eachChunk(response, source, "the response body broke off", (chunk) => {
         size += chunk.length
         if (size > limit) return Effect.fail(tooLarge(size, limit))
         chunks.push(chunk)

@@ -32,7 +32,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as OAuth from "../OAuth.js"
@@ -41,7 +40,6 @@ import * as codec from "./codec.js"
 import * as HttpAuth from "./httpAuth.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
-import * as Sse from "./sse.js"
 import * as Tracing from "./tracing.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
@@ -405,40 +403,24 @@ export const make = (
       ): Effect.Effect<boolean, McpError.TransportError, Scope.Scope> =>
         Effect.suspend(() => {
           let answered = false
-          const parser = Sse.makeParser({ maxEventBytes: resolved.maxEventBytes })
-          /** Takes the items of one chunk in order; false once the answer came (the rest is not read). */
-          const take = (items: ReadonlyArray<Sse.SseItem>, from: number): Effect.Effect<boolean> => {
-            for (let index = from; index < items.length; index++) {
-              const item = items[index]!
-              switch (item._tag) {
-                case "Id":
-                  cursor.lastEventId = item.id
-                  break
-                case "Retry":
-                  cursor.retry = item.millis
-                  break
-                case "Event":
-                  cursor.events++
-                  // keep-alive and priming events carry no message
-                  if (item.event !== "message" || item.data.trim().length === 0) break
-                  return Effect.flatMap(deliver(item.data, source), (outcome) => {
-                    answered ||= outcome.answered
-                    return answered ? Effect.succeed(false) : take(items, index + 1)
-                  })
-              }
+          return Body.forEachSseItem(response, "the event stream broke off", resolved.maxEventBytes, (item) => {
+            switch (item._tag) {
+              case "Id":
+                cursor.lastEventId = item.id
+                return true
+              case "Retry":
+                cursor.retry = item.millis
+                return true
+              case "Event":
+                cursor.events++
+                // keep-alive and priming events carry no message
+                if (item.event !== "message" || item.data.trim().length === 0) return true
+                // once the answer came, the rest is not read
+                return Effect.map(deliver(item.data, source), (outcome) => {
+                  answered ||= outcome.answered
+                  return !answered
+                })
             }
-            return Effect.succeed(true)
-          }
-          return Body.forEachChunk(response, "the event stream broke off", (chunk) => {
-            const pushed = parser.push(chunk)
-            const taken = take(pushed.items, 0)
-            const size = pushed.tooLarge
-            if (size === undefined) return taken
-            // what came before the oversized event is still delivered, then the stream fails
-            return Effect.flatMap(
-              taken,
-              (more) => more ? Effect.fail(Sse.tooLarge(size, resolved.maxEventBytes)) : Effect.succeed(false)
-            )
           }).pipe(Effect.map(() => answered))
         })
 
@@ -896,11 +878,12 @@ export const make = (
               )
             }
             let endpointSeen = false
-            yield* response.stream.pipe(
-              Stream.mapError(Body.connectError("the HTTP+SSE stream broke off")),
-              Sse.decode({ maxEventBytes: resolved.maxEventBytes }),
-              Stream.runForEach((item): Effect.Effect<void, McpError.TransportError> => {
-                if (item._tag !== "Event") return Effect.void
+            yield* Body.forEachSseItem(
+              response,
+              "the HTTP+SSE stream broke off",
+              resolved.maxEventBytes,
+              (item): boolean | Effect.Effect<boolean, McpError.TransportError> => {
+                if (item._tag !== "Event") return true
                 if (!endpointSeen) {
                   if (item.event !== "endpoint") {
                     return Effect.fail(
@@ -911,13 +894,13 @@ export const make = (
                     onLeft: Effect.fail,
                     onRight: (endpoint) => {
                       endpointSeen = true
-                      return Deferred.succeed(ready, endpoint)
+                      return Effect.as(Deferred.succeed(ready, endpoint), true)
                     }
                   })
                 }
-                if (item.event !== "message" || item.data.trim().length === 0) return Effect.void
-                return Effect.asVoid(deliver(item.data, { request: undefined, route: "sse" }))
-              })
+                if (item.event !== "message" || item.data.trim().length === 0) return true
+                return Effect.as(deliver(item.data, { request: undefined, route: "sse" }), true)
+              }
             )
             return yield* Effect.fail(transportError("Closed", "the HTTP+SSE stream ended"))
           })

@@ -1,0 +1,161 @@
+/**
+ * Reading a body from the source of a platform HTTP client's response: a Node.js Readable or a web
+ * ReadableStream, chunk by chunk, with the end, errors, early closes and release made explicit.
+ */
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import { Readable } from "node:stream"
+import * as BodySource from "../src/internal/httpBodySource.js"
+
+const response = (source: unknown) => ({ source }) as unknown as HttpClientResponse.HttpClientResponse
+
+const readerOf = (source: unknown): BodySource.BodyReader => {
+  const reader = BodySource.reader(response(source))
+  if (reader === undefined) return assert.fail("expected a reader")
+  return reader
+}
+
+/** Pulls until the end; the chunks as text. */
+const drain = (reader: BodySource.BodyReader) =>
+  Effect.gen(function*() {
+    const parts: Array<string> = []
+    for (;;) {
+      const chunk = yield* reader.pull
+      if (chunk === undefined) return parts
+      parts.push(Buffer.from(chunk).toString("utf8"))
+    }
+  })
+
+const bytes = (text: string) => new TextEncoder().encode(text)
+
+describe("a Node.js Readable body", () => {
+  it.effect("chunks pushed before and after the first pull, then the end", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      readable.push(Buffer.from("a"))
+      const reader = readerOf({ body: readable })
+      const drained = yield* Effect.fork(drain(reader))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.push(Buffer.from("b"))
+      readable.push(null)
+      const parts = yield* drained.await
+      assert.isTrue(Exit.isSuccess(parts))
+      if (Exit.isSuccess(parts)) assert.strictEqual(parts.value.join(""), "ab")
+      reader.release()
+      assert.isFalse(readable.destroyed && !readable.readableEnded)
+    }))
+
+  it.effect("the IncomingMessage shape: the source is the Readable", () =>
+    Effect.gen(function*() {
+      const readable = Readable.from([Buffer.from("x"), Buffer.from("y")], { objectMode: false })
+      const parts = yield* drain(readerOf(readable))
+      assert.strictEqual(parts.join(""), "xy")
+    }))
+
+  it.effect("an error while reading fails the pull with its cause", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      const reader = readerOf({ body: readable })
+      const pulled = yield* Effect.fork(Effect.flip(drain(reader)))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.destroy(new Error("reset"))
+      const broken = yield* pulled.await
+      assert.isTrue(Exit.isSuccess(broken))
+      if (Exit.isSuccess(broken)) assert.strictEqual((broken.value.cause as Error).message, "reset")
+    }))
+
+  it.effect("a body closed before its end is broken, not ended", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined, emitClose: true })
+      readable.push(Buffer.from("part"))
+      const reader = readerOf({ body: readable })
+      assert.strictEqual(Buffer.from((yield* reader.pull)!).toString(), "part")
+      const pulled = yield* Effect.fork(Effect.flip(reader.pull))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.destroy()
+      const broken = yield* pulled.await
+      assert.isTrue(Exit.isSuccess(broken))
+      // a body already destroyed reads as broken from the start
+      const again = yield* Effect.flip(readerOf({ body: readable }).pull)
+      assert.instanceOf(again.cause, Error)
+    }))
+
+  it.effect("release before the end destroys the body; a pull waiting is interruptible", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      const reader = readerOf({ body: readable })
+      const waiting = yield* Effect.fork(reader.pull)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      const exit = yield* Fiber.interrupt(waiting)
+      assert.isTrue(Exit.isInterrupted(exit))
+      reader.release()
+      assert.isTrue(readable.destroyed)
+      assert.strictEqual(readable.listenerCount("readable"), 0)
+      assert.strictEqual(readable.listenerCount("end"), 0)
+    }))
+
+  it.effect("a body already read in flowing mode, or a source of another shape, has no reader", () =>
+    Effect.sync(() => {
+      const flowing = new Readable({ read: () => undefined })
+      flowing.on("data", () => undefined)
+      assert.isUndefined(BodySource.reader(response({ body: flowing })))
+      assert.isUndefined(BodySource.reader(response(undefined)))
+      assert.isUndefined(BodySource.reader(response({ body: "text" })))
+      assert.isUndefined(BodySource.reader(response({ body: { read: () => null } })))
+    }))
+
+  it.effect("chunks that are not bytes fail the pull", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined, encoding: "utf8" })
+      readable.push("text")
+      const broken = yield* Effect.flip(readerOf({ body: readable }).pull)
+      assert.instanceOf(broken.cause, TypeError)
+    }))
+})
+
+describe("a web ReadableStream body", () => {
+  it.effect("chunks, then the end", () =>
+    Effect.gen(function*() {
+      const parts = yield* drain(readerOf(new Response(new Blob([bytes("he"), bytes("llo")]).stream())))
+      assert.strictEqual(parts.join(""), "hello")
+    }))
+
+  it.effect("an error of the stream fails the pull", () =>
+    Effect.gen(function*() {
+      const stream = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          controller.enqueue(bytes("a"))
+          controller.error(new Error("broken"))
+        }
+      })
+      const broken = yield* Effect.flip(drain(readerOf(new Response(stream))))
+      assert.strictEqual((broken.cause as Error).message, "broken")
+    }))
+
+  it.effect("release before the end cancels the stream", () =>
+    Effect.gen(function*() {
+      let cancelled = false
+      const stream = new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.enqueue(bytes("more")),
+        cancel: () => {
+          cancelled = true
+        }
+      })
+      const reader = readerOf(new Response(stream))
+      assert.strictEqual(Buffer.from((yield* reader.pull)!).toString(), "more")
+      reader.release()
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      assert.isTrue(cancelled)
+    }))
+
+  it.effect("a response without a body reads as empty; a locked body has no reader", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* drain(readerOf(new Response(null, { status: 204 }))), [])
+      const locked = new Response("x")
+      locked.body!.getReader()
+      assert.isUndefined(BodySource.reader(response(locked)))
+    }))
+})
