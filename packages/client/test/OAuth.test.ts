@@ -101,6 +101,16 @@ describe("OAuth discovery", () => {
       assert.strictEqual(world.count("/register") + world.count("/authorize") + world.count("/token"), 0)
     }))
 
+  it.scoped("a metadata document larger than maxResponseBytes fails discovery; nothing is authorized", () =>
+    Effect.gen(function*() {
+      const world = yield* startWorld()
+      const error = yield* withAuthorizer(world.mcpUrl, { maxResponseBytes: 64 }, (a) => callMcp(a, "tools/list"))
+        .pipe(Effect.flip)
+      assert.strictEqual(error._tag, "AuthError")
+      assert.include(error.message, "larger than 64 bytes")
+      assert.strictEqual(authorizeRequests(world).length, 0)
+    }))
+
   it.scoped("2025-03-26 fallback: no PRM, metadata at the server's origin", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ prmLocation: "none", issuers: [""] })

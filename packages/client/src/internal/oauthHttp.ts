@@ -11,14 +11,14 @@ import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
+import * as Body from "./httpResponse.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
 import type * as HostResolver from "../HostResolver.js"
 import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
@@ -112,27 +112,14 @@ const readBounded = (
   maxBytes: number,
   url: URL,
   failure: "Discovery" | "Transient"
-): Effect.Effect<string, OAuthError> => {
-  const tooLarge = oauthError(failure, `the answer of ${describe(url)} is larger than ${maxBytes} bytes`)
-  const declared = Number(response.headers["content-length"])
-  if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge)
-  return response.stream.pipe(
-    Stream.mapError(() => oauthError(failure, `reading the answer of ${describe(url)} failed`)),
-    Stream.runFoldEffect(Chunk.empty<Uint8Array>(), (chunks, chunk) =>
-      Chunk.reduce(chunks, chunk.length, (n, c) => n + c.length) > maxBytes
-        ? Effect.fail(tooLarge)
-        : Effect.succeed(Chunk.append(chunks, chunk))),
-    Effect.map((chunks) => {
-      const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, c) => n + c.length))
-      let offset = 0
-      for (const chunk of chunks) {
-        all.set(chunk, offset)
-        offset += chunk.length
-      }
-      return new TextDecoder().decode(all)
-    })
-  )
-}
+): Effect.Effect<string, OAuthError, Scope.Scope> =>
+  Effect.mapError(Body.readBody(response, maxBytes), (error) =>
+    oauthError(
+      failure,
+      error.reason === "FrameTooLarge"
+        ? `the answer of ${describe(url)} is larger than ${maxBytes} bytes`
+        : `reading the answer of ${describe(url)} failed`
+    ))
 
 /** @internal */
 export type DocumentOutcome =
