@@ -83,18 +83,29 @@ describe("a Node.js Readable body", () => {
       assert.instanceOf(again.cause, Error)
     }))
 
-  it.effect("release before the end destroys the body; a pull waiting is interruptible", () =>
+  it.effect("release before the end destroys the body and stops listening", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      readable.push(Buffer.from("a"))
+      const reader = readerOf({ body: readable })
+      assert.strictEqual(Buffer.from((yield* reader.pull)!).toString(), "a")
+      reader.release()
+      assert.isTrue(readable.destroyed)
+      assert.strictEqual(readable.listenerCount("readable"), 0)
+      assert.strictEqual(readable.listenerCount("end"), 0)
+    }))
+
+  it.effect("a pull interrupted while it waits releases the body", () =>
     Effect.gen(function*() {
       const readable = new Readable({ read: () => undefined })
       const reader = readerOf({ body: readable })
       const waiting = yield* Effect.fork(reader.pull)
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      assert.isFalse(readable.destroyed)
       const exit = yield* Fiber.interrupt(waiting)
       assert.isTrue(Exit.isInterrupted(exit))
-      reader.release()
       assert.isTrue(readable.destroyed)
       assert.strictEqual(readable.listenerCount("readable"), 0)
-      assert.strictEqual(readable.listenerCount("end"), 0)
     }))
 
   it.effect("a body already read in flowing mode, or a source of another shape, has no reader", () =>
@@ -147,6 +158,22 @@ describe("a web ReadableStream body", () => {
       const reader = readerOf(new Response(stream))
       assert.strictEqual(Buffer.from((yield* reader.pull)!).toString(), "more")
       reader.release()
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      assert.isTrue(cancelled)
+    }))
+
+  it.effect("a pull interrupted while it waits cancels the stream", () =>
+    Effect.gen(function*() {
+      let cancelled = false
+      const stream = new ReadableStream<Uint8Array>({
+        cancel: () => {
+          cancelled = true
+        }
+      })
+      const waiting = yield* Effect.fork(readerOf(new Response(stream)).pull)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      assert.isFalse(cancelled)
+      yield* Fiber.interrupt(waiting)
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
       assert.isTrue(cancelled)
     }))

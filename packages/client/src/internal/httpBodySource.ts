@@ -16,7 +16,8 @@ import * as Effect from "effect/Effect"
 
 /**
  * A body being read: `pull` answers the next chunk, or undefined at the end; `release` stops listening and, when
- * the body was not read to its end, destroys it (which lets the HTTP client drop the connection).
+ * the body was not read to its end, destroys it (which lets the HTTP client drop the connection). A pull
+ * interrupted while it waits releases the body.
  *
  * @internal
  */
@@ -120,9 +121,7 @@ const fromNode = (readable: NodeReadable): BodyReader => {
   readable.on("close", onClose)
   const waitThenPull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.async((resume) => {
     wake = () => resume(pull)
-    return Effect.sync(() => {
-      wake = undefined
-    })
+    return Effect.sync(release)
   })
   const pull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.suspend(() => {
     const chunk = broken === undefined ? readable.read() : null
@@ -132,40 +131,43 @@ const fromNode = (readable: NodeReadable): BodyReader => {
     if (ended || readable.readableEnded) return Effect.succeed(undefined)
     return waitThenPull
   })
-  return {
-    pull,
-    release: () => {
-      readable.off("readable", signal)
-      readable.off("end", onEnd)
-      readable.off("error", onError)
-      readable.off("close", onClose)
-      if (!readable.readableEnded && !readable.destroyed) readable.destroy()
-    }
+  const release = () => {
+    wake = undefined
+    readable.off("readable", signal)
+    readable.off("end", onEnd)
+    readable.off("error", onError)
+    readable.off("close", onClose)
+    if (!readable.readableEnded && !readable.destroyed) readable.destroy()
   }
+  return { pull, release }
 }
 
 const fromWeb = (body: ReadableStream<Uint8Array>): BodyReader => {
   const reader = body.getReader()
   let done = false
-  const pull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.flatMap(
-    Effect.tryPromise({ try: () => reader.read(), catch: (cause): BodyBroken => ({ cause }) }),
-    (step) => {
-      if (step.done) {
-        done = true
-        return Effect.succeed(undefined)
-      }
-      return step.value instanceof Uint8Array
-        ? Effect.succeed(step.value)
-        : Effect.fail({ cause: new TypeError("the body yields chunks that are not bytes") })
-    }
-  )
-  return {
-    pull,
-    release: () => {
-      if (!done) {
-        done = true
-        reader.cancel().catch(() => undefined)
-      }
+  const release = () => {
+    if (!done) {
+      done = true
+      reader.cancel().catch(() => undefined)
     }
   }
+  const pull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.async((resume) => {
+    reader.read().then(
+      (step) => {
+        if (step.done) {
+          done = true
+          resume(Effect.succeed(undefined))
+        } else {
+          resume(
+            step.value instanceof Uint8Array
+              ? Effect.succeed(step.value)
+              : Effect.fail({ cause: new TypeError("the body yields chunks that are not bytes") })
+          )
+        }
+      },
+      (cause: unknown) => resume(Effect.fail({ cause }))
+    )
+    return Effect.sync(release)
+  })
+  return { pull, release }
 }

@@ -106,8 +106,9 @@ const brokenBody = (what: string) => (broken: BodySource.BodyBroken): McpError.T
 
 /**
  * Runs `f` on each chunk of a response body, in order, until the body ends or `f` answers false. A body left
- * unread is destroyed (or, read through the response's stream, aborted when the given Scope closes). A broken
- * body fails with a `Read` error naming `what`.
+ * unread is destroyed when the reading stops (read through the response's stream: aborted when the given Scope
+ * closes, as the platform's clients abort any request of a closed Scope). A broken body fails with a `Read` error
+ * naming `what`.
  *
  * The body is read from the response's source when the HTTP client is one of the platform's (see
  * `httpBodySource.ts`), else pulled chunk by chunk from the response's stream rather than run into a sink: per
@@ -130,12 +131,27 @@ const eachChunk = <E>(
 ): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> => {
   if (source === undefined) return forEachStreamChunk(response, what, f)
   const broken = brokenBody(what)
+  // the body is released as soon as the reading ends, however it ends (a pull interrupted while it waits
+  // releases it too)
+  const stop = (): Effect.Effect<void> => {
+    source.release()
+    return Effect.void
+  }
   const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(source.pull, {
-    onFailure: (error) => Effect.fail(broken(error)),
+    onFailure: (error) => {
+      source.release()
+      return Effect.fail(broken(error))
+    },
     onSuccess: (chunk) =>
-      chunk === undefined ? Effect.void : Effect.flatMap(f(chunk), (more) => more ? next : Effect.void)
+      chunk === undefined ? stop() : Effect.matchCauseEffect(f(chunk), {
+        onFailure: (cause) => {
+          source.release()
+          return Effect.failCause(cause)
+        },
+        onSuccess: (more) => more ? next : stop()
+      })
   })
-  return Effect.ensuring(next, Effect.sync(source.release))
+  return next
 }
 
 const forEachStreamChunk = <E>(

@@ -17,7 +17,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,12 +26,13 @@ import * as Fiber from "effect/Fiber"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as FiberSet from "effect/FiberSet"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import * as OAuth from "../OAuth.js"
@@ -561,26 +562,25 @@ export const make = (
         return Either.right(headers)
       }
 
+      /** A modern request's exchange, in the given Scope (which closes its response). */
       const modernExchange = (
         request: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions,
         retried = false
-      ): Effect.Effect<void, McpError.TransportFailure> =>
+      ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
         Effect.suspend(() => {
           const headers = modernHeaders(request)
           if (Either.isLeft(headers)) return Effect.fail(headers.left)
           const params = paramHeaders(request, options)
-          const sent = Effect.scoped(
-            Effect.flatMap(
-              post(target, codec.encode(request), { ...params.headers, ...headers.right }, request.method),
-              (response) => {
-                // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
-                // declarations changed or were never listed, so refresh them and send once more
-                const ownHeaders = request.method === "tools/call" && options.headers === undefined
-                if (!retried && ownHeaders && response.status === 400) return headerMismatch(response, request, options)
-                return answer(response, request, options, "modern")
-              }
-            )
+          const sent = Effect.flatMap(
+            post(target, codec.encode(request), { ...params.headers, ...headers.right }, request.method),
+            (response) => {
+              // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
+              // declarations changed or were never listed, so refresh them and send once more
+              const ownHeaders = request.method === "tools/call" && options.headers === undefined
+              if (!retried && ownHeaders && response.status === 400) return headerMismatch(response, request, options)
+              return answer(response, request, options, "modern")
+            }
           )
           if (params.dropped.length === 0) return sent
           return Effect.zipRight(
@@ -603,7 +603,7 @@ export const make = (
           if (error?.code === McpSchema.ErrorCode.HeaderMismatch) {
             yield* Effect.logDebug("the server refused the Mcp-Param headers; refreshing the tool list")
             yield* refreshTools(request)
-            return yield* modernExchange(request, options, true)
+            return yield* Effect.scoped(modernExchange(request, options, true))
           }
           if (error !== undefined) return yield* emitResponse(request, error)
           return yield* Effect.fail(Body.statusError(response, body, "the server answered tools/call with HTTP 400"))
@@ -655,32 +655,31 @@ export const make = (
           return Effect.logWarning("ignored a session id that is not visible ASCII")
         })
 
+      /** A legacy request's exchange, in the given Scope (which closes its response). */
       const legacyExchange = (
         request: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions,
         resent: boolean
-      ): Effect.Effect<void, McpError.TransportFailure> =>
+      ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
         Effect.suspend(() => {
           const initializing = request.method === "initialize"
           const sessionId = initializing ? undefined : state.sessionId
           const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
           if (!initializing) legacyVersionHeader(headers)
           if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
-          return Effect.scoped(
-            Effect.flatMap(post(target, codec.encode(request), headers, request.method), (response) => {
-              const status = response.status
-              if (initializing) {
-                if ((status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
-                  return fallBackToSse(response, request)
-                }
-                if (Body.isSuccess(status)) {
-                  return Effect.zipRight(adoptSession(response), answer(response, request, options, "legacy"))
-                }
+          return Effect.flatMap(post(target, codec.encode(request), headers, request.method), (response) => {
+            const status = response.status
+            if (initializing) {
+              if ((status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
+                return fallBackToSse(response, request)
               }
-              if (status === 404 && sessionId !== undefined) return expired(request, options, sessionId, resent)
-              return answer(response, request, options, "legacy")
-            })
-          )
+              if (Body.isSuccess(status)) {
+                return Effect.zipRight(adoptSession(response), answer(response, request, options, "legacy"))
+              }
+            }
+            if (status === 404 && sessionId !== undefined) return expired(request, options, sessionId, resent)
+            return answer(response, request, options, "legacy")
+          })
         })
 
       /** A 404 to a request sent in a session: the server forgot the session. */
@@ -694,7 +693,7 @@ export const make = (
           if (resent) return Effect.fail(new McpError.SessionExpired({ sessionId: redactSession(sentWith) }))
           if (state.sessionId !== undefined && state.sessionId !== sentWith) {
             // a new session already started: this request goes there at once
-            return legacyExchange(request, options, true)
+            return Effect.scoped(legacyExchange(request, options, true))
           }
           state.parked.set(request.id, { message: request, options, resent: true })
           if (state.expiredSession !== sentWith) {
@@ -1005,7 +1004,7 @@ export const make = (
         request: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions,
         resent: boolean
-      ): Effect.Effect<void, McpError.TransportFailure> => {
+      ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> => {
         switch (route) {
           case "modern":
             return modernExchange(request, options)
@@ -1014,6 +1013,31 @@ export const make = (
           case "sse":
             return ssePost(request, request.method)
         }
+      }
+
+      /** The fiber refs of an exchange's fiber (see startExchange). */
+      const exchangeRefs = (
+        fiberId: FiberId.Runtime,
+        refs: FiberRefs.FiberRefs,
+        scope: Scope.Scope,
+        method: string,
+        untraced: boolean
+      ): FiberRefs.FiberRefs => {
+        const annotations = FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations)
+        const context = FiberRefs.getOrDefault(refs, FiberRef.currentContext)
+        const redactedNames = FiberRefs.getOrDefault(refs, Headers.currentRedactedNames)
+        // one copy of the fiber's refs for all of them
+        return FiberRefs.updateManyAs(refs, {
+          entries: [
+            [
+              FiberRef.currentLogAnnotations,
+              [[fiberId, HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", method)]]
+            ],
+            [Headers.currentRedactedNames, [[fiberId, withSecrets(redactedNames)]]],
+            [FiberRef.currentContext, [[fiberId, Context.add(context, Scope.Scope, scope)]]],
+            ...(untraced ? [[FiberRef.currentTracerEnabled, [[fiberId, false]]] as const] : [])
+          ]
+        })
       }
 
       const startExchange = (
@@ -1042,22 +1066,19 @@ export const make = (
           })
           // With Effect's own tracer and no span to join (the exchange inherits the sender's), the HTTP client's
           // span could be seen by no one: it is not made (nor its trace context sent).
-          const traced = Tracing.untraced(sender)
-            ? Effect.zipRight(FiberRef.set(FiberRef.currentTracerEnabled, false), work)
-            : work
-          // The exchange has its fiber to itself: its log annotations and the header names the HTTP client must
-          // redact are set once for the whole fiber (nothing to restore), and the fiber stays interruptible even
-          // when the request is sent from an uninterruptible region.
-          const fiberWork = Effect.interruptible(
-            Effect.zipRight(
-              FiberRef.update(
-                FiberRef.currentLogAnnotations,
-                (annotations) =>
-                  HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", request.method)
-              ),
-              Effect.zipRight(FiberRef.update(Headers.currentRedactedNames, withSecrets), traced)
-            )
-          )
+          const untraced = Tracing.untraced(sender)
+          // The exchange has its fiber to itself: its log annotations, the header names the HTTP client must
+          // redact and the Scope its response lives in are set once for the whole fiber, in one step (nothing to
+          // restore: the fiber ends with the exchange), and the scope is closed when the fiber ends. The fiber
+          // stays interruptible even when the request is sent from an uninterruptible region.
+          const fiberWork = Effect.flatMap(Scope.make(), (scope) =>
+            Effect.interruptible(
+              Effect.zipRight(
+                Effect.updateFiberRefs((fiberId, refs) => exchangeRefs(fiberId, refs, scope, request.method, untraced)),
+                // the Scope is in the fiber's context from the step above, which the types cannot follow
+                Effect.onExit(work as Effect.Effect<void>, (exit) => Scope.close(scope, exit))
+              )
+            ))
           return Effect.map(Effect.forkDaemon(fiberWork), (fiber) => {
             const previous = exchanges.get(request.id)
             if (previous !== undefined) previous.unsafeInterruptAsFork(FiberId.none)
