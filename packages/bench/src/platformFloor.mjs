@@ -2,9 +2,10 @@
 // benchmark's legacy `tools/call` to the benchmark server at 64 in flight, against undici's Pool as the raw
 // client does it. Prints the client's CPU per call (the least and the median of 8 rounds of 5 000 calls) and,
 // with --ops, the Effect operations per call. Conduit's own cost over HTTP is what it adds on top of this floor.
-//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream] [--no-span] [--ops]
-// --read stream reads the body through `response.stream` pulled chunk by chunk, as Conduit reads a body that has
-// no content-length (the benchmark server's answers are chunked); text reads it in one piece. --no-span turns the
+//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream|source] [--no-span] [--ops]
+// --read stream reads the body through `response.stream` pulled chunk by chunk (as Conduit reads a body from an
+// HTTP client of an unknown shape); text reads it in one piece (`response.text`, unbounded); source reads the
+// undici or node:http body Readable under the response in one wait, as Conduit does for the platform's clients. --no-span turns the
 // HTTP client's own span off (`HttpClient.withTracerDisabledWhen`).
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -90,6 +91,34 @@ if (which === "raw") {
       })
       return next
     })
+  // the Readable under the response (undici: `source.body`; node:http: `source`), read to its end
+  const readSource = (response) =>
+    Effect.async((resume) => {
+      const source = (response.original ?? response).source
+      const body = typeof source.read === "function" ? source : source.body
+      const parts = []
+      const onData = (chunk) => parts.push(chunk)
+      const onEnd = () => {
+        cleanup()
+        resume(Effect.succeed(utf8.decode(parts.length === 1 ? parts[0] : Buffer.concat(parts))))
+      }
+      const onError = (error) => {
+        cleanup()
+        resume(Effect.fail(error))
+      }
+      const cleanup = () => {
+        body.off("data", onData)
+        body.off("end", onEnd)
+        body.off("error", onError)
+      }
+      body.on("data", onData)
+      body.on("end", onEnd)
+      body.on("error", onError)
+      return Effect.sync(() => {
+        cleanup()
+        body.destroy()
+      })
+    })
   const post = (body) =>
     client.execute(
       HttpClientRequest.post(url).pipe(
@@ -99,7 +128,7 @@ if (which === "raw") {
     ).pipe(
       Effect.flatMap((response) => {
         session ??= response.headers["mcp-session-id"]
-        return read === "stream" ? readStream(response) : response.text
+        return read === "stream" ? readStream(response) : read === "source" ? readSource(response) : response.text
       }),
       Effect.map((text) => JSON.parse(text)),
       Effect.scoped
