@@ -108,6 +108,49 @@ describe("a Node.js Readable body", () => {
       assert.strictEqual(readable.listenerCount("readable"), 0)
     }))
 
+  it.effect("readAll: everything until the end, across waits, in one piece", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      readable.push(Buffer.from("ab"))
+      const all = yield* Effect.fork(readerOf({ body: readable }).readAll(100))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.push(Buffer.from("cd"))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.push(Buffer.from("e"))
+      readable.push(null)
+      const bytes = yield* Fiber.join(all)
+      assert.strictEqual(Buffer.from(bytes).toString(), "abcde")
+      assert.strictEqual(readable.listenerCount("readable"), 0)
+    }))
+
+  it.effect("readAll: past the limit it fails with the size seen and destroys the body", () =>
+    Effect.gen(function*() {
+      const readable = new Readable({ read: () => undefined })
+      readable.push(Buffer.from("1234"))
+      const all = yield* Effect.fork(Effect.flip(readerOf({ body: readable }).readAll(6)))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      readable.push(Buffer.from("5678"))
+      const error = yield* Fiber.join(all)
+      assert.deepStrictEqual(error, { tooLarge: 8 })
+      assert.isTrue(readable.destroyed)
+    }))
+
+  it.effect("readAll: a body that breaks off fails with its cause; an interrupted read releases the body", () =>
+    Effect.gen(function*() {
+      const broken = new Readable({ read: () => undefined })
+      const all = yield* Effect.fork(Effect.flip(readerOf({ body: broken }).readAll(100)))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      broken.destroy(new Error("reset"))
+      const error = yield* Fiber.join(all)
+      assert.isFalse("tooLarge" in error)
+      if (!("tooLarge" in error)) assert.strictEqual((error.cause as Error).message, "reset")
+      const waiting = new Readable({ read: () => undefined })
+      const interrupted = yield* Effect.fork(readerOf({ body: waiting }).readAll(100))
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      yield* Fiber.interrupt(interrupted)
+      assert.isTrue(waiting.destroyed)
+    }))
+
   it.effect("a body already read in flowing mode, or a source of another shape, has no reader", () =>
     Effect.sync(() => {
       const flowing = new Readable({ read: () => undefined })
@@ -176,6 +219,16 @@ describe("a web ReadableStream body", () => {
       yield* Fiber.interrupt(waiting)
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
       assert.isTrue(cancelled)
+    }))
+
+  it.effect("readAll: the chunks in one piece, or the size past the limit", () =>
+    Effect.gen(function*() {
+      const body = () => new Response(new Blob([bytes("he"), bytes("llo")]).stream())
+      const all = yield* readerOf(body()).readAll(10)
+      assert.strictEqual(Buffer.from(all).toString(), "hello")
+      const error = yield* Effect.flip(readerOf(body()).readAll(3))
+      assert.isTrue("tooLarge" in error && error.tooLarge >= 4)
+      assert.strictEqual((yield* readerOf(new Response(null, { status: 204 })).readAll(10)).length, 0)
     }))
 
   it.effect("a response without a body reads as empty; a locked body has no reader", () =>

@@ -13,6 +13,7 @@
  */
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
+import { concatBytes } from "./bytes.js"
 
 /**
  * A body being read: `pull` answers the next chunk, or undefined at the end; `release` stops listening and, when
@@ -23,7 +24,18 @@ import * as Effect from "effect/Effect"
  */
 export interface BodyReader {
   readonly pull: Effect.Effect<Uint8Array | undefined, BodyBroken>
+  /** Reads the rest of the body whole, failing once more than `limit` bytes came; the body is released. */
+  readonly readAll: (limit: number) => Effect.Effect<Uint8Array, BodyBroken | BodyTooLarge>
   readonly release: () => void
+}
+
+/**
+ * More than the limit came (at least `size` bytes).
+ *
+ * @internal
+ */
+export interface BodyTooLarge {
+  readonly tooLarge: number
 }
 
 /**
@@ -85,7 +97,35 @@ export const reader = (response: HttpClientResponse.HttpClientResponse): BodyRea
   return undefined
 }
 
-const empty: BodyReader = { pull: Effect.succeed(undefined), release: () => undefined }
+const empty: BodyReader = {
+  pull: Effect.succeed(undefined),
+  readAll: () => Effect.succeed(new Uint8Array(0)),
+  release: () => undefined
+}
+
+const notBytes = (): BodyBroken => ({ cause: new TypeError("the body yields chunks that are not bytes") })
+
+/** Reads the rest whole by pulling (for a body with no faster way). */
+const readAllByPulls = (
+  pull: BodyReader["pull"],
+  release: () => void
+) =>
+(limit: number): Effect.Effect<Uint8Array, BodyBroken | BodyTooLarge> =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    const next: Effect.Effect<Uint8Array, BodyBroken | BodyTooLarge> = Effect.flatMap(pull, (chunk) => {
+      if (chunk === undefined) return Effect.succeed(concatBytes(chunks, size))
+      size += chunk.length
+      if (size > limit) {
+        release()
+        return Effect.fail({ tooLarge: size })
+      }
+      chunks.push(chunk)
+      return next
+    })
+    return next
+  })
 
 const prematureClose = () => new Error("the body closed before its end")
 
@@ -126,11 +166,36 @@ const fromNode = (readable: NodeReadable): BodyReader => {
   const pull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.suspend(() => {
     const chunk = broken === undefined ? readable.read() : null
     if (chunk instanceof Uint8Array) return Effect.succeed(chunk)
-    if (chunk !== null) return Effect.fail({ cause: new TypeError("the body yields chunks that are not bytes") })
+    if (chunk !== null) return Effect.fail(notBytes())
     if (broken !== undefined) return Effect.fail(broken)
     if (ended || readable.readableEnded) return Effect.succeed(undefined)
     return waitThenPull
   })
+  // all of it in one wait: what is buffered is taken at each signal, until the end
+  const readAll = (limit: number): Effect.Effect<Uint8Array, BodyBroken | BodyTooLarge> =>
+    Effect.async((resume) => {
+      const chunks: Array<Uint8Array> = []
+      let size = 0
+      const finish = (outcome: Effect.Effect<Uint8Array, BodyBroken | BodyTooLarge>) => {
+        release()
+        resume(outcome)
+      }
+      const step = () => {
+        for (;;) {
+          const chunk = broken === undefined ? readable.read() : null
+          if (chunk === null) break
+          if (!(chunk instanceof Uint8Array)) return finish(Effect.fail(notBytes()))
+          size += chunk.length
+          if (size > limit) return finish(Effect.fail({ tooLarge: size }))
+          chunks.push(chunk)
+        }
+        if (broken !== undefined) return finish(Effect.fail(broken))
+        if (ended || readable.readableEnded) return finish(Effect.succeed(concatBytes(chunks, size)))
+        wake = step
+      }
+      step()
+      return Effect.sync(release)
+    })
   const release = () => {
     wake = undefined
     readable.off("readable", signal)
@@ -139,7 +204,7 @@ const fromNode = (readable: NodeReadable): BodyReader => {
     readable.off("close", onClose)
     if (!readable.readableEnded && !readable.destroyed) readable.destroy()
   }
-  return { pull, release }
+  return { pull, readAll, release }
 }
 
 const fromWeb = (body: ReadableStream<Uint8Array>): BodyReader => {
@@ -161,7 +226,7 @@ const fromWeb = (body: ReadableStream<Uint8Array>): BodyReader => {
           resume(
             step.value instanceof Uint8Array
               ? Effect.succeed(step.value)
-              : Effect.fail({ cause: new TypeError("the body yields chunks that are not bytes") })
+              : Effect.fail(notBytes())
           )
         }
       },
@@ -169,5 +234,5 @@ const fromWeb = (body: ReadableStream<Uint8Array>): BodyReader => {
     )
     return Effect.sync(release)
   })
-  return { pull, release }
+  return { pull, readAll: readAllByPulls(pull, release), release }
 }

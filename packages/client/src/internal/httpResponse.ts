@@ -229,9 +229,10 @@ export const declaredLength = (headers: Headers.Headers): number | undefined => 
 /**
  * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
  *
- * A body whose `content-length` exceeds the limit is refused before it is read. The body is read chunk by chunk
- * (see {@link forEachChunk}) and counted; only from an HTTP client of an unknown shape is a body with a
- * `content-length` within the limit read in one piece (the client enforces that length; cheaper than its stream).
+ * A body whose `content-length` exceeds the limit is refused before it is read. A body from one of the platform's
+ * clients is read from its source (see `httpBodySource.ts`) and counted as it comes. From an HTTP client of an
+ * unknown shape, a body with a `content-length` within the limit is read in one piece (the client enforces that
+ * length; cheaper than its stream) and any other is pulled from its stream and counted.
  *
  * @internal
  */
@@ -244,14 +245,19 @@ export const readBody = (
   if (length !== undefined && length > limit) return Effect.fail(tooLarge(length, limit))
   return Effect.suspend(() => {
     const source = BodySource.reader(response)
-    // a client of another shape: a declared length within the limit is read in one piece
-    if (source === undefined && length !== undefined) {
-      return Effect.mapError(response.text, connectError("the response body broke off"))
+    if (source !== undefined) {
+      return Effect.mapBoth(source.readAll(limit), {
+        onFailure: (error) =>
+          "tooLarge" in error ? tooLarge(error.tooLarge, limit) : brokenBody("the response body broke off")(error),
+        onSuccess: (bytes) => utf8.decode(bytes)
+      })
     }
+    // a client of another shape: a declared length within the limit is read in one piece
+    if (length !== undefined) return Effect.mapError(response.text, connectError("the response body broke off"))
     const chunks: Array<Uint8Array> = []
     let size = 0
     return Effect.map(
-      eachChunk(response, source, "the response body broke off", (chunk) => {
+      forEachStreamChunk(response, "the response body broke off", (chunk) => {
         size += chunk.length
         if (size > limit) return Effect.fail(tooLarge(size, limit))
         chunks.push(chunk)

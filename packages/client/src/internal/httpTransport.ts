@@ -425,10 +425,16 @@ export const make = (
           }).pipe(Effect.map(() => answered))
         })
 
+      /**
+       * Reports the answer to the source's request. It is handed to the client at once when the client can settle
+       * it without running an effect (`unsafeEmit`), so call this only as the reply is due, not ahead.
+       */
       const reply = (source: Source, answer: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
         const capture = source.capture
-        if (capture === undefined) return emitOpen(Transport.TransportEvent.Response({ message: answer }))
-        return Effect.sync(() => capture(answer))
+        if (capture !== undefined) return Effect.sync(() => capture(answer))
+        if (state.closed) return Effect.void
+        const event = Transport.TransportEvent.Response({ message: answer })
+        return emit.unsafeEmit?.(event) === true ? Effect.void : emit(event)
       }
 
       const emitResponse = (request: McpSchema.JsonRpcRequest, error: McpSchema.JsonRpcErrorObject) =>
