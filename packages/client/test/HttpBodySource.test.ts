@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import { EventEmitter } from "node:events"
 import { Readable } from "node:stream"
 import * as BodySource from "../src/internal/httpBodySource.js"
 
@@ -106,6 +107,42 @@ describe("a Node.js Readable body", () => {
       assert.isTrue(Exit.isInterrupted(exit))
       assert.isTrue(readable.destroyed)
       assert.strictEqual(readable.listenerCount("readable"), 0)
+    }))
+
+  it.live("a signal that comes between an empty read and the wait is not lost", () =>
+    Effect.gen(function*() {
+      // the data and its "readable" signal arrive just as a read comes up empty (as when the fiber yields between
+      // the read and the wait): no other signal follows
+      class Racy extends EventEmitter {
+        readonly parts: Array<Uint8Array> = [bytes("late")]
+        readableEnded = false
+        destroyed = false
+        private first = true
+        get readableLength() {
+          return this.first ? 0 : this.parts.reduce((total, part) => total + part.length, 0)
+        }
+        read(): Uint8Array | null {
+          if (this.first) {
+            this.first = false
+            this.emit("readable")
+            return null
+          }
+          const part = this.parts.shift()
+          if (part !== undefined) return part
+          setTimeout(() => {
+            this.readableEnded = true
+            this.emit("end")
+          }, 5)
+          return null
+        }
+        destroy() {
+          this.destroyed = true
+        }
+      }
+      const parts = yield* drain(readerOf({ body: new Racy() })).pipe(
+        Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "the reader missed the signal" })
+      )
+      assert.deepStrictEqual(parts, ["late"])
     }))
 
   it.effect("readAll: everything until the end, across waits, in one piece", () =>

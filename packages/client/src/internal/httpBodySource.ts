@@ -54,6 +54,7 @@ interface NodeReadable {
   off(event: string, listener: (...args: ReadonlyArray<unknown>) => void): unknown
   destroy(): unknown
   readonly readableEnded: boolean
+  readonly readableLength: number
   readonly destroyed: boolean
   readonly errored?: unknown
 }
@@ -68,6 +69,7 @@ const isNodeReadable = (value: unknown): value is NodeReadable =>
   typeof value.off === "function" &&
   typeof value.destroy === "function" &&
   typeof value.readableEnded === "boolean" &&
+  typeof value.readableLength === "number" &&
   typeof value.destroyed === "boolean"
 
 /** A stream someone else already reads in flowing mode is not ours to read. */
@@ -160,6 +162,12 @@ const fromNode = (readable: NodeReadable): BodyReader => {
   readable.on("error", onError)
   readable.on("close", onClose)
   const waitThenPull: Effect.Effect<Uint8Array | undefined, BodyBroken> = Effect.async((resume) => {
+    // The fiber may have yielded since `read()` answered null: a signal that came meanwhile found no one waiting
+    // (and the stream signals "readable" again only after a read that comes up empty), so look once more first.
+    if (readable.readableLength > 0 || broken !== undefined || ended || readable.readableEnded) {
+      resume(pull)
+      return
+    }
     wake = () => resume(pull)
     return Effect.sync(release)
   })
