@@ -6,7 +6,10 @@
  *
  * The transport runs over `@effect/platform`'s `HttpClient`, taken once when the layer is built and used by every
  * connection, so its connection pool survives reconnects. In Node, provide the undici-backed client
- * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too.
+ * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too. With the
+ * platform's own clients (undici, `node:http`, fetch) response bodies are read from the Readable or ReadableStream
+ * the response wraps, far cheaper than through `response.stream`, which is what any other client's bodies go
+ * through; either way every body is counted against `maxEventBytes` as it arrives.
  *
  * - Modern: one POST per request with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*`
  *   headers of tools whose `inputSchema` declares `x-mcp-header`; answers as JSON or an event stream; cancelling
