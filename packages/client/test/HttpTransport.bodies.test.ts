@@ -53,16 +53,9 @@ const trickle = (res: Http.ServerResponse, parts: ReadonlyArray<string>, end: bo
   next(0)
 }
 
-const progress = (token: unknown, value: number) => ({
-  jsonrpc: "2.0",
-  method: "notifications/progress",
-  params: { progressToken: token, progress: value }
-})
-
-const progressToken = (seen: Scripted.Seen): unknown =>
-  Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) && Scripted.isObject(seen.body.params._meta)
-    ? seen.body.params._meta.progressToken
-    : undefined
+/** The tool a `tools/call` names. */
+const toolOf = (seen: Scripted.Seen): unknown =>
+  Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) ? seen.body.params.name : undefined
 
 const answering = (answer: (seen: Scripted.Seen, res: Http.ServerResponse) => void) =>
   Scripted.mcpServer("modern", { request: (seen, res) => answer(seen, res) })
@@ -76,7 +69,7 @@ for (const [name, httpClient] of clients) {
       Effect.gen(function*() {
         const server = yield* answering((seen, res) => {
           const body = JSON.stringify(Scripted.success(Scripted.idOf(seen), Scripted.textResult("é".repeat(3000))))
-          if (Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) && seen.body.params.name === "sized") {
+          if (toolOf(seen) === "sized") {
             return Scripted.sendJson(res, 200, JSON.parse(body), {
               "content-length": String(Buffer.byteLength(body))
             })
@@ -99,7 +92,7 @@ for (const [name, httpClient] of clients) {
       Effect.gen(function*() {
         let closed = 0
         const server = yield* answering((seen, res) => {
-          if (Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) && seen.body.params.name === "small") {
+          if (toolOf(seen) === "small") {
             return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult("ok")))
           }
           res.on("close", () => closed++)
@@ -153,7 +146,8 @@ for (const [name, httpClient] of clients) {
         const server = yield* answering((seen, res) => {
           res.on("close", () => closed++)
           Scripted.startSse(res)
-          const stream = `: hello\n\nid: 1\nevent: message\ndata: ${JSON.stringify(progress(progressToken(seen), 1))}\n\n` +
+          const report = JSON.stringify(Scripted.progress(Scripted.progressToken(seen), 1))
+          const stream = `: hello\n\nid: 1\nevent: message\ndata: ${report}\n\n` +
             `id: 2\nevent: message\ndata: ${
               JSON.stringify(Scripted.success(Scripted.idOf(seen), Scripted.textResult("streamed")))
             }\r\n\r\n`

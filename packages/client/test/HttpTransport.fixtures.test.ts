@@ -35,17 +35,6 @@ const startCall = (client: McpClient.McpClientService, name: string) =>
     return fiber
   })
 
-const progress = (token: unknown, value: number) => ({
-  jsonrpc: "2.0",
-  method: "notifications/progress",
-  params: { progressToken: token, progress: value }
-})
-
-const progressToken = (seen: Scripted.Seen): unknown =>
-  Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) && Scripted.isObject(seen.body.params._meta)
-    ? seen.body.params._meta.progressToken
-    : undefined
-
 describe("legacy session expiry", () => {
   it.live("a 404 on a live session: a new session, one re-send, the caller never sees it", () =>
     Effect.gen(function*() {
@@ -110,7 +99,7 @@ describe("broken streams", () => {
           callId = Scripted.idOf(seen)
           Scripted.startSse(res)
           res.write("id: ev-1\nretry: 20\ndata:\n\n")
-          Scripted.sseMessage(res, progress(progressToken(seen), 1), "ev-2")
+          Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1), "ev-2")
           // the connection breaks before the answer
           setTimeout(() => res.destroy(), 20)
         },
@@ -143,7 +132,7 @@ describe("broken streams", () => {
       const server = yield* Scripted.mcpServer("legacy", {
         request: (seen, res) => {
           Scripted.startSse(res)
-          Scripted.sseMessage(res, progress(progressToken(seen), 1))
+          Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1))
           setTimeout(() => res.destroy(), 20)
         }
       })
@@ -159,7 +148,7 @@ describe("broken streams", () => {
       const server = yield* Scripted.mcpServer("modern", {
         request: (seen, res) => {
           Scripted.startSse(res)
-          Scripted.sseMessage(res, progress(progressToken(seen), 1), "1")
+          Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1), "1")
           setTimeout(() => res.destroy(), 20)
         }
       })
@@ -356,7 +345,7 @@ describe("cancellation as the server sees it", () => {
         request: (seen, res, method) => {
           if (method !== "tools/call") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
           Scripted.startSse(res)
-          Scripted.sseMessage(res, progress(progressToken(seen), 0))
+          Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 0))
           res.on("close", () => (streamClosed = true))
         }
       })
@@ -381,7 +370,7 @@ describe("cancellation as the server sees it", () => {
       const server = yield* Scripted.mcpServer("modern", {
         request: (seen, res) => {
           Scripted.startSse(res)
-          Scripted.sseMessage(res, progress(progressToken(seen), 0))
+          Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 0))
           res.on("close", () => (streamClosed = true))
         }
       })
