@@ -1,8 +1,9 @@
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Stream from "effect/Stream"
+import * as Body from "../src/internal/httpResponse.js"
 import * as Sse from "../src/internal/sse.js"
 
 const encoder = new TextEncoder()
@@ -156,35 +157,64 @@ describe("Sse parser", () => {
   })
 })
 
-describe("Sse.decode", () => {
-  const run = (chunks: ReadonlyArray<string>, maxEventBytes = 1024) =>
-    Stream.fromIterable(chunks.map(bytes)).pipe(Sse.decode({ maxEventBytes }), Stream.runCollect, Effect.exit)
-
-  it.effect("decodes a byte stream", () =>
+describe("forEachSseItem", () => {
+  /** A response whose body comes in the given chunks: fetch-shaped, or hiding its source (read as a stream). */
+  const response = (chunks: ReadonlyArray<string>, hidden: boolean) => {
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        for (const chunk of chunks) controller.enqueue(bytes(chunk))
+        controller.close()
+      }
+    })
+    const web = HttpClientResponse.fromWeb(HttpClientRequest.get("http://127.0.0.1/"), new Response(body))
+    return hidden
+      ? new Proxy(web, { get: (target, key) => key === "source" ? undefined : Reflect.get(target, key, target) })
+      : web
+  }
+  const collect = (chunks: ReadonlyArray<string>, hidden: boolean, maxEventBytes = 1024) =>
     Effect.gen(function*() {
-      const exit = yield* run(["data: a\r", "\ndata: b\r\n", "\r\n", ": ping\n", "id: 3\nevent: x\ndata: c\n\n"])
-      assert.isTrue(Exit.isSuccess(exit))
-      if (Exit.isSuccess(exit)) {
-        assert.deepStrictEqual(events(Chunk.toReadonlyArray(exit.value)), [
+      const items: Array<Sse.SseItem> = []
+      const exit = yield* Body.forEachSseItem(response(chunks, hidden), "the stream", maxEventBytes, (item) => {
+        items.push(item)
+        return item._tag === "Event" ? Effect.succeed(true) : true
+      }).pipe(Effect.scoped, Effect.exit)
+      return { items, exit }
+    })
+
+  for (const hidden of [false, true]) {
+    const where = hidden ? "through the response's stream" : "from the response's source"
+    it.effect(`takes the items of a body split anywhere, ${where}`, () =>
+      Effect.gen(function*() {
+        const { exit, items } = yield* collect(
+          ["data: a\r", "\ndata: b\r\n", "\r\n", ": ping\n", "id: 3\nevent: x\ndata: c\n\n"],
+          hidden
+        )
+        assert.isTrue(Exit.isSuccess(exit))
+        assert.deepStrictEqual(events(items), [
           { event: "message", data: "a\nb", id: "" },
           { event: "x", data: "c", id: "3" }
         ])
-      }
-    }))
+      }))
 
-  it.effect("delivers the events before an oversized one, then fails with FrameTooLarge", () =>
+    it.effect(`takes the events before an oversized one, then fails with FrameTooLarge, ${where}`, () =>
+      Effect.gen(function*() {
+        const { exit, items } = yield* collect([`data: small\n\ndata: ${"z".repeat(500)}\n\n`], hidden, 100)
+        assert.deepStrictEqual(events(items), [{ event: "message", data: "small", id: "" }])
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit)) {
+          const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          assert.strictEqual(error?.reason, "FrameTooLarge")
+        }
+      }))
+  }
+
+  it.effect("stops when the function answers false", () =>
     Effect.gen(function*() {
       const items: Array<Sse.SseItem> = []
-      const exit = yield* Stream.fromIterable([bytes(`data: small\n\ndata: ${"z".repeat(500)}\n\n`)]).pipe(
-        Sse.decode({ maxEventBytes: 100 }),
-        Stream.runForEach((item) => Effect.sync(() => items.push(item))),
-        Effect.exit
-      )
-      assert.deepStrictEqual(events(items), [{ event: "message", data: "small", id: "" }])
-      assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit)) {
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-        assert.strictEqual(error?.reason, "FrameTooLarge")
-      }
+      yield* Body.forEachSseItem(response(["data: 1\n\ndata: 2\n\n", "data: 3\n\n"], false), "s", 1024, (item) => {
+        items.push(item)
+        return items.length < 1
+      }).pipe(Effect.scoped)
+      assert.deepStrictEqual(events(items), [{ event: "message", data: "1", id: "" }])
     }))
 })

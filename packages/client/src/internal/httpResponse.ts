@@ -121,15 +121,16 @@ export const forEachChunk = <E>(
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
 ): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
-  Effect.suspend(() => eachChunk(response, BodySource.reader(response), what, f))
+  Effect.suspend(() => {
+    const source = BodySource.reader(response)
+    return source === undefined ? forEachStreamChunk(response, what, f) : forEachSourceChunk(source, what, f)
+  })
 
-const eachChunk = <E>(
-  response: HttpClientResponse.HttpClientResponse,
-  source: BodySource.BodyReader | undefined,
+const forEachSourceChunk = <E>(
+  source: BodySource.BodyReader,
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
-): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> => {
-  if (source === undefined) return forEachStreamChunk(response, what, f)
+): Effect.Effect<void, E | McpError.TransportError> => {
   const broken = brokenBody(what)
   // the body is released as soon as the reading ends, however it ends (a pull interrupted while it waits
   // releases it too)

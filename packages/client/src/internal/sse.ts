@@ -1,6 +1,6 @@
 /**
- * A Server-Sent Events decoder (the WHATWG "event stream interpretation"), as a pure incremental parser and as a
- * Stream pipeline over raw bytes.
+ * A Server-Sent Events decoder (the WHATWG "event stream interpretation"): a pure incremental parser over raw bytes
+ * (the HTTP transport feeds it a body's chunks, see `forEachSseItem`).
  *
  * Lines are split on the bytes CR, LF and CRLF before decoding, so a chunk boundary anywhere (inside a CRLF pair,
  * inside a multi-byte UTF-8 sequence) changes nothing, and the size of an event is counted in bytes. A partial line
@@ -8,8 +8,6 @@
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
-import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 
 /**
@@ -196,26 +194,4 @@ export const tooLarge = (size: number, maxEventBytes: number): McpError.Transpor
     transport: "http",
     reason: "FrameTooLarge",
     detail: `an SSE event of at least ${size} bytes exceeds maxEventBytes (${maxEventBytes})`
-  })
-
-/**
- * Decodes a byte stream into SSE items. An event larger than `maxEventBytes` fails the stream with a
- * `TransportError` (reason `"FrameTooLarge"`).
- *
- * @internal
- */
-export const decode = (options: { readonly maxEventBytes: number }) =>
-<E, R>(self: Stream.Stream<Uint8Array, E, R>): Stream.Stream<SseItem, E | McpError.TransportError, R> =>
-  Stream.suspend(() => {
-    const parser = makeParser(options)
-    return Stream.flatMap(self, (chunk) => {
-      const result = parser.push(chunk)
-      const items = Stream.fromChunk(Chunk.unsafeFromArray(result.items))
-      if (result.tooLarge === undefined) return items
-      // what came before the oversized event is still delivered, then the stream fails
-      return Stream.concat(
-        items,
-        Stream.fail(tooLarge(result.tooLarge, options.maxEventBytes))
-      )
-    })
   })
