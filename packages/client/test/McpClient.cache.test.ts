@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
@@ -83,4 +84,69 @@ describe("the result cache in the request path", () => {
       yield* client.callTool({ name: "x" })
       assert.strictEqual(yield* count("tools/call"), 2)
     }).pipe(Effect.provide(layer({ credentialId: "user-a" }))))
+})
+
+describe("notifications while the client is being built", () => {
+  // A server may announce list changes before the client's constructor has finished (this one even before it
+  // answers initialize): the cache invalidation they trigger must already be in place. It once was not, and the
+  // connection fiber died on it, leaving every later request waiting.
+  const eager: Scripted.Script = (message, ctx) => {
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    switch (message.method) {
+      case "server/discover":
+        return ctx.fail(message.id, -32601, "Method not found")
+      case "initialize":
+        return Effect.all([
+          ctx.notify("notifications/tools/list_changed"),
+          ctx.notify("notifications/resources/updated", { uri: "file:///a" }),
+          ctx.reply(message.id, Scripted.initializeResult())
+        ], { discard: true })
+      case "tools/list":
+        return ctx.reply(message.id, { tools: [{ name: "eager", inputSchema: { type: "object" } }] })
+    }
+    return Effect.void
+  }
+  const eagerLayer = (options: McpClient.McpClientOptions) =>
+    McpClient.layer({ healthCheckInterval: false, ...options }).pipe(Layer.provideMerge(Scripted.layer(eager)))
+
+  for (const cached of [false, true]) {
+    // live: a regression hangs, and the live clock turns that into a failure
+    it.live(`a list_changed before the initialize answer is handled, ${cached ? "with" : "without"} a cache`, () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.McpClient
+        const tools = yield* client.listTools()
+        assert.deepStrictEqual(tools.map((tool) => tool.name), ["eager"])
+      }).pipe(
+        Effect.provide(
+          cached ? eagerLayer({}).pipe(Layer.provide(ResultCache.layerMemory())) : eagerLayer({})
+        ),
+        Effect.timeout("5 seconds"),
+        Effect.orDie
+      ))
+  }
+})
+
+describe("a cache that fails", () => {
+  it.scoped("a defect in the cache's invalidation drops that notification, not the connection", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.listTools()
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      const delivered = yield* Effect.exit(ctx.notify("notifications/tools/list_changed"))
+      assert.isTrue(Exit.isSuccess(delivered), "the transport's delivery did not die")
+      yield* client.readResource("file:///a")
+      assert.strictEqual(yield* count("resources/read"), 1)
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(server)),
+        Layer.provide(Layer.effect(
+          ResultCache.ResultCache,
+          Effect.map(ResultCache.ResultCache, (cache) => ({
+            ...cache,
+            invalidateForNotification: () => Effect.die(new Error("a bug in the cache"))
+          }))
+        ).pipe(Layer.provide(ResultCache.layerMemory())))
+      )
+    )))
 })

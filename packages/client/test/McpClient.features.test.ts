@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as HashMap from "effect/HashMap"
 import * as Logger from "effect/Logger"
@@ -317,6 +318,43 @@ describe("legacy server requests", () => {
           modes: ["url"],
           elicit: () => Effect.succeed({ action: "accept" }),
           completed: (id) => Effect.sync(() => completed.push(id))
+        }))
+      )
+    )))
+
+  it.scoped("a completion callback that throws is logged; the connection goes on", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const log = yield* Scripted.ScriptLog
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.serverRequest(1, "elicitation/create", {
+        mode: "url",
+        message: "Link",
+        url: "https://pay.example.com/x",
+        elicitationId: "throws-1"
+      })
+      yield* awaitResponses(1)
+      // the handler runs where the transport delivers the message: a throw there must stay there
+      const delivered = yield* Effect.exit(
+        ctx.notify("notifications/elicitation/complete", { elicitationId: "throws-1" })
+      )
+      assert.isTrue(Exit.isSuccess(delivered))
+      const tools = yield* client.listTools()
+      assert.deepStrictEqual(tools.map((tool) => tool.name), ["after"])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript((message, ctx) =>
+          "method" in message && "id" in message && message.method === "tools/list"
+            ? ctx.reply(message.id, { tools: [{ name: "after", inputSchema: { type: "object" } }] })
+            : Effect.void
+        ))),
+        Layer.provide(ElicitationHandler.layer({
+          modes: ["url"],
+          elicit: () => Effect.succeed({ action: "accept" }),
+          completed: () => {
+            throw new Error("a bug in the callback")
+          }
         }))
       )
     )))

@@ -298,6 +298,33 @@ describe("requests", () => {
       })
     })))))
 
+  it.scoped("a progress callback that throws is logged; the call still gets its result", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      let calls = 0
+      const fiber = yield* Effect.fork(client.callTool({ name: "slow" }, {
+        onProgress: () => {
+          calls++
+          throw new Error("a bug in the callback")
+        }
+      }))
+      for (let i = 0; i < 3; i++) yield* TestClock.adjust("1 second")
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+      const outcome = yield* Fiber.poll(fiber)
+      assert.isTrue(outcome._tag === "Some" && Exit.isSuccess(outcome.value), "the call completed")
+      assert.strictEqual(calls, 2)
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
+      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+      const token = (message.params as { _meta: { progressToken: McpSchema.RequestId } })._meta.progressToken
+      return Effect.gen(function*() {
+        for (let i = 1; i <= 2; i++) {
+          yield* Effect.sleep("1 second")
+          yield* ctx.notify("notifications/progress", { progressToken: token, progress: i })
+        }
+        yield* ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
+      })
+    })))))
+
   it.scoped("lists are collected across pages, with a page cap", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

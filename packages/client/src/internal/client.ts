@@ -497,8 +497,10 @@ export const make = (
       if (entry === undefined) return Effect.void
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         entry.lastActivity = now
-        return entry.onProgress === undefined ? Effect.void : Effect.catchAllCause(
-          entry.onProgress(decoded.right),
+        const onProgress = entry.onProgress
+        // the caller's callback may throw as well as fail: neither reaches the connection
+        return onProgress === undefined ? Effect.void : Effect.catchAllCause(
+          Effect.suspend(() => onProgress(decoded.right)),
           (cause) => Effect.logWarning("a progress callback failed", cause)
         )
       })
@@ -550,7 +552,11 @@ export const make = (
         : undefined
       if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
       const completed = Option.getOrUndefined(handlers.elicitation)?.completed
-      return completed === undefined ? Effect.void : completed(id)
+      if (completed === undefined) return Effect.void
+      return Effect.catchAllCause(
+        Effect.suspend(() => completed(id)),
+        (cause) => Effect.logWarning("the elicitation completion callback failed", cause)
+      )
     }
 
     const forwardLog = (params: unknown): Effect.Effect<void> => {
@@ -627,11 +633,17 @@ export const make = (
       })
 
     const makeEmit = (attempt: Attempt): Transport.Emit => {
+      // A defect while handling a message (a bug, here or in a callback) drops that message: it must not kill the
+      // transport's reader, whose death would leave every pending request waiting.
       const emit = (event: Transport.TransportEvent) =>
-        Effect.suspend(() => {
-          attempt.inbound++
-          return route(attempt, event)
-        })
+        Effect.catchAllDefect(
+          Effect.suspend(() => {
+            attempt.inbound++
+            return route(attempt, event)
+          }),
+          (defect) =>
+            Effect.logError(`an inbound ${event._tag} could not be handled and was dropped`, Cause.die(defect))
+        )
       // the answer to a pending request settles it at once: nothing else to run
       const unsafeEmit = (event: Transport.TransportEvent): boolean => {
         if (event._tag !== "Response") return false
@@ -1292,6 +1304,16 @@ export const make = (
       }
     })
 
+    // The connection fiber, started below, may run all of the above (these two included) before this constructor
+    // goes on: a server may send notifications as soon as a session exists.
+    const invalidateCache = (notification: McpSchema.ServerNotification): Effect.Effect<void> =>
+      Option.isNone(cache) || published?.connection === undefined
+        ? Effect.void
+        : cache.value.invalidateForNotification(published.connection.info.target, notification)
+
+    const forgetServer = (target: string): Effect.Effect<void> =>
+      Option.isNone(cache) ? Effect.void : cache.value.invalidate(ResultCache.Selector.Server({ server: target }))
+
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
@@ -1421,14 +1443,6 @@ export const make = (
         )
       })
     }
-
-    const invalidateCache = (notification: McpSchema.ServerNotification): Effect.Effect<void> =>
-      Option.isNone(cache) || published?.connection === undefined
-        ? Effect.void
-        : cache.value.invalidateForNotification(published.connection.info.target, notification)
-
-    const forgetServer = (target: string): Effect.Effect<void> =>
-      Option.isNone(cache) ? Effect.void : cache.value.invalidate(ResultCache.Selector.Server({ server: target }))
 
     const withInputRounds = (
       method: string,
