@@ -144,6 +144,28 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("cancellation", () => {
+  it.live("a modern call made from an uninterruptible region is still aborted on the wire when it times out", () =>
+    Effect.gen(function*() {
+      let abandoned = false
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) => {
+          if (method !== "tools/call") {
+            return Scripted.sendJson(res, 200, Scripted.failure(Scripted.idOf(seen), -32601, "Method not found"))
+          }
+          // never answered: only the client's abort ends this request
+          res.on("close", () => (abandoned = !res.writableEnded))
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      const error = yield* Effect.flip(
+        Effect.uninterruptible(client.callTool({ name: "slow" }, { timeout: "100 millis" }))
+      )
+      assert.strictEqual(error._tag, "RequestTimeout")
+      yield* eventually(() => abandoned, "the HTTP request to be aborted")
+    }).pipe(Effect.scoped))
+})
+
 describe("x-mcp-header", () => {
   it.live("a modern tools/list leaves out a tool with an invalid declaration, with a warning", () =>
     Effect.gen(function*() {

@@ -31,6 +31,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as RuntimeFlags from "effect/RuntimeFlags"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
@@ -1052,7 +1053,7 @@ export const make = (
         options: Transport.WireOptions,
         resent: boolean
       ): Effect.Effect<void> =>
-        Effect.withFiberRuntime((sender) => {
+        Effect.withFiberRuntime((sender, status) => {
           // a connection that is closing starts nothing more
           if (state.closed) return Effect.void
           state.routes.set(request.id, route)
@@ -1076,15 +1077,16 @@ export const make = (
           // The exchange has its fiber to itself: its log annotations, the header names the HTTP client must
           // redact and the Scope its response lives in are set once for the whole fiber, in one step (nothing to
           // restore: the fiber ends with the exchange), and the scope is closed when the fiber ends. The fiber
-          // stays interruptible even when the request is sent from an uninterruptible region.
-          const fiberWork = Effect.flatMap(Scope.make(), (scope) =>
-            Effect.interruptible(
-              Effect.zipRight(
-                Effect.updateFiberRefs((fiberId, refs) => exchangeRefs(fiberId, refs, scope, request.method, untraced)),
-                // the Scope is in the fiber's context from the step above, which the types cannot follow
-                Effect.onExit(work as Effect.Effect<void>, (exit) => Scope.close(scope, exit))
-              )
-            ))
+          // is interruptible even when the request is sent from an uninterruptible region (it inherits the sender's
+          // flags: made so only then).
+          const fiberWork = Effect.flatMap(Scope.make(), (scope) => {
+            const exchanging = Effect.zipRight(
+              Effect.updateFiberRefs((fiberId, refs) => exchangeRefs(fiberId, refs, scope, request.method, untraced)),
+              // the Scope is in the fiber's context from the step above, which the types cannot follow
+              Effect.onExit(work as Effect.Effect<void>, (exit) => Scope.close(scope, exit))
+            )
+            return RuntimeFlags.interruption(status.runtimeFlags) ? exchanging : Effect.interruptible(exchanging)
+          })
           return Effect.map(Effect.forkDaemon(fiberWork), (fiber) => {
             const previous = exchanges.get(request.id)
             if (previous !== undefined) previous.unsafeInterruptAsFork(FiberId.none)
