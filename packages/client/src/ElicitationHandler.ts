@@ -127,7 +127,10 @@ export interface Service {
   /** The modes this handler supports; the capability declares them. */
   readonly modes: ReadonlyArray<"form" | "url">
   readonly elicit: (request: ElicitationRequest, context: ElicitationContext) => Effect.Effect<ElicitResult>
-  /** 2025-11-25: the server reports that a URL-mode elicitation finished. */
+  /**
+   * 2025-11-25: the server reports that a URL-mode elicitation finished. It runs where the connection reads; a
+   * failure, a defect or a throw of it is logged and goes no further.
+   */
   readonly completed?: ((elicitationId: string) => Effect.Effect<void>) | undefined
 }
 

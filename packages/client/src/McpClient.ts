@@ -104,7 +104,10 @@ export interface RequestOptions {
   readonly resetTimeoutOnProgress?: boolean | undefined
   /** The hard ceiling when progress restarts the timeout (default 10 × timeout). */
   readonly maxTotalTimeout?: Duration.DurationInput | undefined
-  /** Receives every progress notification of this call (and asks the server for them). */
+  /**
+   * Receives every progress notification of this call (and asks the server for them). It runs where the
+   * connection reads, so keep it short; a failure, a defect or a throw of it is logged and goes no further.
+   */
   readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
   /** Extra `_meta` entries for the request. */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
