@@ -294,19 +294,25 @@ describe("legacy server requests", () => {
       assert.isTrue("error" in response && response.error.code === -32601)
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), {}, false))))
 
-  it.scoped("notifications/elicitation/complete reaches the handler for URL elicitations it was shown, once", () =>
+  /** Connects, then has the server ask for a URL elicitation (accepted); the script's context is returned. */
+  const showUrlElicitation = (elicitationId: string) =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
-      const log = yield* Scripted.ScriptLog
-      const ctx = (yield* Ref.get(log.current))!
+      const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
       yield* ctx.serverRequest(1, "elicitation/create", {
         mode: "url",
         message: "Link",
         url: "https://pay.example.com/x",
-        elicitationId: "known-1"
+        elicitationId
       })
       yield* awaitResponses(1)
+      return { client, ctx }
+    })
+
+  it.scoped("notifications/elicitation/complete reaches the handler for URL elicitations it was shown, once", () =>
+    Effect.gen(function*() {
+      const { ctx } = yield* showUrlElicitation("known-1")
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "unknown-9" })
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "known-1" })
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "known-1" })
@@ -324,17 +330,7 @@ describe("legacy server requests", () => {
 
   it.scoped("a completion callback that throws is logged; the connection goes on", () =>
     Effect.gen(function*() {
-      const client = yield* McpClient.McpClient
-      yield* client.session
-      const log = yield* Scripted.ScriptLog
-      const ctx = (yield* Ref.get(log.current))!
-      yield* ctx.serverRequest(1, "elicitation/create", {
-        mode: "url",
-        message: "Link",
-        url: "https://pay.example.com/x",
-        elicitationId: "throws-1"
-      })
-      yield* awaitResponses(1)
+      const { client, ctx } = yield* showUrlElicitation("throws-1")
       // the handler runs where the transport delivers the message: a throw there must stay there
       const delivered = yield* Effect.exit(
         ctx.notify("notifications/elicitation/complete", { elicitationId: "throws-1" })

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -204,6 +205,32 @@ describe("era negotiation", () => {
     }))
 })
 
+/**
+ * A modern server whose `tools/call` reports `steps` progress notifications (of `steps` in all), `every` apart, then
+ * answers "done" (`last` after the last one); with `strangers`, each report is followed by one for another token.
+ */
+const progressingTool = (options: {
+  readonly steps: number
+  readonly every: Duration.DurationInput
+  readonly strangers?: boolean
+  readonly last?: Duration.DurationInput
+}) =>
+  Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+    const token = (message.params as { _meta: { progressToken: McpSchema.RequestId } })._meta.progressToken
+    return Effect.gen(function*() {
+      for (let i = 1; i <= options.steps; i++) {
+        yield* Effect.sleep(options.every)
+        yield* ctx.notify("notifications/progress", { progressToken: token, progress: i, total: options.steps })
+        if (options.strangers === true) {
+          yield* ctx.notify("notifications/progress", { progressToken: "someone-else", progress: i })
+        }
+      }
+      if (options.last !== undefined) yield* Effect.sleep(options.last)
+      yield* ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
+    })
+  })
+
 describe("requests", () => {
   const hangingTools = Scripted.modernScript((message, ctx) => {
     if (!("method" in message) || !("id" in message)) return Effect.void
@@ -284,19 +311,7 @@ describe("requests", () => {
       const result = yield* Fiber.join(fiber)
       assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
       assert.deepStrictEqual(seen.map((p) => p.progress), [1, 2, 3])
-    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
-      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
-      const token = (message.params as { _meta: { progressToken: McpSchema.RequestId } })._meta.progressToken
-      return Effect.gen(function*() {
-        for (let i = 1; i <= 3; i++) {
-          yield* Effect.sleep("1500 millis")
-          yield* ctx.notify("notifications/progress", { progressToken: token, progress: i, total: 3 })
-          yield* ctx.notify("notifications/progress", { progressToken: "someone-else", progress: i })
-        }
-        yield* Effect.sleep("1 seconds")
-        yield* ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
-      })
-    })))))
+    }).pipe(Effect.provide(clientLayer(progressingTool({ steps: 3, every: "1500 millis", strangers: true, last: "1 second" })))))
 
   it.scoped("a progress callback that throws is logged; the call still gets its result", () =>
     Effect.gen(function*() {
@@ -313,17 +328,7 @@ describe("requests", () => {
       const outcome = yield* Fiber.poll(fiber)
       assert.isTrue(outcome._tag === "Some" && Exit.isSuccess(outcome.value), "the call completed")
       assert.strictEqual(calls, 2)
-    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) => {
-      if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
-      const token = (message.params as { _meta: { progressToken: McpSchema.RequestId } })._meta.progressToken
-      return Effect.gen(function*() {
-        for (let i = 1; i <= 2; i++) {
-          yield* Effect.sleep("1 second")
-          yield* ctx.notify("notifications/progress", { progressToken: token, progress: i })
-        }
-        yield* ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
-      })
-    })))))
+    }).pipe(Effect.provide(clientLayer(progressingTool({ steps: 2, every: "1 second" })))))
 
   it.scoped("lists are collected across pages, with a page cap", () =>
     Effect.gen(function*() {
