@@ -433,7 +433,20 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           Effect.zipRight(Effect.suspend(() => onResult(frames.end()))),
           Effect.catchAllCause((cause) =>
             Option.match(Cause.failureOption(cause), {
-              onNone: () => Effect.failCause(cause),
+              // a defect (a bug in delivering what was read) closes the connection, which fails what is pending,
+              // rather than ending the reading in silence
+              onNone: () =>
+                Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+                  Effect.logError("reading the server's output failed unexpectedly", cause),
+                  closeWith(
+                    new McpError.TransportError({
+                      transport: "stdio",
+                      reason: "Read",
+                      detail: "reading the server's output failed unexpectedly",
+                      cause: Cause.squash(cause)
+                    })
+                  )
+                ),
               onSome: closeWith
             })
           ),

@@ -144,6 +144,36 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("a defect while delivering", () => {
+  it.live("on the HTTP+SSE stream closes the connection with a Read error", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.scripted((seen, res) => {
+        if (seen.method === "GET") {
+          Scripted.startSse(res)
+          res.write(`event: endpoint\ndata: /messages\n\n`)
+          Scripted.sseMessage(res, { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } })
+          return
+        }
+        res.writeHead(202).end()
+      })
+      const context = yield* Layer.build(Common.transport({ url: server.url, binding: "sse" }))
+      const events = yield* Queue.unbounded<Transport.TransportEvent>()
+      // the client's emit never dies (it drops what it cannot handle); this one does, like a bug would
+      const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
+        event._tag === "Notification"
+          ? Effect.dieMessage("a bug in delivering a notification")
+          : Queue.offer(events, event).pipe(Effect.asVoid)
+      )
+      yield* connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" })
+      const closed = yield* Queue.take(events).pipe(
+        Effect.repeat({ until: (event) => event._tag === "Closed" }),
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
+        Effect.orDie
+      )
+      assert.isTrue(closed._tag === "Closed" && closed.error.reason === "Read")
+    }).pipe(Effect.scoped))
+})
+
 describe("cancellation", () => {
   it.live("a modern call made from an uninterruptible region is still aborted on the wire when it times out", () =>
     Effect.gen(function*() {

@@ -191,6 +191,22 @@ describe("StdioTransport", () => {
       assert.deepStrictEqual(seen, ["effect 1", "sync 2", "effect 3", "sync 4", "effect 7"])
     }).pipe(withStdio({ command: node, args: [echo], ...fast })))
 
+  it.live("a defect while delivering what was read closes the connection with a Read error", () =>
+    Effect.gen(function*() {
+      const transport = yield* Transport.Transport
+      const events = yield* Queue.unbounded<Transport.TransportEvent>()
+      // the client's emit never dies (it drops what it cannot handle); this one does, like a bug would
+      const connection = yield* transport.connect((event) =>
+        event._tag === "Notification"
+          ? Effect.dieMessage("a bug in delivering a notification")
+          : Queue.offer(events, event).pipe(Effect.asVoid)
+      )
+      yield* connection.notify({ jsonrpc: "2.0", method: "notifications/poke" })
+      const closed = yield* within(Queue.take(events).pipe(Effect.repeat({ until: (e) => e._tag === "Closed" })), "Closed")
+      assert.isTrue(closed._tag === "Closed" && closed.error.reason === "Read")
+      assert.isTrue(closed._tag === "Closed" && closed.error.detail === "reading the server's output failed unexpectedly")
+    }).pipe(withStdio({ command: node, args: [echo], ...fast })))
+
   it.live("drops garbage, non-JSON-RPC values and malformed lines, and keeps working", () => {
     const { layer, warnings } = captureWarnings()
     return Effect.gen(function*() {

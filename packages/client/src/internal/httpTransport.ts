@@ -911,13 +911,18 @@ export const make = (
             return yield* Effect.fail(transportError("Closed", "the HTTP+SSE stream ended"))
           })
         ).pipe(
-          Effect.catchAll((error) =>
-            Effect.flatMap(Deferred.isDone(ready), (done) => {
+          // a defect (a bug in delivering what was read) ends the stream like a failure, rather than in silence
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            if (Option.isNone(failure) && Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            const error = Option.getOrElse(failure, () =>
+              transportError("Read", "the HTTP+SSE stream failed unexpectedly", Cause.squash(cause)))
+            return Effect.flatMap(Deferred.isDone(ready), (done) => {
               if (!done) return Deferred.fail(ready, error)
               const closed = error._tag === "TransportError" ? error : transportError("Closed", error.message, error)
               return emitOpen(Transport.TransportEvent.Closed({ error: closed }))
             })
-          ),
+          }),
           Effect.annotateLogs({ module: "HttpTransport", method: "sseStream" })
         )
 
