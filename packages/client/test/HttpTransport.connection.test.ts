@@ -174,6 +174,33 @@ describe("a defect while delivering", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("a defect while delivering, on a legacy session's GET stream", () => {
+  it.live("closes the connection with a Read error", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: (_seen, res) => {
+          Scripted.startSse(res)
+          Scripted.sseMessage(res, { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } })
+        }
+      })
+      const context = yield* Layer.build(Common.transport({ url: server.url }))
+      const events = yield* Queue.unbounded<Transport.TransportEvent>()
+      const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
+        event._tag === "Notification"
+          ? Effect.dieMessage("a bug in delivering a notification")
+          : Queue.offer(events, event).pipe(Effect.asVoid)
+      )
+      // the session is in place: the GET stream opens
+      yield* connection.setSession({ era: "legacy", protocolVersion: "2025-11-25" })
+      const closed = yield* Queue.take(events).pipe(
+        Effect.repeat({ until: (event) => event._tag === "Closed" }),
+        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
+        Effect.orDie
+      )
+      assert.isTrue(closed._tag === "Closed" && closed.error.reason === "Read")
+    }).pipe(Effect.scoped))
+})
+
 describe("cancellation", () => {
   it.live("a modern call made from an uninterruptible region is still aborted on the wire when it times out", () =>
     Effect.gen(function*() {

@@ -790,7 +790,19 @@ export const make = (
           yield* Effect.sleep(backoff(cursor.retry, attempt))
           attempt++
         }
-      }).pipe(Effect.annotateLogs({ module: "HttpTransport", method: "getStream" }))
+      }).pipe(
+        // a defect (a bug in delivering what was read) closes the connection rather than ending the stream, and
+        // the server requests it carries, in silence
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+            Effect.logError("the GET stream failed unexpectedly", cause),
+            emitOpen(Transport.TransportEvent.Closed({
+              error: transportError("Read", "the GET stream failed unexpectedly", Cause.squash(cause))
+            }))
+          )
+        ),
+        Effect.annotateLogs({ module: "HttpTransport", method: "getStream" })
+      )
 
       /** One GET; true when it is worth opening again. */
       const openGet = (cursor: Cursor): Effect.Effect<boolean, never, Scope.Scope> =>
