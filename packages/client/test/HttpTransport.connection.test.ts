@@ -144,6 +144,32 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+/**
+ * Opens a raw connection whose delivery dies on every notification, as a bug would (the client's own delivery
+ * never dies: it drops what it cannot handle), runs `start`, and answers the Closed event that follows.
+ */
+const closedByDefect = (
+  options: Parameters<typeof Common.transport>[0],
+  start: (connection: Transport.TransportConnection) => Effect.Effect<void, unknown>
+) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(Common.transport(options))
+    const events = yield* Queue.unbounded<Transport.TransportEvent>()
+    const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
+      event._tag === "Notification"
+        ? Effect.dieMessage("a bug in delivering a notification")
+        : Queue.offer(events, event).pipe(Effect.asVoid)
+    )
+    yield* start(connection)
+    return yield* Queue.take(events).pipe(
+      Effect.repeat({ until: (event) => event._tag === "Closed" }),
+      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
+      Effect.orDie
+    )
+  })
+
+const serverLog = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } }
+
 describe("a defect while delivering", () => {
   it.live("on the HTTP+SSE stream closes the connection with a Read error", () =>
     Effect.gen(function*() {
@@ -151,52 +177,28 @@ describe("a defect while delivering", () => {
         if (seen.method === "GET") {
           Scripted.startSse(res)
           res.write(`event: endpoint\ndata: /messages\n\n`)
-          Scripted.sseMessage(res, { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } })
+          Scripted.sseMessage(res, serverLog)
           return
         }
         res.writeHead(202).end()
       })
-      const context = yield* Layer.build(Common.transport({ url: server.url, binding: "sse" }))
-      const events = yield* Queue.unbounded<Transport.TransportEvent>()
-      // the client's emit never dies (it drops what it cannot handle); this one does, like a bug would
-      const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
-        event._tag === "Notification"
-          ? Effect.dieMessage("a bug in delivering a notification")
-          : Queue.offer(events, event).pipe(Effect.asVoid)
-      )
-      yield* connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" })
-      const closed = yield* Queue.take(events).pipe(
-        Effect.repeat({ until: (event) => event._tag === "Closed" }),
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
-        Effect.orDie
-      )
+      // the first message sent opens the stream
+      const closed = yield* closedByDefect({ url: server.url, binding: "sse" }, (connection) =>
+        connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" }))
       assert.isTrue(closed._tag === "Closed" && closed.error.reason === "Read")
     }).pipe(Effect.scoped))
-})
 
-describe("a defect while delivering, on a legacy session's GET stream", () => {
-  it.live("closes the connection with a Read error", () =>
+  it.live("on a legacy session's GET stream closes the connection with a Read error", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("legacy", {
         get: (_seen, res) => {
           Scripted.startSse(res)
-          Scripted.sseMessage(res, { jsonrpc: "2.0", method: "notifications/message", params: { level: "info" } })
+          Scripted.sseMessage(res, serverLog)
         }
       })
-      const context = yield* Layer.build(Common.transport({ url: server.url }))
-      const events = yield* Queue.unbounded<Transport.TransportEvent>()
-      const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
-        event._tag === "Notification"
-          ? Effect.dieMessage("a bug in delivering a notification")
-          : Queue.offer(events, event).pipe(Effect.asVoid)
-      )
-      // the session is in place: the GET stream opens
-      yield* connection.setSession({ era: "legacy", protocolVersion: "2025-11-25" })
-      const closed = yield* Queue.take(events).pipe(
-        Effect.repeat({ until: (event) => event._tag === "Closed" }),
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
-        Effect.orDie
-      )
+      // the session in place opens the GET stream
+      const closed = yield* closedByDefect({ url: server.url }, (connection) =>
+        connection.setSession({ era: "legacy", protocolVersion: "2025-11-25" }))
       assert.isTrue(closed._tag === "Closed" && closed.error.reason === "Read")
     }).pipe(Effect.scoped))
 })
