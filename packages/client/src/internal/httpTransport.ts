@@ -778,6 +778,13 @@ export const make = (
           return false
         })
 
+      /** A background stream that died of a defect: logged, and the `Read` error its connection closes with. */
+      const unexpected = (what: string, cause: Cause.Cause<unknown>) =>
+        Effect.as(
+          Effect.logError(`${what} failed unexpectedly`, cause),
+          transportError("Read", `${what} failed unexpectedly`, Cause.squash(cause))
+        )
+
       /** The GET stream of a legacy session: server requests and notifications, reconnected with backoff. */
       const getLoop = Effect.gen(function*() {
         const cursor: Cursor = { lastEventId: undefined, retry: undefined, events: 0 }
@@ -794,11 +801,9 @@ export const make = (
         // a defect (a bug in delivering what was read) closes the connection rather than ending the stream, and
         // the server requests it carries, in silence
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-            Effect.logError("the GET stream failed unexpectedly", cause),
-            emitOpen(Transport.TransportEvent.Closed({
-              error: transportError("Read", "the GET stream failed unexpectedly", Cause.squash(cause))
-            }))
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.flatMap(
+            unexpected("the GET stream", cause),
+            (error) => emitOpen(Transport.TransportEvent.Closed({ error }))
           )
         ),
         Effect.annotateLogs({ module: "HttpTransport", method: "getStream" })
@@ -927,9 +932,10 @@ export const make = (
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             if (Option.isNone(failure) && Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-            const error = Option.getOrElse(failure, () =>
-              transportError("Read", "the HTTP+SSE stream failed unexpectedly", Cause.squash(cause)))
-            return Effect.flatMap(Deferred.isDone(ready), (done) => {
+            const failed = Option.isSome(failure)
+              ? Effect.succeed(failure.value)
+              : unexpected("the HTTP+SSE stream", cause)
+            return Effect.flatMap(Effect.zip(failed, Deferred.isDone(ready)), ([error, done]) => {
               if (!done) return Deferred.fail(ready, error)
               const closed = error._tag === "TransportError" ? error : transportError("Closed", error.message, error)
               return emitOpen(Transport.TransportEvent.Closed({ error: closed }))
