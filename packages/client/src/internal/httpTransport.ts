@@ -41,6 +41,7 @@ import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import * as HttpAuth from "./httpAuth.js"
 import * as Body from "./httpResponse.js"
+import * as ScopedHttpClient from "./scopedHttpClient.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Tracing from "./tracing.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
@@ -172,7 +173,7 @@ export const make = (
   oauth?: OAuth.OAuthShape | undefined
 ): Context.Tag.Service<Transport.Transport> => {
   const verdicts = new Map<string, Verdict>()
-  const scopedClient = HttpClient.withScope(client)
+  const scopedClient = ScopedHttpClient.withScope(client)
   // what the HTTP client may record in spans: never credentials or the session id
   const secretHeaders = [
     "mcp-session-id",
