@@ -39,7 +39,9 @@ export const abortReason: Error = new DOMException("The request's scope was clos
  *
  * @internal
  */
-export const withScope = <E, R>(client: HttpClient.HttpClient.With<E, R>): HttpClient.HttpClient.With<E, R | Scope.Scope> =>
+export const withScope = <E, R>(
+  client: HttpClient.HttpClient.With<E, R>
+): HttpClient.HttpClient.With<E, R | Scope.Scope> =>
   HttpClient.transform(client, (effect, request) => {
     const controller = new AbortController()
     scopedRequests.set(request, controller)
