@@ -19,6 +19,10 @@
  *   on cancel, and a DELETE of the session when the connection closes. A 404 in a live session reports
  *   `SessionExpired` and the request is sent once more in the new session.
  * - HTTP+SSE: the GET stream's `endpoint` event names where to POST (it must have the URL's origin).
+ * - A request that only reads (`ping`, `server/discover`, the list requests, `resources/read`, `prompts/get`,
+ *   `completion/complete`) whose connection is closed under it before any answer (a server closing an idle
+ *   kept-alive connection just as the client reuses it) is sent once more; any other request (a tool call could
+ *   have reached the server) fails with a `Connect` error.
  * - 401/403 become `AuthError` with the parsed `WWW-Authenticate` challenges. Tokens never appear in errors, logs
  *   or spans.
  * - OAuth: when the {@link OAuth.OAuth} service is in the layer's context (and no static `bearerToken` is given),

@@ -510,3 +510,78 @@ describe("credentials", () => {
     }).pipe(Effect.scoped))
 })
 
+
+describe("kept-alive connections closed by the server", () => {
+  /**
+   * A server that, once armed, closes the connection a request comes in on when that connection served a request
+   * before: a server closing an idle kept-alive connection just as the client reuses it.
+   */
+  const closingReused = (era: "legacy" | "modern") =>
+    Effect.gen(function*() {
+      // `armed`: how many requests to close; `anyConnection`: close them on fresh connections too
+      const state = { armed: 0, anyConnection: false, closed: 0 }
+      const server = yield* Scripted.mcpServer(era, {
+        request: (seen, res, method) => {
+          const socket = res.socket
+          if (state.armed > 0 && socket !== null && (state.anyConnection || socket.bytesWritten > 0)) {
+            state.armed--
+            state.closed++
+            return void socket.destroy()
+          }
+          const result = method === "tools/list"
+            ? { tools: [{ name: "echo", inputSchema: { type: "object" } }] }
+            : method === "tools/call"
+            ? Scripted.textResult("done")
+            : {}
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), result))
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      // every connection the client opened so far is idle, kept alive: the next request reuses one
+      yield* realSleep(50)
+      state.armed = 1
+      return { client, server, state }
+    })
+
+  for (const era of ["modern", "legacy"] as const) {
+    it.live(`${era}: a list request is sent once more, on another connection, and succeeds`, () =>
+      Effect.gen(function*() {
+        const { client, server, state } = yield* closingReused(era)
+        const tools = yield* client.listTools()
+        assert.deepStrictEqual(tools.map((tool) => tool.name), ["echo"])
+        assert.strictEqual(state.closed, 1)
+        const lists = posts(server.seen, "tools/list")
+        assert.strictEqual(lists.length, 2)
+        assert.strictEqual(Scripted.idOf(lists[0]!), Scripted.idOf(lists[1]!))
+        if (era === "legacy") {
+          assert.deepStrictEqual(lists.map((entry) => entry.headers["mcp-session-id"]), ["session-1", "session-1"])
+        }
+      }).pipe(Effect.scoped))
+  }
+
+  it.live("a tool call is not sent again (it may have reached the server): it fails with a Connect error", () =>
+    Effect.gen(function*() {
+      const { client, server, state } = yield* closingReused("modern")
+      const error = yield* Effect.flip(client.callTool({ name: "echo", arguments: {} }))
+      assert.strictEqual(error._tag, "TransportError")
+      if (error._tag === "TransportError") assert.strictEqual(error.reason, "Connect")
+      assert.strictEqual(state.closed, 1)
+      assert.strictEqual(posts(server.seen, "tools/call").length, 1)
+      // the client goes on over a new connection
+      const result = yield* client.callTool({ name: "echo", arguments: {} })
+      assert.strictEqual(textOf(result), "done")
+    }).pipe(Effect.scoped))
+
+  it.live("a list request whose second connection is closed too fails with a Connect error (one re-send only)", () =>
+    Effect.gen(function*() {
+      const { client, server, state } = yield* closingReused("modern")
+      // the re-send goes out on a fresh connection: close that one as well
+      state.armed = 2
+      state.anyConnection = true
+      const error = yield* Effect.flip(client.listTools())
+      assert.strictEqual(error._tag, "TransportError")
+      if (error._tag === "TransportError") assert.strictEqual(error.reason, "Connect")
+      assert.strictEqual(state.closed, 2)
+      assert.strictEqual(posts(server.seen, "tools/list").length, 2)
+    }).pipe(Effect.scoped))
+})

@@ -72,9 +72,7 @@ export const describeClientError = (error: HttpClientError.HttpClientError): { d
 
 const describeCause = (inner: unknown, fallback: string): { detail: string; cause: unknown } => {
   const message = inner instanceof Error ? inner.message : fallback
-  const code = codeOf(inner) ?? (typeof inner === "object" && inner !== null && "cause" in inner
-    ? codeOf(inner.cause)
-    : undefined)
+  const code = innerCode(inner)
   return { detail: code === undefined || message.includes(code) ? message : `${message} (${code})`, cause: inner }
 }
 
@@ -82,6 +80,26 @@ const codeOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
     ? error.code
     : undefined
+
+/** The error code of a client's failure, or of the error it wraps (fetch wraps undici's). */
+const innerCode = (inner: unknown): string | undefined =>
+  codeOf(inner) ?? (typeof inner === "object" && inner !== null && "cause" in inner ? codeOf(inner.cause) : undefined)
+
+/** What the HTTP clients report when a connection is closed under a request: undici (and fetch over it), Node.js. */
+const closedUnderRequest = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"])
+
+/**
+ * Whether a request failed because its connection was closed under it before any answer came: what a server does
+ * to an idle kept-alive connection it closes while the client reuses it. The request then most likely never reached
+ * the server (a request that did, and crashed it, gets the same error).
+ *
+ * @internal
+ */
+export const isClosedUnderRequest = (error: HttpClientError.HttpClientError | McpError.AuthError): boolean => {
+  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
+  const code = innerCode(error.cause)
+  return code !== undefined && closedUnderRequest.has(code)
+}
 
 /**
  * A request that could not be sent or whose answer did not arrive: a refused connection, a reset, a DNS failure.

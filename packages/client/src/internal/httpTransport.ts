@@ -158,6 +158,27 @@ const transportError = (
     ...(cause === undefined ? {} : { cause })
   })
 
+/**
+ * The requests sent again when their connection was closed under them before any answer: those that only read
+ * (and `ping`), which a server may see twice with no harm. Anything else (a tool call, `initialize`, a
+ * notification, a response) could have reached the server before the connection closed, so its failure is
+ * reported instead.
+ */
+const RESENDABLE: ReadonlySet<string> = new Set([
+  "ping",
+  "server/discover",
+  "tools/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete"
+])
+
+const resendable = (message: McpSchema.JsonRpcMessage): boolean =>
+  "method" in message && "id" in message && RESENDABLE.has(message.method)
+
 const cancelReason = (reason: Transport.CancelReason): string =>
   reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
 
@@ -444,11 +465,27 @@ export const make = (
 
       // --- sending
 
-      const post = (url: URL | string, body: string, headers: Record<string, string>, what: string) =>
-        Effect.mapError(
-          execute(HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)),
-          (error) => sendError(`${what} could not be sent`)(error)
-        )
+      /**
+       * POSTs one message. A request that only reads (see `resendable`) whose connection was closed under it before
+       * any answer (a kept-alive connection the server closed as it was reused) is sent once more, on another one.
+       */
+      const post = (
+        url: URL | string,
+        message: McpSchema.JsonRpcMessage,
+        headers: Record<string, string>,
+        what: string
+      ) => {
+        const body = codec.encode(message)
+        const posted = HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)
+        const sent = resendable(message)
+          ? Effect.catchIf(execute(posted), Body.isClosedUnderRequest, (error) =>
+            Effect.zipRight(
+              Effect.logDebug(`${what}: the connection was closed before any answer; sending it again`, error.cause),
+              execute(posted)
+            ))
+          : execute(posted)
+        return Effect.mapError(sent, (error) => sendError(`${what} could not be sent`)(error))
+      }
 
       const legacyVersionHeader = (headers: Record<string, string>) => {
         const version = state.legacyVersion
@@ -581,7 +618,7 @@ export const make = (
           if (Either.isLeft(headers)) return Effect.fail(headers.left)
           const params = paramHeaders(request, options)
           const sent = Effect.flatMap(
-            post(target, codec.encode(request), { ...params.headers, ...headers.right }, request.method),
+            post(target, request, { ...params.headers, ...headers.right }, request.method),
             (response) => {
               // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
               // declarations changed or were never listed, so refresh them and send once more
@@ -635,7 +672,7 @@ export const make = (
             }
             const box: { listed?: McpSchema.JsonRpcResponse } = {}
             const sent = yield* Effect.either(Effect.scoped(Effect.gen(function*() {
-              const response = yield* post(target, codec.encode(list), yield* modernHeaders(list), list.method)
+              const response = yield* post(target, list, yield* modernHeaders(list), list.method)
               yield* answer(response, list, {}, "modern", (listed) => (box.listed = listed))
             })))
             const listed = box.listed
@@ -675,7 +712,7 @@ export const make = (
           const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
           if (!initializing) legacyVersionHeader(headers)
           if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
-          return Effect.flatMap(post(target, codec.encode(request), headers, request.method), (response) => {
+          return Effect.flatMap(post(target, request, headers, request.method), (response) => {
             const status = response.status
             if (initializing) {
               if ((status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {
@@ -977,7 +1014,7 @@ export const make = (
           Effect.gen(function*() {
             const endpoint = yield* ensureSse
             const headers: Record<string, string> = { ...baseHeaders(), accept: ACCEPT_BOTH }
-            const response = yield* post(endpoint, codec.encode(message), headers, what)
+            const response = yield* post(endpoint, message, headers, what)
             const status = response.status
             if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (!Body.isSuccess(status)) return yield* refused(response, what)
@@ -1164,7 +1201,7 @@ export const make = (
               sessionId = state.sessionId
               if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
             }
-            const response = yield* post(target, codec.encode(message), headers, what)
+            const response = yield* post(target, message, headers, what)
             const status = response.status
             if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (status === 404 && sessionId !== undefined) {
