@@ -2,9 +2,12 @@
  * What real servers cannot be made to do, played by scripted `node:http` servers on 127.0.0.1: expired sessions,
  * broken streams, 5xx storms, malformed answers, hostile endpoints, cancellation as the server sees it.
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import type * as Http from "node:http"
@@ -516,7 +519,7 @@ describe("kept-alive connections closed by the server", () => {
    * A server that, once armed, closes the connection a request comes in on when that connection served a request
    * before: a server closing an idle kept-alive connection just as the client reuses it.
    */
-  const closingReused = (era: "legacy" | "modern") =>
+  const closingReused = (era: "legacy" | "modern", httpClient?: Layer.Layer<HttpClient.HttpClient>) =>
     Effect.gen(function*() {
       // `armed`: how many requests to close; `anyConnection`: close them on fresh connections too
       const state = { armed: 0, anyConnection: false, closed: 0 }
@@ -536,7 +539,7 @@ describe("kept-alive connections closed by the server", () => {
           Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), result))
         }
       })
-      const { client } = yield* Common.connect({ url: server.url })
+      const { client } = yield* Common.connect({ url: server.url }, {}, httpClient)
       // every connection the client opened so far is idle, kept alive: the next request reuses one
       yield* realSleep(50)
       state.armed = 1
@@ -558,6 +561,15 @@ describe("kept-alive connections closed by the server", () => {
         }
       }).pipe(Effect.scoped))
   }
+
+  it.live("over fetch too (its error wraps undici's): a list request is sent once more and succeeds", () =>
+    Effect.gen(function*() {
+      const { client, server, state } = yield* closingReused("modern", FetchHttpClient.layer)
+      const tools = yield* client.listTools()
+      assert.deepStrictEqual(tools.map((tool) => tool.name), ["echo"])
+      assert.strictEqual(state.closed, 1)
+      assert.strictEqual(posts(server.seen, "tools/list").length, 2)
+    }).pipe(Effect.scoped))
 
   it.live("a tool call is not sent again (it may have reached the server): it fails with a Connect error", () =>
     Effect.gen(function*() {
