@@ -25,6 +25,11 @@ export type TransportKind = typeof TransportKind.Type
  * The transport could not carry a message: a child that would not start or exited, a broken pipe, an HTTP
  * failure, a frame too large, a stream that ended without an answer.
  *
+ * `StreamEnded`: the request's response stream ended or broke before its answer, so the request may have run on
+ * the server. A request that only reads (the list requests, `resources/read`, `prompts/get`,
+ * `completion/complete`, `server/discover`, `ping`) is then issued once more as a new request, with a new id, and
+ * its caller sees this error only when that one is lost too.
+ *
  * @since 0.1.0
  * @category errors
  */

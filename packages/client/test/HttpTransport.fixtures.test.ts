@@ -159,8 +159,52 @@ describe("broken streams", () => {
       const error = yield* Effect.flip(client.callTool({ name: "slow" }, { timeout: "30 seconds" }))
       assert.strictEqual(error._tag, "TransportError")
       if (error._tag === "TransportError") assert.strictEqual(error.reason, "StreamEnded")
-      // modern streams are never resumed
+      // modern streams are never resumed, and a tool call is not issued again (it may have run)
       assert.isFalse(server.seen.some((entry) => entry.method === "GET"))
+      assert.strictEqual(posts(server.seen, "tools/call").length, 1)
+      assert.include(error.message, "may have run")
+    }).pipe(Effect.scoped))
+
+  for (const era of ["modern", "legacy"] as const) {
+    it.live(`${era}: a list request lost with its stream is issued again with a new id, once`, () =>
+      Effect.gen(function*() {
+        let lists = 0
+        const server = yield* Scripted.mcpServer(era, {
+          request: (seen, res, method) => {
+            if (method !== "tools/list") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+            lists++
+            Scripted.startSse(res)
+            // the first stream (without event ids: a legacy one cannot be resumed) breaks before the answer
+            if (lists === 1) return void setTimeout(() => res.destroy(), 20)
+            Scripted.sseMessage(res, Scripted.success(Scripted.idOf(seen), { tools: [{ name: "echo", inputSchema: {
+              type: "object"
+            } }] }))
+            res.end()
+          }
+        })
+        const { client } = yield* Common.connect({ url: server.url })
+        const tools = yield* client.listTools()
+        assert.deepStrictEqual(tools.map((tool) => tool.name), ["echo"])
+        const sent = posts(server.seen, "tools/list")
+        assert.strictEqual(sent.length, 2)
+        assert.notStrictEqual(Scripted.idOf(sent[0]!), Scripted.idOf(sent[1]!))
+        assert.isFalse(server.seen.some((entry) => entry.headers["last-event-id"] !== undefined))
+      }).pipe(Effect.scoped))
+  }
+
+  it.live("a list request whose second stream is lost as well fails with StreamEnded", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) => {
+          if (method !== "tools/list") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+          Scripted.startSse(res)
+          res.end(": no answer\n\n")
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      const error = yield* Effect.flip(client.listTools())
+      assert.strictEqual(error._tag === "TransportError" ? error.reason : error._tag, "StreamEnded")
+      assert.strictEqual(posts(server.seen, "tools/list").length, 2)
     }).pipe(Effect.scoped))
 
   it.live("a modern stream that ends cleanly without the answer fails the request at once", () =>

@@ -39,6 +39,7 @@ import * as ResultCache from "../ResultCache.js"
 import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
 import * as Features from "./clientFeatures.js"
+import * as Idempotent from "./idempotent.js"
 import { fingerprint } from "./oauthCrypto.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
@@ -1361,13 +1362,17 @@ export const make = (
       }
     }
 
+    /**
+     * Sends one request. A request that only reads, lost with its response stream (`StreamEnded`: the answer can
+     * no longer come), is issued once more as a new request, with a new id; any other stays lost, with its error.
+     */
     const rawRequest = (
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
       options: McpClient.RequestOptions | undefined
     ): Effect.Effect<readonly [unknown, Session], McpError.McpClientError> => {
       const send = callOptions(options)
-      return Effect.flatMap(awaitSession(send.timeoutMillis, method), (session) =>
+      const once = Effect.flatMap(awaitSession(send.timeoutMillis, method), (session) =>
         Effect.map(
           sendRequest(
             { attempt: session.attempt, connection: session.connection, era: session.era, version: session.protocolVersion },
@@ -1377,6 +1382,12 @@ export const make = (
           ),
           (raw) => [raw, session] as const
         ))
+      if (!Idempotent.isIdempotent(method)) return once
+      return Effect.catchIf(
+        once,
+        (error): error is McpError.TransportError => error._tag === "TransportError" && error.reason === "StreamEnded",
+        (error) => Effect.zipRight(Effect.logDebug(`${error.message}; issuing ${method} again`), once)
+      )
     }
 
     const inputError = (method: string, detail: string, reason: McpError.ProtocolError["reason"] = "InvalidResult") =>

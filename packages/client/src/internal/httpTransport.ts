@@ -40,6 +40,7 @@ import * as OAuth from "../OAuth.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import * as HttpAuth from "./httpAuth.js"
+import * as Idempotent from "./idempotent.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as ScopedHttpClient from "./scopedHttpClient.js"
@@ -158,26 +159,9 @@ const transportError = (
     ...(cause === undefined ? {} : { cause })
   })
 
-/**
- * The requests sent again when their connection was closed under them before any answer: those that only read
- * (and `ping`), which a server may see twice with no harm. Anything else (a tool call, `initialize`, a
- * notification, a response) could have reached the server before the connection closed, so its failure is
- * reported instead.
- */
-const RESENDABLE: ReadonlySet<string> = new Set([
-  "ping",
-  "server/discover",
-  "tools/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete"
-])
-
+/** A request that only reads: sent once more when its connection is closed under it (see `post`). */
 const resendable = (message: McpSchema.JsonRpcMessage): boolean =>
-  "method" in message && "id" in message && RESENDABLE.has(message.method)
+  "method" in message && "id" in message && Idempotent.isIdempotent(message.method)
 
 const cancelReason = (reason: Transport.CancelReason): string =>
   reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
@@ -572,8 +556,10 @@ export const make = (
         transportError(
           "StreamEnded",
           broken === undefined
-            ? `the response stream of ${request.method} ended before its answer`
-            : `the response stream of ${request.method} broke off before its answer: ${broken.detail ?? broken.reason}`,
+            ? `the response stream of ${request.method} ended before its answer (the request may have run)`
+            : `the response stream of ${request.method} broke off before its answer (the request may have run): ${
+              broken.detail ?? broken.reason
+            }`,
           broken
         )
 
