@@ -294,6 +294,25 @@ describe("legacy server requests", () => {
       assert.isTrue("error" in response && response.error.code === -32601)
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), {}, false))))
 
+  it.scoped("a handler that dies still answers the server, with an internal error", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
+      yield* ctx.serverRequest(7, "sampling/createMessage", {
+        messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+        maxTokens: 10
+      })
+      const [response] = yield* awaitResponses(1)
+      assert.strictEqual(response?.id, 7)
+      assert.isTrue(response !== undefined && "error" in response && response.error.code === -32603)
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
+        Layer.provide(SamplingHandler.layer({ createMessage: () => Effect.die(new Error("handler bug")) }))
+      )
+    )))
+
   /** Connects, then has the server ask for a URL elicitation (accepted); the script's context is returned. */
   const showUrlElicitation = (elicitationId: string) =>
     Effect.gen(function*() {

@@ -615,7 +615,19 @@ export const make = (
         serverRequests,
         message.id,
         answer.pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning(`could not answer ${message.method}`, cause)),
+          // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
+          // request was cancelled
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+              Effect.logWarning(`could not answer ${message.method}`, cause),
+              Effect.ignore(respondError(
+                connection,
+                message.id,
+                McpSchema.ErrorCode.InternalError,
+                `the client failed to handle ${message.method}`
+              ))
+            )
+          ),
           Effect.annotateLogs({ module: "McpClient", method: message.method })
         )
       ).pipe(Effect.asVoid)
