@@ -79,7 +79,10 @@ export interface HttpTransportOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How long the DELETE of a legacy session may take when the connection closes (default 2 s). */
   readonly closeTimeout?: Duration.DurationInput | undefined
-  /** The longest wait before reopening a broken event stream (default 30 s). */
+  /**
+   * The longest wait of the client's own backoff before reopening a broken event stream (default 30 s). A `retry`
+   * the server sent on the stream is always waited in full, even when it is longer.
+   */
   readonly maxRetryDelay?: Duration.DurationInput | undefined
   /** How many times a broken legacy response stream is resumed without progress before its request fails
    * (default 5). */

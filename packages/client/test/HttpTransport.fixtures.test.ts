@@ -222,6 +222,25 @@ describe("broken streams", () => {
 })
 
 describe("5xx storms", () => {
+  it.effect("the server's retry is waited in full before the GET stream is opened again, even past maxRetryDelay", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: (_, res) => {
+          Scripted.startSse(res)
+          // the first stream asks for 3 s between reconnections, then ends
+          if (server.seen.filter((entry) => entry.method === "GET").length === 1) res.end("retry: 3000\n\n")
+        }
+      })
+      const gets = () => server.seen.filter((entry) => entry.method === "GET").length
+      yield* Common.connect({ url: server.url, maxRetryDelay: "1 second" })
+      yield* eventually(() => gets() === 1, "the first GET")
+      yield* awaitSleep("3 seconds")
+      yield* TestClock.adjust("2999 millis")
+      yield* realSleep(30)
+      assert.strictEqual(gets(), 1, "no GET before the server's 3 s")
+      yield* TestClock.adjust("1 millis")
+      yield* eventually(() => gets() === 2, "the second GET")
+    }).pipe(Effect.scoped))
   it.effect("a GET stream refused with 503 reconnects with exponential backoff, never in a tight loop", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("legacy", { get: (_, res) => void res.writeHead(503).end() })

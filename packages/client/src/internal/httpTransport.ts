@@ -263,10 +263,13 @@ export const make = (
   }
 
   const backoff = (retry: number | undefined, attempt: number): Duration.Duration => {
-    // the server's `retry` is a floor (it MUST be waited); our own backoff keeps a broken stream from spinning
-    const exponential = initialBackoffMillis * 2 ** Math.min(attempt, 16)
-    const millis = Math.max(retry ?? 0, exponential)
-    return Duration.min(Duration.millis(millis), resolved.maxRetryDelay)
+    // the server's `retry` is a floor (it MUST be waited, even past `maxRetryDelay`); our own backoff, capped by
+    // `maxRetryDelay`, keeps a broken stream from spinning
+    const exponential = Duration.min(
+      Duration.millis(initialBackoffMillis * 2 ** Math.min(attempt, 16)),
+      resolved.maxRetryDelay
+    )
+    return retry === undefined ? exponential : Duration.max(Duration.millis(retry), exponential)
   }
 
   const connect = (emit: Transport.Emit) =>
