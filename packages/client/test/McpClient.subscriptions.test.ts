@@ -7,6 +7,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as McpClient from "../src/McpClient.js"
+import * as Transport from "../src/Transport.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as TestClock from "effect/TestClock"
 import * as Scripted from "./utils/scriptedTransport.js"
@@ -247,5 +248,26 @@ describe("legacy subscriptions", () => {
         methodsOn(sent, "resources/subscribe").some((s) => s.connection === 2) ? sent : undefined))
       const second = sent.filter((s) => s.connection === 2).map((s) => ("method" in s.message ? s.message.method : ""))
       assert.includeMembers(second, ["initialize", "logging/setLevel", "resources/subscribe"])
+    }).pipe(Effect.provide(legacyLayer)))
+
+  it.scoped("subscriptions and the log level are restored in the new session after the server forgot one", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.setLoggingLevel("error")
+      yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(Stream.runDrain, Effect.forkScoped)
+      const log = yield* Scripted.ScriptLog
+      for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
+        yield* Effect.yieldNow()
+      }
+      const ctx = (yield* Ref.get(log.current))!
+      yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 99 }))
+      const sent = yield* advanceUntil(Effect.map(Ref.get(log.sent), (sent) =>
+        methodsOn(sent, "resources/subscribe").length === 2 ? sent : undefined))
+      // on the same connection: a second initialize, then the state sent again
+      assert.isTrue(sent.every((s) => s.connection === 1))
+      const methods = Scripted.sentMethods(sent)
+      const reinitialized = methods.lastIndexOf("initialize")
+      assert.isAbove(reinitialized, 0)
+      assert.includeMembers(methods.slice(reinitialized), ["logging/setLevel", "resources/subscribe"])
     }).pipe(Effect.provide(legacyLayer)))
 })

@@ -1128,6 +1128,18 @@ export const make = (
       return Effect.zipRight(setState({ _tag: "Probing" }), probe(attempt, connection))
     }
 
+    const sessionOf = (
+      negotiated: Negotiated,
+      attempt: Attempt,
+      connection: Transport.TransportConnection
+    ): Session => ({
+      ...negotiated,
+      transport: connection.info,
+      connection,
+      attempt,
+      wire: { attempt, connection, era: negotiated.era, version: negotiated.protocolVersion }
+    })
+
     // --- legacy session expiry: a new session on the same transport, nothing failed; the transport re-sends
     const reinitialize = (attempt: Attempt): Effect.Effect<void> =>
       Effect.suspend(() => {
@@ -1137,9 +1149,18 @@ export const make = (
         if (!McpSchema.isLegacyVersion(version)) return Effect.void
         attempt.reinitializing = true
         return initialize(attempt, connection, version).pipe(
-          Effect.flatMap((session) =>
-            connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
-          ),
+          // the new session starts from nothing: what was cached of the server is stale, and the log level and
+          // resource subscriptions are sent again
+          Effect.flatMap((negotiated) => {
+            const session = sessionOf(negotiated, attempt, connection)
+            return Effect.zipRight(
+              connection.setSession({ era: session.era, protocolVersion: session.protocolVersion }),
+              Effect.zipRight(
+                forgetServer(session.transport.target),
+                Effect.forkIn(restoreLegacyState(session), attempt.scope)
+              )
+            )
+          }),
           Effect.catchAll((error) =>
             closeAttempt(
               attempt,
@@ -1243,13 +1264,7 @@ export const make = (
         const connection = yield* transport.connect(makeEmit(attempt))
         attempt.connection = connection
         const negotiated = yield* negotiate(attempt, connection)
-        const session: Session = {
-          ...negotiated,
-          transport: connection.info,
-          connection,
-          attempt,
-          wire: { attempt, connection, era: negotiated.era, version: negotiated.protocolVersion }
-        }
+        const session = sessionOf(negotiated, attempt, connection)
         attempt.version = session.protocolVersion
         attempt.serverName = session.serverInfo?.name
         yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
