@@ -174,6 +174,22 @@ describe("modern subscriptions/listen", () => {
       ])
     }).pipe(Effect.provide(modernLayer)))
 
+  it.scoped("a dropped stream of a client that will not reconnect fails with the transport error", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const events = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.either, Effect.fork)
+      yield* awaitListens(1)
+      const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
+      yield* ctx.close("dropped")
+      const outcome = yield* Fiber.join(events)
+      assert.isTrue(outcome._tag === "Left" && outcome.left._tag === "TransportError")
+      assert.strictEqual((yield* client.state)._tag, "Closed")
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
+        Layer.provideMerge(Scripted.layer(modernListenServer))
+      )
+    )))
+
   it.scoped("ending the stream cancels the listen", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

@@ -2021,6 +2021,10 @@ export const make = (
             if (Either.isRight(outcome)) return yield* Queue.offer(items, { _tag: "End" })
             const error = outcome.left
             if (error._tag !== "TransportError") return yield* Queue.offer(items, { _tag: "Fail", error })
+            // a client closed for good (closed, or out of reconnections) will not listen again
+            if ((yield* SubscriptionRef.get(state))._tag === "Closed") {
+              return yield* Queue.offer(items, { _tag: "Fail", error })
+            }
             // A dropped stream: listen again (same filter, new id) after a jittered pause.
             if (heard) yield* driver.reset
             // Notifications may have been missed during the gap: what is cached about this server is stale.
