@@ -347,6 +347,22 @@ describe("legacy server requests", () => {
       )
     )))
 
+  it.scoped("a URL elicitation the user declined expects no completion: a later one is ignored", () =>
+    Effect.gen(function*() {
+      const { ctx } = yield* showUrlElicitation("declined-1")
+      yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "declined-1" })
+      assert.deepStrictEqual(declinedCompleted, [])
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
+        Layer.provide(ElicitationHandler.layer({
+          modes: ["url"],
+          elicit: () => Effect.succeed({ action: "decline" }),
+          completed: (id) => Effect.sync(() => declinedCompleted.push(id))
+        }))
+      )
+    )))
+
   it.scoped("a completion callback that throws is logged; the connection goes on", () =>
     Effect.gen(function*() {
       const { client, ctx } = yield* showUrlElicitation("throws-1")
@@ -405,6 +421,7 @@ describe("legacy server requests", () => {
 })
 
 const completed: Array<string> = []
+const declinedCompleted: Array<string> = []
 const logged: Array<string> = []
 
 describe("structured tool results", () => {

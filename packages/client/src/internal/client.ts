@@ -604,7 +604,10 @@ export const make = (
           serverName: attempt.serverName,
           related,
           declaredModes: declaredModes(version),
-          onUrlElicitation: (elicitationId) => openUrlElicitations.add(elicitationId)
+          onUrlElicitation: (elicitationId) => {
+            openUrlElicitations.add(elicitationId)
+            return () => openUrlElicitations.delete(elicitationId)
+          }
         }),
         Either.match({
           onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),

@@ -1,6 +1,7 @@
 /** @internal */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as ElicitationHandler from "../ElicitationHandler.js"
@@ -198,8 +199,11 @@ export interface RequestOrigin {
   readonly related: McpSchema.RequestId | undefined
   /** The elicitation modes declared on this connection. */
   readonly declaredModes: ReadonlyArray<"form" | "url">
-  /** Told the id of every URL-mode elicitation shown to the handler (2025-11-25), to match its completion. */
-  readonly onUrlElicitation?: ((elicitationId: string) => void) | undefined
+  /**
+   * Told the id of every URL-mode elicitation shown to the handler (2025-11-25), to match its completion; answers
+   * what forgets it again, run when the handler does not accept (its completion is then no longer expected).
+   */
+  readonly onUrlElicitation?: ((elicitationId: string) => () => void) | undefined
 }
 
 /**
@@ -274,7 +278,9 @@ const elicit = (
         Either.right({ action: "decline" })
       )
     }
-    if (decoded.right.elicitationId !== undefined) origin.onUrlElicitation?.(decoded.right.elicitationId)
+    // known before the handler answers: the completion may come while the user is still in the browser
+    const elicitationId = decoded.right.elicitationId
+    const forget = elicitationId === undefined ? undefined : origin.onUrlElicitation?.(elicitationId)
     return Effect.map(
       handler.elicit({
         mode: "url",
@@ -283,8 +289,14 @@ const elicit = (
         urlOrigin: inspected.right.origin,
         serverOrigin: origin.serverOrigin,
         warnings: inspected.right.warnings,
-        elicitationId: decoded.right.elicitationId
-      }, context),
+        elicitationId
+      }, context).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            if (Exit.isFailure(exit) || exit.value.action !== "accept") forget?.()
+          })
+        )
+      ),
       (result) => Either.right(result.action === "accept" ? { action: "accept" } : { action: result.action })
     )
   }
