@@ -120,8 +120,9 @@ export interface RequestOptions {
   readonly serveStale?: boolean | undefined
   /**
    * Takes a modern call's `input_required` rounds into the caller's own hands instead of the handler services:
-   * given each round's input requests (key → `{ method, params }`), it returns the responses by key. The client
-   * still retries with the untouched `requestState`, a new id each round, under the round limit.
+   * given each round's input requests (key → `{ method, params }`), it returns the responses by key, one for
+   * every key (a missing one fails the call with `InputFailed`). The client still retries with the untouched
+   * `requestState`, a new id each round, under the round limit.
    */
   readonly answerInputs?:
     | ((

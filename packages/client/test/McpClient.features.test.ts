@@ -145,6 +145,18 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual(retry.requestState, "state-2")
     }).pipe(Effect.provide(clientLayer(mrtrServer(2), {}, false))))
 
+  it.scoped("a caller's answers that leave an input out fail the call; no retry is sent", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "deploy" }, {
+        answerInputs: () => Effect.succeed({ confirm: { action: "decline" } })
+      }))
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InputFailed")
+      assert.include(error.message, "sample, workspace")
+      const log = yield* Scripted.ScriptLog
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
+
   it.scoped("the round limit ends in a typed error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

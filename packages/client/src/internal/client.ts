@@ -1539,6 +1539,11 @@ export const make = (
             inputResponses = options?.answerInputs !== undefined
               ? yield* options.answerInputs(result.inputRequests, round)
               : yield* answerInputs(method, session, result.inputRequests)
+            // every input MUST be answered before the retry
+            const unanswered = Object.keys(result.inputRequests).filter((key) => !(key in inputResponses!))
+            if (unanswered.length > 0) {
+              return yield* inputError(method, `no answer for the input(s) ${unanswered.join(", ")}`, "InputFailed")
+            }
           }
         }
       })
