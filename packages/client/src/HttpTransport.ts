@@ -144,7 +144,9 @@ const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved
   for (const [name, value] of Object.entries(headers)) {
     if (!McpHeaders.isToken(name)) return invalid("headers", `${JSON.stringify(name)} is not a valid header name`)
     const lower = name.toLowerCase()
-    if (McpHeaders.OWNED_HEADERS.has(lower)) return invalid("headers", `${name} is set by the transport`)
+    if (McpHeaders.OWNED_HEADERS.has(lower) || lower.startsWith("mcp-param-")) {
+      return invalid("headers", `${name} is set by the transport`)
+    }
     if (seen.has(lower)) return invalid("headers", `${name} is given twice`)
     seen.add(lower)
     if (typeof value !== "string" || UNSAFE_VALUE.test(value)) {

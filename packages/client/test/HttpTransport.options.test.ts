@@ -46,6 +46,8 @@ describe("HttpTransport options", () => {
     ["headers", { url: "https://a.example", headers: { "Authorization": "Bearer x" } }],
     ["headers", { url: "https://a.example", headers: { "mcp-session-id": "x" } }],
     ["headers", { url: "https://a.example", headers: { "MCP-Protocol-Version": "x" } }],
+    // mirrored from each call's arguments: a static one would override them
+    ["headers", { url: "https://a.example", headers: { "Mcp-Param-Region": "eu" } }],
     ["headers", { url: "https://a.example", headers: { "Bad Name": "x" } }],
     ["headers", { url: "https://a.example", headers: { "X-Evil": "a\r\nInjected: 1" } }],
     ["headers", { url: "https://a.example", headers: { "X-A": "1", "x-a": "2" } }],
