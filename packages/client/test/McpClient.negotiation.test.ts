@@ -8,6 +8,7 @@ import * as Metric from "effect/Metric"
 import type * as MetricPair from "effect/MetricPair"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Scripted from "./utils/scriptedTransport.js"
@@ -376,6 +377,16 @@ describe("requests", () => {
       assert.notStrictEqual(spanId, spanIds.spanId, "the request's own span, a child of the caller's")
       assert.match(spanId, /^[0-9a-f]{16}$/)
       assert.strictEqual(flags, "01")
+    }).pipe(Effect.provide(clientLayer(hangingTools))))
+
+  it.scoped("a caller trace whose ids W3C calls invalid (all zeros) is not propagated", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const invalid = Tracer.externalSpan({ traceId: "0".repeat(32), spanId: "0".repeat(16) })
+      yield* client.callTool({ name: "error" }).pipe(Effect.ignore, Effect.withParentSpan(invalid))
+      const log = yield* Scripted.ScriptLog
+      const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
+      assert.notProperty((call.params as { _meta: Record<string, unknown> })._meta, "traceparent")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
   it.scoped("with Effect's own tracer and no caller span, a modern request carries no trace context", () =>

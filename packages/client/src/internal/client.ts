@@ -294,11 +294,17 @@ const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tr
       ? s._tag === "Span" ? propagatedParent(s.parent) : Option.none()
       : Option.some(s))
 
-/** The W3C `traceparent` of a span, so a server can join the caller's trace. */
+const TRACE_ID = /^(?!0{32}$)[0-9a-f]{32}$/
+const SPAN_ID = /^(?!0{16}$)[0-9a-f]{16}$/
+
+/**
+ * The W3C `traceparent` of a span, so a server can join the caller's trace; none for a span whose ids W3C calls
+ * invalid (not lowercase hex of the right length, or all zeros: an invalid span context of OpenTelemetry).
+ */
 const traceContext = (
   span: { readonly traceId: string; readonly spanId: string; readonly sampled: boolean } | undefined
 ): string | undefined =>
-  span !== undefined && /^[0-9a-f]{32}$/.test(span.traceId) && /^[0-9a-f]{16}$/.test(span.spanId)
+  span !== undefined && TRACE_ID.test(span.traceId) && SPAN_ID.test(span.spanId)
     ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
     : undefined
 
