@@ -84,7 +84,10 @@ export interface McpClientOptions {
   readonly serverLogs?: "stream" | "logger" | undefined
   /**
    * Identifies the credential this connection uses (never the credential itself): private cached results are
-   * kept per credential id; none means the anonymous partition.
+   * kept per credential id. None: the transport's own credentials key the partition (a fingerprint of a static
+   * bearer or of custom headers; an id of the transport's own for OAuth, whose user is not known up front), and
+   * without credentials it is the anonymous partition. Give one to share an OAuth user's private results across
+   * clients or processes.
    */
   readonly credentialId?: string | undefined
   /** Attributes added to every span of this client. */

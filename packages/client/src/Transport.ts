@@ -209,6 +209,12 @@ export class Transport extends Context.Tag("@conduit-mcp/client/Transport")<Tran
    * ones. Absent on transports that take no credentials (stdio, in-process).
    */
   readonly setAuth?: ((auth: Auth) => Effect.Effect<void, McpError.InvalidOption>) | undefined
+  /**
+   * The partition of private cached results the credentials this transport was built with belong to, never the
+   * credentials themselves: the client uses it when no `credentialId` is given, so results one credential may see
+   * are never served to another through a shared cache store. Absent or `undefined`: no credentials.
+   */
+  readonly credentialPartition?: Effect.Effect<string | undefined> | undefined
 }>() {}
 
 /**

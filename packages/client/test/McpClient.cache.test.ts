@@ -1,11 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import * as HttpAuth from "../src/internal/httpAuth.js"
 import * as McpClient from "../src/McpClient.js"
+import type * as OAuth from "../src/OAuth.js"
 import * as ResultCache from "../src/ResultCache.js"
+import * as Transport from "../src/Transport.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const server: Scripted.Script = Scripted.modernScript((message, ctx) => {
@@ -149,4 +154,64 @@ describe("a cache that fails", () => {
         ).pipe(Layer.provide(ResultCache.layerMemory())))
       )
     )))
+})
+
+describe("the partition of a transport's own credentials", () => {
+  /** The scripted transport, as if it were built with credentials whose partition is `partition`. */
+  const withCredentials = (partition: string | undefined) =>
+    Layer.map(Scripted.layer(server), (context) => {
+      const transport = Context.get(context, Transport.Transport)
+      return Context.add(context, Transport.Transport, {
+        ...transport,
+        credentialPartition: Effect.succeed(partition)
+      })
+    })
+  /** A client over its own transport, sharing the given cache store. */
+  const clientWith = (partition: string | undefined, cache: Context.Context<ResultCache.ResultCache>) =>
+    Layer.build(McpClient.layer({ healthCheckInterval: false }).pipe(
+      Layer.provideMerge(withCredentials(partition)),
+      Layer.provide(Layer.succeedContext(cache))
+    ))
+  const reads = (context: Context.Context<Scripted.ScriptLog>) =>
+    Effect.map(Ref.get(Context.get(context, Scripted.ScriptLog).sent), (sent) =>
+      sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length)
+
+  it.scoped("a private result of one credential is not served to a client with another through a shared store", () =>
+    Effect.gen(function*() {
+      const cache = yield* Layer.build(ResultCache.layerMemory())
+      const a = yield* clientWith("bearer:aaaa", cache)
+      const a2 = yield* clientWith("bearer:aaaa", cache)
+      const b = yield* clientWith("bearer:bbbb", cache)
+      const none = yield* clientWith(undefined, cache)
+      const first = yield* Context.get(a, McpClient.McpClient).readResource("file:///private")
+      // the same credential shares the entry
+      assert.deepStrictEqual(yield* Context.get(a2, McpClient.McpClient).readResource("file:///private"), first)
+      assert.strictEqual(yield* reads(a2), 0)
+      // another credential, and no credential, fetch their own
+      yield* Context.get(b, McpClient.McpClient).readResource("file:///private")
+      assert.strictEqual(yield* reads(b), 1)
+      yield* Context.get(none, McpClient.McpClient).readResource("file:///private")
+      assert.strictEqual(yield* reads(none), 1)
+    }))
+
+  it.effect("the partition of a transport's credentials: a bearer's fingerprint, custom headers', OAuth's own id", () =>
+    Effect.gen(function*() {
+      const token = (value: string) => Redacted.make(value)
+      const oauth = {} as OAuth.OAuthShape
+      const a = yield* HttpAuth.partitionOf(token("tok-a"), undefined, {})
+      assert.strictEqual(yield* HttpAuth.partitionOf(token("tok-a"), undefined, {}), a)
+      assert.notStrictEqual(yield* HttpAuth.partitionOf(token("tok-b"), undefined, {}), a)
+      assert.notInclude(String(a), "tok-a")
+      assert.isUndefined(yield* HttpAuth.partitionOf(undefined, undefined, {}))
+      const key1 = yield* HttpAuth.partitionOf(undefined, undefined, { "X-Api-Key": "k1" })
+      assert.strictEqual(yield* HttpAuth.partitionOf(undefined, undefined, { "x-api-key": "k1" }), key1)
+      assert.notStrictEqual(yield* HttpAuth.partitionOf(undefined, undefined, { "X-Api-Key": "k2" }), key1)
+      assert.notInclude(String(key1), "k1")
+      // OAuth: each transport its own partition (its user is not known up front)
+      const o1 = yield* HttpAuth.partitionOf(undefined, oauth, {})
+      assert.isString(o1)
+      assert.notStrictEqual(yield* HttpAuth.partitionOf(undefined, oauth, {}), o1)
+      // a static bearer wins over OAuth, as in the transport
+      assert.strictEqual(yield* HttpAuth.partitionOf(token("tok-a"), oauth, {}), a)
+    }))
 })

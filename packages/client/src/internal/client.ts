@@ -417,8 +417,10 @@ export const make = (
       }
       return metrics
     }
-    // swapped by `setAuth`; read when a cache key is built
-    let credentialId = options.credentialId
+    // swapped by `setAuth`; read when a cache key is built. Without an explicit id, the transport's own
+    // credentials key the partition (none: the anonymous one).
+    let credentialId = options.credentialId ??
+      (transport.credentialPartition === undefined ? undefined : yield* transport.credentialPartition)
     let authChanges = 0
     const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }

@@ -119,3 +119,31 @@ export const make = (
       })
   }
 }
+
+/**
+ * The cache partition of the credentials a transport is built with: a static bearer's fingerprint, an id of this
+ * transport's own for OAuth (whose tokens and user are not known up front: its private results are shared with
+ * no other transport), and a fingerprint of the custom headers (an API key may travel there) when there are any.
+ *
+ * @internal
+ */
+export const partitionOf = (
+  bearerToken: Redacted.Redacted<string> | undefined,
+  oauth: OAuth.OAuthShape | undefined,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<string | undefined> => {
+  const ownOAuth = bearerToken === undefined && oauth !== undefined
+    ? `oauth:${globalThis.crypto.randomUUID()}`
+    : undefined
+  const names = Object.keys(headers).sort()
+  const headersText = names.length === 0
+    ? undefined
+    : Redacted.make(JSON.stringify(names.map((name) => [name.toLowerCase(), headers[name]])))
+  return Effect.gen(function*() {
+    const parts: Array<string> = []
+    if (bearerToken !== undefined) parts.push(`bearer:${yield* fingerprint(bearerToken)}`)
+    if (ownOAuth !== undefined) parts.push(ownOAuth)
+    if (headersText !== undefined) parts.push(`headers:${yield* fingerprint(headersText)}`)
+    return parts.length === 0 ? undefined : parts.join("+")
+  })
+}

@@ -1290,5 +1290,10 @@ export const make = (
       })
     )
 
-  return Transport.Transport.of({ kind: "http", connect, setAuth: auth.set })
+  return Transport.Transport.of({
+    kind: "http",
+    connect,
+    setAuth: auth.set,
+    credentialPartition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers)
+  })
 }
