@@ -124,7 +124,7 @@ for (const [name, httpClient] of clients) {
         }
       }).pipe(Effect.scoped))
 
-    it.live("a chunked JSON answer that breaks off is a typed Read error", () =>
+    it.live("a chunked JSON answer that breaks off loses the request: a typed StreamEnded error", () =>
       Effect.gen(function*() {
         const server = yield* answering((_, res) => {
           res.writeHead(200, { "content-type": "application/json" })
@@ -135,8 +135,9 @@ for (const [name, httpClient] of clients) {
         const error = yield* Effect.flip(client.callTool({ name: "x" }, { timeout: "30 seconds" }))
         assert.strictEqual(error._tag, "TransportError")
         if (error._tag === "TransportError") {
-          assert.strictEqual(error.reason, "Read")
+          assert.strictEqual(error.reason, "StreamEnded")
           assert.include(error.detail, "broke off")
+          assert.include(error.detail, "may have run")
         }
       }).pipe(Effect.scoped))
 

@@ -192,6 +192,28 @@ describe("broken streams", () => {
       }).pipe(Effect.scoped))
   }
 
+  it.live("a list request whose JSON answer breaks off is issued again with a new id", () =>
+    Effect.gen(function*() {
+      let lists = 0
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res, method) => {
+          if (method !== "tools/list") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+          lists++
+          if (lists === 1) {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.write("{\"jsonrpc\":\"2.0\",")
+            return void setTimeout(() => res.socket?.destroy(), 20)
+          }
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), { tools: [] }))
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      assert.deepStrictEqual(yield* client.listTools(), [])
+      const sent = posts(server.seen, "tools/list")
+      assert.strictEqual(sent.length, 2)
+      assert.notStrictEqual(Scripted.idOf(sent[0]!), Scripted.idOf(sent[1]!))
+    }).pipe(Effect.scoped))
+
   it.live("a list request whose second stream is lost as well fails with StreamEnded", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("modern", {
@@ -326,7 +348,7 @@ describe("malformed answers", () => {
       }
     }).pipe(Effect.scoped))
 
-  it.live("a connection reset in the middle of a JSON body is a typed Read error", () =>
+  it.live("a connection reset in the middle of a JSON body loses the call: a typed StreamEnded error", () =>
     Effect.gen(function*() {
       const server = yield* modernAnswering((res) => {
         res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
@@ -337,7 +359,7 @@ describe("malformed answers", () => {
       const error = yield* Effect.flip(client.callTool({ name: "x" }, { timeout: "30 seconds" }))
       assert.strictEqual(error._tag, "TransportError")
       if (error._tag === "TransportError") {
-        assert.strictEqual(error.reason, "Read")
+        assert.strictEqual(error.reason, "StreamEnded")
         assert.include(error.detail, "broke off")
       }
     }).pipe(Effect.scoped))

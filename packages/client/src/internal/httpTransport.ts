@@ -511,7 +511,12 @@ export const make = (
         const type = Body.mediaTypeOf(headers)
         if (type === JSON_TYPE) {
           return Effect.flatMap(
-            Body.readBody(response, resolved.maxEventBytes, headers),
+            // a body that breaks off loses the answer as a broken stream does
+            Effect.catchIf(
+              Body.readBody(response, resolved.maxEventBytes, headers),
+              (error) => error.reason === "Read",
+              (error) => Effect.fail(streamEnded(request, error))
+            ),
             (text) =>
               Effect.flatMap(deliver(text, source), (outcome) => {
                 if (outcome.answered) return Effect.void
