@@ -98,11 +98,11 @@ export type TransportEvent = Data.TaggedEnum<{
    */
   RequestFailed: { readonly id: McpSchema.RequestId; readonly error: McpError.TransportFailure }
   /**
-   * The server no longer knows the legacy session request `id` was sent in (HTTP 404). The connection
-   * initializes a new session without failing anything; the transport re-sends `id` itself (once) when
-   * `setSession` reports the new session.
+   * The server no longer knows the legacy session (HTTP 404). The connection initializes a new session without
+   * failing anything. `id`: the request that learned it, which the transport re-sends itself (once) when
+   * `setSession` reports the new session; undefined when a notification, a response or the GET stream learned it.
    */
-  SessionExpired: { readonly id: McpSchema.RequestId }
+  SessionExpired: { readonly id: McpSchema.RequestId | undefined }
   /** A server notification. */
   Notification: { readonly message: McpSchema.JsonRpcNotification }
   /** A legacy server-to-client request; `related` is the client request it belongs to, when known. */

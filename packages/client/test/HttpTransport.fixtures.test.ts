@@ -90,6 +90,68 @@ describe("legacy session expiry", () => {
       // the connection itself is fine
       assert.strictEqual((yield* client.session).era, "legacy")
     }).pipe(Effect.scoped))
+
+  it.live("a 404 to a notification sent in the session starts a new session for what follows", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.scripted((seen, res) => {
+        const method = Scripted.methodOf(seen)
+        const id = Scripted.idOf(seen)
+        if (seen.method !== "POST") return void res.writeHead(405).end()
+        if (method === "server/discover") return void res.writeHead(400).end()
+        if (method === "initialize") {
+          const count = posts(server.seen, "initialize").length
+          return Scripted.sendJson(res, 200, Scripted.success(id, Scripted.initializeResult()), {
+            "mcp-session-id": `session-${count}`
+          })
+        }
+        // the server forgets session-1 as the cancellation comes
+        if (method === "notifications/cancelled") return void res.writeHead(404).end()
+        if (method === "tools/call" && Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) &&
+          seen.body.params.name === "slow") return // never answered
+        if (id === undefined) return void res.writeHead(202).end()
+        Scripted.sendJson(res, 200, Scripted.success(id, Scripted.textResult(String(seen.headers["mcp-session-id"]))))
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      // a call interrupted: its notifications/cancelled is answered 404
+      yield* Effect.ignore(client.callTool({ name: "slow" }, { timeout: "100 millis" }))
+      yield* eventually(() => posts(server.seen, "initialize").length === 2, "a second initialize")
+      const result = yield* client.callTool({ name: "echo", arguments: {} })
+      assert.strictEqual(textOf(result), "session-2")
+    }).pipe(Effect.scoped))
+
+  it.live("a 404 to the GET stream of a session it served before starts a new session", () =>
+    Effect.gen(function*() {
+      let gets = 0
+      const server = yield* Scripted.mcpServer("legacy", {
+        request: (seen, res) =>
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult(
+            String(seen.headers["mcp-session-id"])
+          ))),
+        get: (seen, res) => {
+          gets++
+          // the first GET of session-1 opens and ends; the next one finds the session gone
+          if (seen.headers["mcp-session-id"] === "session-1" && gets > 1) return void res.writeHead(404).end()
+          Scripted.startSse(res)
+          if (seen.headers["mcp-session-id"] === "session-1") res.end("retry: 10\n\n")
+        }
+      })
+      const { client } = yield* Common.connect({ url: server.url })
+      yield* eventually(() => posts(server.seen, "initialize").length === 2, "a second initialize")
+      const result = yield* client.callTool({ name: "echo", arguments: {} })
+      assert.strictEqual(textOf(result), "session-2")
+      assert.isTrue(
+        server.seen.some((entry) => entry.method === "GET" && entry.headers["mcp-session-id"] === "session-2")
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("a first GET answered 404 is a server without a GET stream: no new session", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", { get: (_, res) => void res.writeHead(404).end() })
+      yield* Common.connect({ url: server.url })
+      yield* eventually(() => server.seen.some((entry) => entry.method === "GET"), "the GET")
+      yield* realSleep(100)
+      assert.strictEqual(posts(server.seen, "initialize").length, 1)
+    }).pipe(Effect.scoped))
 })
 
 describe("broken streams", () => {

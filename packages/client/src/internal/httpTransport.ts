@@ -88,6 +88,8 @@ interface Cursor {
   lastEventId: string | undefined
   retry: number | undefined
   events: number
+  /** The GET stream of the session was open once (a later 404 then means the session is gone). */
+  opened?: boolean
 }
 
 /** What one frame from the server held. */
@@ -721,6 +723,20 @@ export const make = (
           })
         })
 
+      /**
+       * A 404 to a notification, a response or the GET stream sent in session `sentWith`: the server forgot the
+       * session, and the client starts a new one, unless one already replaced it. Requests still go out in the old
+       * session meanwhile: one answered 404 waits for the new one (see `expired`).
+       */
+      const sessionGone = (sentWith: string): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          if (state.sessionId !== sentWith) return Effect.void
+          return Effect.zipRight(
+            Effect.logInfo("the server forgot the session; starting a new one"),
+            emitOpen(Transport.TransportEvent.SessionExpired({ id: undefined }))
+          )
+        })
+
       /** A 404 to a request sent in a session: the server forgot the session. */
       const expired = (
         request: McpSchema.JsonRpcRequest,
@@ -777,7 +793,8 @@ export const make = (
         Effect.gen(function*() {
           const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
           legacyVersionHeader(headers)
-          if (state.sessionId !== undefined) headers["mcp-session-id"] = state.sessionId
+          const sessionId = state.sessionId
+          if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
           if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
           const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
           if (Either.isLeft(sent)) {
@@ -846,7 +863,8 @@ export const make = (
         Effect.gen(function*() {
           const headers: Record<string, string> = { ...baseHeaders(), accept: EVENT_STREAM }
           legacyVersionHeader(headers)
-          if (state.sessionId !== undefined) headers["mcp-session-id"] = state.sessionId
+          const sessionId = state.sessionId
+          if (sessionId !== undefined) headers["mcp-session-id"] = sessionId
           if (cursor.lastEventId !== undefined) headers["last-event-id"] = cursor.lastEventId
           const sent = yield* Effect.either(execute(HttpClientRequest.get(resolved.url, { headers })))
           if (Either.isLeft(sent)) {
@@ -867,6 +885,12 @@ export const make = (
             yield* Effect.logDebug(`the GET stream was refused with HTTP ${status}; retrying`)
             return true
           }
+          if (status === 404 && sessionId !== undefined && cursor.opened) {
+            // (a first GET refused with 404 is a server without one, not a lost session: no loop of new sessions)
+            // the new session opens a GET stream of its own
+            yield* sessionGone(sessionId)
+            return false
+          }
           if (!Body.isSuccess(status) || Body.mediaType(response) !== EVENT_STREAM) {
             yield* Effect.logWarning(
               status === 404
@@ -875,6 +899,7 @@ export const make = (
             )
             return false
           }
+          cursor.opened = true
           const outcome = yield* Effect.either(readEvents(response, { request: undefined, route: "legacy" }, cursor))
           if (Either.isLeft(outcome)) yield* Effect.logDebug(`the GET stream broke off: ${outcome.left.message}`)
           return true
@@ -1199,6 +1224,8 @@ export const make = (
             const status = response.status
             if (status === 401 || status === 403) return yield* Effect.fail(authError(status, response))
             if (status === 404 && sessionId !== undefined) {
+              // the message is lost with its session (it belonged to it); the next one goes to a new session
+              yield* sessionGone(sessionId)
               return yield* Effect.fail(new McpError.SessionExpired({ sessionId: redactSession(sessionId) }))
             }
             if (!Body.isSuccess(status)) return yield* refused(response, what)
