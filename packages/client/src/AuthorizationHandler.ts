@@ -36,7 +36,10 @@ import { oauthError, type OAuthError } from "./internal/oauthError.js"
  * @category models
  */
 export interface PendingAuthorization {
-  /** The redirect URI to register and to put in the authorization request. */
+  /**
+   * The redirect URI to register and to put in the authorization request: an https URL, or an http URL on
+   * localhost or a loopback address (any other is refused before anything is sent).
+   */
   readonly redirectUri: string
   /**
    * Sends the user to `authorizationUrl` and waits for the redirect back. Succeeds with the query parameters

@@ -279,6 +279,26 @@ describe("OAuth authorization code", () => {
     }))
 })
 
+describe("OAuth redirect URIs", () => {
+  for (const redirectUri of ["http://evil.example/callback", "ftp://127.0.0.1/callback"]) {
+    it.scoped(`the code never goes to ${redirectUri}: no https or loopback, no authorization`, () =>
+      Effect.gen(function*() {
+        const world = yield* startWorld()
+        const oauth = OAuth.layer().pipe(
+          Layer.provide(AuthorizationHandler.layerHeadless({ redirectUri })),
+          Layer.provide(Layer.effect(TokenStore.TokenStore, TokenStore.makeMemory)),
+          Layer.provideMerge(FetchHttpClient.layer)
+        )
+        const error = yield* Effect.flip(Effect.flatMap(OAuth.OAuth, (service) =>
+          Effect.flatMap(service.authorizer(world.mcpUrl), (a) => callMcp(a, "tools/list"))).pipe(
+            Effect.provide(oauth)
+          ))
+        assert.include(JSON.stringify(error), "redirect URI")
+        assert.strictEqual(world.count("/register") + world.count("/authorize") + world.count("/token"), 0)
+      }))
+  }
+})
+
 describe("OAuth logout", () => {
   it.scoped("a fresh OAuth service (a new process) logs out of the tokens an earlier one stored", () =>
     Effect.gen(function*() {

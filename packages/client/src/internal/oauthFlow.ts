@@ -112,6 +112,17 @@ const preRegisteredFor = (context: FlowContext, issuer: string) =>
  *
  * @internal
  */
+
+/** A redirect URI the authorization code may be sent to: https, or http on localhost or a loopback address. */
+const isAllowedRedirect = (uri: string): boolean => {
+  if (!URL.canParse(uri)) return false
+  const url = new URL(uri)
+  if (url.protocol === "https:") return true
+  if (url.protocol !== "http:") return false
+  const host = url.hostname.toLowerCase()
+  return host === "localhost" || host === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(host)
+}
+
 export const resolveClient = (
   context: FlowContext,
   discovery: Discovery,
@@ -424,6 +435,12 @@ export const authorizationCode = (
       )
     }
     const pending = yield* handler.begin
+    if (!isAllowedRedirect(pending.redirectUri)) {
+      return yield* oauthError(
+        "InvalidOption",
+        "the authorization handler's redirect URI must be an https URL or an http URL on localhost / a loopback address"
+      )
+    }
     const client = yield* resolveClient(context, discovery, {
       redirectUri: pending.redirectUri,
       grantTypes: ["authorization_code", "refresh_token"],
