@@ -84,14 +84,20 @@ export const authorizationServerMetadataUrls = (issuer: URL): Array<URL> => {
 export type HostClass = "loopback" | "private" | "public"
 
 const ipv4Class = (parts: ReadonlyArray<number>): HostClass => {
-  const [a, b] = parts
+  const [a, b, c] = parts
   if (a === 127) return "loopback"
   if (
     a === 0 || a === 10 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224
+    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224 ||
+    // IETF protocol assignments, benchmarking, and the documentation networks: never a public server
+    (a === 192 && b === 0 && (c === 0 || c === 2)) || (a === 198 && (b === 18 || b === 19)) ||
+    (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)
   ) return "private"
   return "public"
 }
+
+/** The IPv4 address in two 16-bit groups. */
+const embedded = (high: number, low: number): HostClass => ipv4Class([high >> 8, high & 0xff, low >> 8, low & 0xff])
 
 const parseIpv4 = (host: string): Array<number> | undefined => {
   if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) return undefined
@@ -113,13 +119,23 @@ const expandIpv6 = (host: string): Array<number> | undefined => {
 }
 
 const ipv6Class = (groups: ReadonlyArray<number>): HostClass => {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups
   if (groups.every((g, i) => i === 7 ? g === 1 : g === 0)) return "loopback"
   if (groups.every((g) => g === 0)) return "private"
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms take the class of the embedded address
-  if (groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 0xffff || groups[5] === 0)) {
-    return ipv4Class([groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff])
+  // forms that carry an IPv4 address take its class: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible,
+  // IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::)
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0) {
+    if (g4 === 0 && (g5 === 0xffff || g5 === 0)) return embedded(g6, g7)
+    if (g4 === 0xffff && g5 === 0) return embedded(g6, g7)
   }
-  if ((groups[0] & 0xfe00) === 0xfc00 || (groups[0] & 0xffc0) === 0xfe80 || (groups[0] & 0xff00) === 0xff00) {
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return embedded(g6, g7)
+  if (g0 === 0x2002) return embedded(g1, g2)
+  if (
+    (g0 & 0xfe00) === 0xfc00 || (g0 & 0xffc0) === 0xfe80 || (g0 & 0xffc0) === 0xfec0 || (g0 & 0xff00) === 0xff00 ||
+    // local-use NAT64, discard-only, Teredo (its server and client addresses are hidden), documentation
+    (g0 === 0x64 && g1 === 0xff9b && g2 === 1) || (g0 === 0x100 && g1 === 0 && g2 === 0 && g3 === 0) ||
+    (g0 === 0x2001 && g1 === 0) || (g0 === 0x2001 && g1 === 0xdb8)
+  ) {
     return "private"
   }
   return "public"
@@ -133,7 +149,8 @@ const ipv6Class = (groups: ReadonlyArray<number>): HostClass => {
  * @internal
  */
 export const hostClass = (url: URL): HostClass => {
-  const host = url.hostname.toLowerCase()
+  // (a fully qualified name may end with a dot: `localhost.` is localhost)
+  const host = url.hostname.toLowerCase().replace(/\.$/, "")
   if (host === "localhost" || host.endsWith(".localhost")) return "loopback"
   const v4 = parseIpv4(host)
   if (v4 !== undefined) return ipv4Class(v4)
