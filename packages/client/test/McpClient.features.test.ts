@@ -325,6 +325,30 @@ describe("legacy server requests", () => {
       )
     )))
 
+  it.scoped("roots/list exposes only file:// roots that do not climb with ..", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      yield* client.session
+      const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
+      yield* ctx.serverRequest(3, "roots/list", {})
+      const [response] = yield* awaitResponses(1)
+      assert.deepStrictEqual(response !== undefined && "result" in response ? response.result : undefined, {
+        roots: [{ uri: "file:///srv/checkout", name: "checkout" }, { uri: "file:///home/dev/a..b" }]
+      })
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
+        Layer.provide(RootsProvider.layer([
+          { uri: "file:///srv/checkout", name: "checkout" },
+          { uri: "https://example.com/repo" },
+          { uri: "file:///srv/checkout/../../etc" },
+          { uri: "file:///srv/%2E%2E/etc" },
+          { uri: "file:///home/dev/a..b" },
+          { uri: "not a uri" }
+        ]))
+      )
+    )))
+
   /** Connects, then has the server ask for a URL elicitation (accepted); the script's context is returned. */
   const showUrlElicitation = (elicitationId: string) =>
     Effect.gen(function*() {

@@ -206,6 +206,10 @@ export interface RequestOrigin {
   readonly onUrlElicitation?: ((elicitationId: string) => () => void) | undefined
 }
 
+/** A root the server may see: a `file://` URI whose path does not climb with `..` (in any spelling). */
+const isValidRoot = (uri: string): boolean =>
+  URL.canParse(uri) && new URL(uri).protocol === "file:" && !/(?:^|\/)(?:\.|%2e){2}(?:\/|$)/i.test(uri)
+
 /**
  * Serves one server request (a legacy request, or one entry of a modern `inputRequests` map) with the
  * application's handlers. Never fails: a refusal is an `InputFailure`.
@@ -225,10 +229,22 @@ export const fulfil = (
       return Option.match(handlers.roots, {
         onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "roots are not supported")),
         onSome: (provider) =>
-          Effect.map(provider.roots, (roots) =>
-            Either.right({
-              roots: roots.map((root) => (root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name }))
-            }))
+          Effect.flatMap(provider.roots, (roots) => {
+            const exposed = roots.filter((root) => isValidRoot(root.uri))
+            const answer = Either.right({
+              roots: exposed.map((root) =>
+                root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name }
+              )
+            })
+            if (exposed.length === roots.length) return Effect.succeed(answer)
+            const dropped = roots.filter((root) => !isValidRoot(root.uri)).map((root) => root.uri)
+            return Effect.as(
+              Effect.logWarning(`roots not exposed (a root is a file:// URI that does not climb with ..): ${
+                dropped.join(", ")
+              }`).pipe(Effect.annotateLogs({ module: "McpClient", method: "roots/list" })),
+              answer
+            )
+          })
       })
     case "sampling/createMessage":
       return Option.match(handlers.sampling, {
