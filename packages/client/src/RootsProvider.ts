@@ -16,7 +16,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
  * @category models
  */
 export interface Root {
-  /** A `file://` URI. Any other, or one whose path climbs with `..`, is never shown to a server (a warning is logged). */
+  /** A `file://` URI. Any other, or one whose path climbs with `..`, is never shown to a server (it is logged). */
   readonly uri: string
   readonly name?: string | undefined
 }
