@@ -349,6 +349,23 @@ describe("legacy server requests", () => {
       )
     )))
 
+  for (const [modes, version] of [[[], "2025-11-25"]] as const) {
+    it.scoped(`an elicitation handler of modes [${modes.join(", ")}] declares nothing at ${version}`, () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.McpClient
+        yield* client.session
+        const log = yield* Scripted.ScriptLog
+        const init = (yield* Ref.get(log.sent)).find((s) => "method" in s.message && s.message.method === "initialize")!
+        const params = (init.message as McpSchema.JsonRpcRequest).params as { capabilities: Record<string, unknown> }
+        assert.notProperty(params.capabilities, "elicitation")
+      }).pipe(Effect.provide(
+        McpClient.layer({ healthCheckInterval: false }).pipe(
+          Layer.provideMerge(Scripted.layer(Scripted.legacyScript(undefined, version))),
+          Layer.provide(ElicitationHandler.layer({ modes, elicit: () => Effect.succeed({ action: "decline" }) }))
+        )
+      )))
+  }
+
   /** Connects, then has the server ask for a URL elicitation (accepted); the script's context is returned. */
   const showUrlElicitation = (elicitationId: string) =>
     Effect.gen(function*() {

@@ -34,9 +34,10 @@ export const capabilitiesFor = (
   const recent = version >= "2025-11-25"
   if (Option.isSome(handlers.elicitation) && version >= "2025-06-18") {
     const modes = handlers.elicitation.value.modes
-    out.elicitation = recent
-      ? { ...(modes.includes("form") ? { form: {} } : {}), ...(modes.includes("url") ? { url: {} } : {}) }
-      : {}
+    const form = modes.includes("form")
+    const url = recent && modes.includes("url")
+    // an empty object means form mode: a handler of no mode this revision knows declares nothing
+    if (form || url) out.elicitation = recent ? { ...(form ? { form: {} } : {}), ...(url ? { url: {} } : {}) } : {}
   }
   if (Option.isSome(handlers.sampling)) {
     out.sampling = recent && handlers.sampling.value.tools === true ? { tools: {} } : {}
