@@ -270,6 +270,53 @@ describe("HTTP era verdict cache", () => {
       ])
     }).pipe(Effect.scoped))
 
+  it.live("a kept legacy verdict of a server now modern only: initialize refused naming modern ones re-probes", () =>
+    Effect.gen(function*() {
+      let upgraded = false
+      const server = yield* Scripted.mcpServer("legacy", {
+        // (after an initialize, the scripted server hands server/discover to `request`)
+        request: (seen, res, method) =>
+          method === "server/discover" && upgraded
+            ? Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.discoverResult))
+            : Scripted.sendJson(res, 200, Scripted.failure(Scripted.idOf(seen), -32601, "Method not found")),
+        initialize: (seen, res, count) =>
+          upgraded
+            ? Scripted.sendJson(res, 400, Scripted.failure(Scripted.idOf(seen), -32022, "Unsupported version", {
+              supported: [Scripted.MODERN],
+              requested: "2025-11-25"
+            }))
+            : Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.initializeResult()), {
+              "mcp-session-id": `session-${count}`
+            })
+      })
+      const transport = yield* Layer.build(Http.transport({ url: server.url }))
+      const session = McpClient.make(Http.clientOptions).pipe(
+        Effect.flatMap((client) => client.session),
+        Effect.scoped,
+        Effect.provide(transport)
+      )
+      assert.strictEqual((yield* session).era, "legacy")
+      upgraded = true
+      const second = yield* session
+      assert.strictEqual(second.era, "modern")
+      assert.strictEqual(second.protocolVersion, Scripted.MODERN)
+    }).pipe(Effect.scoped))
+
+  it.live("a server whose probe says legacy and whose initialize names only modern versions: a typed error", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", {
+        initialize: (seen, res) =>
+          Scripted.sendJson(res, 400, Scripted.failure(Scripted.idOf(seen), -32022, "Unsupported protocol version", {
+            supported: [Scripted.MODERN],
+            requested: "2025-11-25"
+          })),
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.failure(Scripted.idOf(seen), -32601, "no"))
+      })
+      const exit = yield* Effect.exit(Http.connect({ url: server.url }))
+      const error = Http.failureOf(exit)
+      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "Negotiation")
+    }).pipe(Effect.scoped))
+
   it.live("a modern verdict is kept too; the connection still discovers (capabilities come from it)", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("modern", {

@@ -990,7 +990,8 @@ export const make = (
           internalSend(initializeTimeout)
         ).pipe(
           Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
-            verdict === "legacy" && eraOption === "auto" && pinned === undefined &&
+            // (legacy by this client's verdict, or by the one its transport kept for the server)
+            (connection.info.era ?? verdict) === "legacy" && eraOption === "auto" && pinned === undefined &&
               Negotiation.initializeNamesOnlyModern(error)
               ? Effect.fail(new Reprobe())
               : Effect.fail(error))
@@ -1306,18 +1307,28 @@ export const make = (
     const loop = Effect.gen(function*() {
       const driver = yield* Schedule.driver(reconnect)
       let attemptNumber = 0
+      // changes of era since the last session: a server whose answers contradict each other (its probe says
+      // legacy, its initialize names only modern versions) must not keep the client switching forever
+      let eraSwitches = 0
       while (true) {
         established = false
-        const outcome = yield* Effect.flip(runAttempt)
-        if (outcome._tag === "RestartAsLegacy") {
-          verdict = "legacy"
-          continue
+        const signal = yield* Effect.flip(runAttempt)
+        if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
+          if (++eraSwitches <= 2) {
+            // Reprobe: initialize was refused naming only modern versions, so the server is modern, however slow
+            // its probe was
+            verdict = signal._tag === "RestartAsLegacy" ? "legacy" : "modern"
+            continue
+          }
         }
-        if (outcome._tag === "Reprobe") {
-          // initialize was refused naming only modern versions: the server is modern, however slow its probe was.
-          verdict = "modern"
-          continue
-        }
+        const outcome = signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe"
+          ? new McpError.ProtocolError({
+            reason: "Negotiation",
+            method: "initialize",
+            detail: "the server's answers contradict each other about its era (the probe and initialize)"
+          })
+          : signal
+        if (established) eraSwitches = 0
         if (!(yield* Deferred.isDone(ready))) {
           // The first connection failed: report it to the constructor instead of retrying a bad setup.
           yield* Deferred.fail(ready, outcome)
