@@ -93,6 +93,7 @@ describe("legacy session expiry", () => {
 
   it.live("a 404 to a notification sent in the session starts a new session for what follows", () =>
     Effect.gen(function*() {
+      let forgotten = false
       const server = yield* Scripted.scripted((seen, res) => {
         const method = Scripted.methodOf(seen)
         const id = Scripted.idOf(seen)
@@ -105,7 +106,8 @@ describe("legacy session expiry", () => {
           })
         }
         // the server forgets session-1 as the cancellation comes
-        if (method === "notifications/cancelled") return void res.writeHead(404).end()
+        if (method === "notifications/cancelled") forgotten = true
+        if (forgotten && seen.headers["mcp-session-id"] === "session-1") return void res.writeHead(404).end()
         if (method === "tools/call" && Scripted.isObject(seen.body) && Scripted.isObject(seen.body.params) &&
           seen.body.params.name === "slow") return // never answered
         if (id === undefined) return void res.writeHead(202).end()
@@ -124,9 +126,12 @@ describe("legacy session expiry", () => {
       let gets = 0
       const server = yield* Scripted.mcpServer("legacy", {
         request: (seen, res) =>
-          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult(
-            String(seen.headers["mcp-session-id"])
-          ))),
+          // once forgotten, session-1 is unknown to every request too
+          gets > 1 && seen.headers["mcp-session-id"] === "session-1"
+            ? void res.writeHead(404).end()
+            : Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), Scripted.textResult(
+              String(seen.headers["mcp-session-id"])
+            ))),
         get: (seen, res) => {
           gets++
           // the first GET of session-1 opens and ends; the next one finds the session gone
@@ -139,8 +144,9 @@ describe("legacy session expiry", () => {
       yield* eventually(() => posts(server.seen, "initialize").length === 2, "a second initialize")
       const result = yield* client.callTool({ name: "echo", arguments: {} })
       assert.strictEqual(textOf(result), "session-2")
-      assert.isTrue(
-        server.seen.some((entry) => entry.method === "GET" && entry.headers["mcp-session-id"] === "session-2")
+      yield* eventually(
+        () => server.seen.some((entry) => entry.method === "GET" && entry.headers["mcp-session-id"] === "session-2"),
+        "a GET stream in the new session"
       )
     }).pipe(Effect.scoped))
 
