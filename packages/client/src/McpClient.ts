@@ -112,7 +112,10 @@ export interface RequestOptions {
    * connection reads, so keep it short; a failure, a defect or a throw of it is logged and goes no further.
    */
   readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
-  /** Extra `_meta` entries for the request. */
+  /**
+   * Extra `_meta` entries for the request. A `progressToken` here (or in the params' `_meta`) is not sent: the
+   * client sets its own when `onProgress` is given, and routes progress by it.
+   */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
   /**
    * With a `ResultCache` layer provided: `use` (default: a fresh cached result, else fetch and store), `refresh`

@@ -379,6 +379,33 @@ describe("requests", () => {
       assert.strictEqual(flags, "01")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
+  for (const era of ["modern", "legacy"] as const) {
+    it.scoped(`${era}: a progress token a caller puts in _meta is not sent; with onProgress the client's own is`, () =>
+      Effect.gen(function*() {
+        const client = yield* McpClient.McpClient
+        const metaOf = (m: McpSchema.JsonRpcRequest) => (m.params as { _meta?: Record<string, unknown> })._meta
+        yield* client.callTool({ name: "error" }, { meta: { progressToken: 1, note: "kept" } }).pipe(Effect.ignore)
+        yield* client.callTool({ name: "error" }, { meta: { progressToken: 2 } }).pipe(Effect.ignore)
+        yield* client.callTool({ name: "error" }, { meta: { progressToken: 3 }, onProgress: () => Effect.void }).pipe(
+          Effect.ignore
+        )
+        const sent = yield* Ref.get((yield* Scripted.ScriptLog).sent)
+        const calls = requests(sent).filter((m) => m.method === "tools/call")
+        assert.strictEqual(calls.length, 3)
+        assert.notProperty(metaOf(calls[0]!), "progressToken")
+        assert.strictEqual(metaOf(calls[0]!)?.note, "kept")
+        assert.notProperty(metaOf(calls[1]!) ?? {}, "progressToken")
+        assert.strictEqual(metaOf(calls[2]!)?.progressToken, calls[2]!.id)
+      }).pipe(Effect.provide(clientLayer(
+        (era === "modern" ? Scripted.modernScript : Scripted.legacyScript)((message, ctx) =>
+          "method" in message && "id" in message && message.method === "tools/call"
+            ? ctx.fail(message.id, -32000, "no")
+            : Effect.void
+        ),
+        { era }
+      ))))
+  }
+
   it.scoped("a caller trace whose ids W3C calls invalid (all zeros) is not propagated", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

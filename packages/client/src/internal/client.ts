@@ -712,15 +712,23 @@ export const make = (
     ): Record<string, unknown> | undefined => {
       const callerMeta = params?._meta
       const extraMeta = typeof callerMeta === "object" && callerMeta !== null ? callerMeta : undefined
+      // Progress tokens are the client's (the request's id, routed to its caller): one a caller put in `_meta`
+      // could name another request, whose caller would then get this one's progress.
+      const callerToken = (extraMeta !== undefined && "progressToken" in extraMeta) ||
+        (send.meta !== undefined && "progressToken" in send.meta)
       if (wire.era === "legacy") {
         const wantsProgress = send.onProgress !== undefined || send.resetOnProgress
-        if (!wantsProgress && send.meta === undefined) return params
-        return { ...params, _meta: { ...extraMeta, ...send.meta, ...(wantsProgress ? { progressToken: id } : {}) } }
+        if (!wantsProgress && send.meta === undefined && !callerToken) return params
+        const legacyMeta: Record<string, unknown> = { ...extraMeta, ...send.meta }
+        if (wantsProgress) legacyMeta.progressToken = id
+        else delete legacyMeta.progressToken
+        return { ...params, _meta: legacyMeta }
       }
       // (the usual request has no `_meta` of its own: no spreads then)
       const meta: Record<string, unknown> = extraMeta === undefined && send.meta === undefined
         ? {}
         : { ...extraMeta, ...send.meta }
+      if (callerToken) delete meta.progressToken
       meta[McpSchema.MetaKeys.protocolVersion] = wire.version
       meta[McpSchema.MetaKeys.clientInfo] = clientInfo
       meta[McpSchema.MetaKeys.clientCapabilities] = capabilitiesFor(wire.version)
