@@ -249,16 +249,21 @@ describe("legacy subscriptions", () => {
       assert.strictEqual(methodsOn(sent, "resources/unsubscribe").length, 1)
     }).pipe(Effect.provide(legacyLayer)))
 
+  /** Sets a log level and subscribes to a resource, once the server saw the subscription. */
+  const withLevelAndSubscription = Effect.gen(function*() {
+    const client = yield* McpClient.McpClient
+    yield* client.setLoggingLevel("error")
+    yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(Stream.runDrain, Effect.forkScoped)
+    const log = yield* Scripted.ScriptLog
+    for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
+      yield* Effect.yieldNow()
+    }
+    return { ctx: (yield* Ref.get(log.current))!, log }
+  })
+
   it.scoped("subscriptions and the log level are restored after a reconnect", () =>
     Effect.gen(function*() {
-      const client = yield* McpClient.McpClient
-      yield* client.setLoggingLevel("error")
-      yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(Stream.runDrain, Effect.forkScoped)
-      const log = yield* Scripted.ScriptLog
-      for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
-        yield* Effect.yieldNow()
-      }
-      const ctx = (yield* Ref.get(log.current))!
+      const { ctx, log } = yield* withLevelAndSubscription
       yield* ctx.close("restarted")
       const sent = yield* advanceUntil(Effect.map(Ref.get(log.sent), (sent) =>
         methodsOn(sent, "resources/subscribe").some((s) => s.connection === 2) ? sent : undefined))
@@ -268,14 +273,7 @@ describe("legacy subscriptions", () => {
 
   it.scoped("subscriptions and the log level are restored in the new session after the server forgot one", () =>
     Effect.gen(function*() {
-      const client = yield* McpClient.McpClient
-      yield* client.setLoggingLevel("error")
-      yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(Stream.runDrain, Effect.forkScoped)
-      const log = yield* Scripted.ScriptLog
-      for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
-        yield* Effect.yieldNow()
-      }
-      const ctx = (yield* Ref.get(log.current))!
+      const { ctx, log } = yield* withLevelAndSubscription
       yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 99 }))
       const sent = yield* advanceUntil(Effect.map(Ref.get(log.sent), (sent) =>
         methodsOn(sent, "resources/subscribe").length === 2 ? sent : undefined))
