@@ -263,6 +263,10 @@ export interface McpClientService {
     params?: Readonly<Record<string, unknown>> | undefined
   ) => Effect.Effect<void, McpError.McpClientError>
 
+  /**
+   * Every tool, page after page (as the other `list…` methods: a cursor the server refuses as invalid on a later
+   * page restarts the listing once from the first page, for a whole snapshot; the `stream…` methods fail instead).
+   */
   readonly listTools: (options?: RequestOptions) => Effect.Effect<ReadonlyArray<McpSchema.Tool>, McpError.McpClientError>
   readonly listToolsPage: (
     cursor?: string | undefined,

@@ -406,6 +406,31 @@ describe("requests", () => {
       ))))
   }
 
+  it.scoped("a later page's cursor refused as invalid restarts the listing once from the first page", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const tools = yield* client.listTools()
+      assert.deepStrictEqual(tools.map((tool) => tool.name), ["a", "b"])
+      const sent = requests(yield* Ref.get((yield* Scripted.ScriptLog).sent)).filter((m) => m.method === "tools/list")
+      assert.deepStrictEqual(sent.map((m) => (m.params as { cursor?: string } | undefined)?.cursor), [
+        undefined,
+        "c1",
+        undefined,
+        "c1"
+      ])
+    }).pipe(Effect.provide(clientLayer(Scripted.modernScript((() => {
+      let refusals = 1
+      return (message, ctx) => {
+        if (!("method" in message) || !("id" in message) || message.method !== "tools/list") return Effect.void
+        const cursor = (message.params as { cursor?: string } | undefined)?.cursor
+        if (cursor === undefined) {
+          return ctx.reply(message.id, { tools: [{ name: "a", inputSchema: { type: "object" } }], nextCursor: "c1" })
+        }
+        if (refusals-- > 0) return ctx.fail(message.id, -32602, "invalid cursor")
+        return ctx.reply(message.id, { tools: [{ name: "b", inputSchema: { type: "object" } }] })
+      }
+    })())))))
+
   it.scoped("a caller trace whose ids W3C calls invalid (all zeros) is not propagated", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

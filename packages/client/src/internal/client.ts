@@ -1841,28 +1841,56 @@ export const make = (
       readonly nextCursor: string | undefined
     }
 
+    /** Set when a page after the first was refused as invalid params: its cursor was no longer good. */
+    interface CursorRefused {
+      value: boolean
+    }
+
     const paginate = <T>(
       method: string,
-      fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, McpError.McpClientError>
+      fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, McpError.McpClientError>,
+      refused?: CursorRefused
     ): Stream.Stream<T, McpError.McpClientError> =>
       Stream.paginateChunkEffect({ cursor: undefined as string | undefined, page: 0 }, (state) =>
-        Effect.flatMap(fetchPage(state.cursor), (page) => {
-          const chunk = Chunk.fromIterable(page.items)
-          if (page.nextCursor === undefined) return Effect.succeed([chunk, Option.none()] as const)
-          if (state.page + 1 >= maxPages) {
-            return Effect.fail(
-              new McpError.ProtocolError({
-                reason: "InvalidResult",
-                method,
-                detail: `more than ${maxPages} pages; raise maxPages to fetch them all`
-              })
-            )
+        Effect.flatMap(
+          refused === undefined || state.page === 0
+            ? fetchPage(state.cursor)
+            : Effect.tapError(fetchPage(state.cursor), (error) =>
+              Effect.sync(() => {
+                if (error._tag === "McpError" && error.code === McpSchema.ErrorCode.InvalidParams) refused.value = true
+              })),
+          (page) => {
+            const chunk = Chunk.fromIterable(page.items)
+            if (page.nextCursor === undefined) return Effect.succeed([chunk, Option.none()] as const)
+            if (state.page + 1 >= maxPages) {
+              return Effect.fail(
+                new McpError.ProtocolError({
+                  reason: "InvalidResult",
+                  method,
+                  detail: `more than ${maxPages} pages; raise maxPages to fetch them all`
+                })
+              )
+            }
+            return Effect.succeed([chunk, Option.some({ cursor: page.nextCursor, page: state.page + 1 })] as const)
           }
-          return Effect.succeed([chunk, Option.some({ cursor: page.nextCursor, page: state.page + 1 })] as const)
-        }))
+        ))
 
-    const collect = <T>(stream: Stream.Stream<T, McpError.McpClientError>, method: string) =>
-      Stream.runCollect(stream).pipe(
+    /**
+     * Every page of a list. A cursor refused on a later page (the list changed under it; a cache also drops its
+     * pages then) restarts the listing once from the first page, for a whole snapshot.
+     */
+    const collect = <T>(
+      pages: (refused: CursorRefused) => Stream.Stream<T, McpError.McpClientError>,
+      method: string
+    ) =>
+      Effect.suspend(() => {
+        const refused: CursorRefused = { value: false }
+        return Effect.catchIf(
+          Stream.runCollect(pages(refused)),
+          () => refused.value,
+          () => Stream.runCollect(pages({ value: false }))
+        )
+      }).pipe(
         Effect.map((chunk): ReadonlyArray<T> => Chunk.toReadonlyArray(chunk)),
         Effect.withSpan(`McpClient ${method} (all pages)`, {
           kind: "client",
@@ -1905,29 +1933,33 @@ export const make = (
           : `the output schema of ${name} cannot be used: ${error.message}`
       )
     }
-    const streamTools = (options?: McpClient.RequestOptions) =>
+    const streamTools = (options?: McpClient.RequestOptions, refused?: CursorRefused) =>
       paginate("tools/list", (cursor) =>
-        Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })))
+        Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })), refused)
 
     const listResourcesPage = (cursor?: string, options?: McpClient.RequestOptions) =>
       request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
-    const streamResources = (options?: McpClient.RequestOptions) =>
-      paginate("resources/list", (cursor) =>
-        Effect.map(listResourcesPage(cursor, options), (r) => ({ items: r.resources, nextCursor: r.nextCursor })))
+    const streamResources = (options?: McpClient.RequestOptions, refused?: CursorRefused) =>
+      paginate(
+        "resources/list",
+        (cursor) =>
+          Effect.map(listResourcesPage(cursor, options), (r) => ({ items: r.resources, nextCursor: r.nextCursor })),
+        refused
+      )
 
-    const streamResourceTemplates = (options?: McpClient.RequestOptions) =>
+    const streamResourceTemplates = (options?: McpClient.RequestOptions, refused?: CursorRefused) =>
       paginate("resources/templates/list", (cursor) =>
         Effect.map(
           request("resources/templates/list", cursorParams(cursor), McpSchema.ListResourceTemplatesResult, options),
           (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor })
-        ))
+        ), refused)
 
-    const streamPrompts = (options?: McpClient.RequestOptions) =>
+    const streamPrompts = (options?: McpClient.RequestOptions, refused?: CursorRefused) =>
       paginate("prompts/list", (cursor) =>
         Effect.map(
           request("prompts/list", cursorParams(cursor), McpSchema.ListPromptsResult, options),
           (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
-        ))
+        ), refused)
 
     const listen = (filter: McpClient.ListenFilter): Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError> =>
       Stream.unwrap(Effect.map(awaitSession(undefined, "subscriptions/listen"), (session) =>
@@ -2124,9 +2156,9 @@ export const make = (
       subscribe: Effect.map(PubSub.subscribe(notifications), (queue) => Stream.fromQueue(queue)),
       request,
       notify,
-      listTools: (options) => collect(streamTools(options), "tools/list"),
+      listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),
       listToolsPage,
-      streamTools,
+      streamTools: (options) => streamTools(options),
       callTool,
       callToolStructured: <A, I>(
         params: McpClient.CallToolParams,
@@ -2160,14 +2192,15 @@ export const make = (
         }),
       listen,
       callToolStream: (params, options) => progressEvents((onProgress) => callTool(params, { ...options, onProgress })),
-      listResources: (options) => collect(streamResources(options), "resources/list"),
+      listResources: (options) => collect((refused) => streamResources(options, refused), "resources/list"),
       listResourcesPage,
-      streamResources,
-      listResourceTemplates: (options) => collect(streamResourceTemplates(options), "resources/templates/list"),
-      streamResourceTemplates,
+      streamResources: (options) => streamResources(options),
+      listResourceTemplates: (options) =>
+        collect((refused) => streamResourceTemplates(options, refused), "resources/templates/list"),
+      streamResourceTemplates: (options) => streamResourceTemplates(options),
       readResource: (uri, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options),
-      listPrompts: (options) => collect(streamPrompts(options), "prompts/list"),
-      streamPrompts,
+      listPrompts: (options) => collect((refused) => streamPrompts(options, refused), "prompts/list"),
+      streamPrompts: (options) => streamPrompts(options),
       getPrompt: (params, options) =>
         callSync(
           "prompts/get",
