@@ -1,4 +1,5 @@
 /** @internal */
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -231,17 +232,16 @@ export const fulfil = (
         onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "roots are not supported")),
         onSome: (provider) =>
           Effect.flatMap(provider.roots, (roots) => {
-            const exposed = roots.filter((root) => isValidRoot(root.uri))
+            const [dropped, exposed] = Arr.partition(roots, (root) => isValidRoot(root.uri))
             const answer = Either.right({
               roots: exposed.map((root) =>
                 root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name }
               )
             })
-            if (exposed.length === roots.length) return Effect.succeed(answer)
-            const dropped = roots.filter((root) => !isValidRoot(root.uri)).map((root) => root.uri)
+            if (dropped.length === 0) return Effect.succeed(answer)
             return Effect.as(
               Effect.logWarning(`roots not exposed (a root is a file:// URI that does not climb with ..): ${
-                dropped.join(", ")
+                dropped.map((root) => root.uri).join(", ")
               }`).pipe(Effect.annotateLogs({ module: "McpClient", method: "roots/list" })),
               answer
             )

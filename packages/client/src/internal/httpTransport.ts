@@ -886,8 +886,8 @@ export const make = (
             return true
           }
           if (status === 404 && sessionId !== undefined && cursor.opened) {
-            // (a first GET refused with 404 is a server without one, not a lost session: no loop of new sessions)
-            // the new session opens a GET stream of its own
+            // the session is gone; the new one opens a GET stream of its own (a first GET refused with 404 is a
+            // server without one, not a lost session: no loop of new sessions)
             yield* sessionGone(sessionId)
             return false
           }

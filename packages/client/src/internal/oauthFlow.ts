@@ -32,7 +32,7 @@ import {
   RegistrationResponse,
   TokenResponse
 } from "./oauthMetadata.js"
-import { checkUrl } from "./oauthUrl.js"
+import { checkUrl, hostClass } from "./oauthUrl.js"
 
 /** Everything a flow needs. @internal */
 export interface FlowContext {
@@ -117,10 +117,7 @@ const preRegisteredFor = (context: FlowContext, issuer: string) =>
 const isAllowedRedirect = (uri: string): boolean => {
   if (!URL.canParse(uri)) return false
   const url = new URL(uri)
-  if (url.protocol === "https:") return true
-  if (url.protocol !== "http:") return false
-  const host = url.hostname.toLowerCase()
-  return host === "localhost" || host === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(host)
+  return url.protocol === "https:" || (url.protocol === "http:" && hostClass(url) === "loopback")
 }
 
 export const resolveClient = (
