@@ -1,6 +1,6 @@
 /**
  * Validates what the client puts on the wire against the official MCP JSON Schemas of each revision, kept in
- * `<repository>/../shared/spec/<revision>/schema.json` (CI clones the repository next to `shared/`). The first three
+ * `packages/client/test/spec/<revision>/schema.json` (vendored, see the README there). The first three
  * revisions are JSON Schema draft-07 (`definitions`), 2025-11-25 and 2026-07-28 are 2020-12 (`$defs`).
  *
  * Schemas are read and compiled on first use and cached for the life of the test worker.
@@ -26,8 +26,8 @@ export type ValidationResult = { readonly ok: true } | { readonly ok: false; rea
 /** The repository root: this file is `<root>/packages/client/test/utils/schemaValidator.ts`. */
 export const repositoryRoot = Url.fileURLToPath(new URL("../../../../", import.meta.url))
 
-/** Where the schemas live: `shared/spec` beside the repository folder. */
-export const specDirectory = Path.resolve(repositoryRoot, "..", "shared", "spec")
+/** Where the schemas live: `test/spec` of the client package. */
+export const specDirectory = Url.fileURLToPath(new URL("../spec/", import.meta.url))
 
 export const schemaPath = (revision: Revision): string => Path.join(specDirectory, revision, "schema.json")
 
