@@ -1,6 +1,17 @@
+import * as Path from "node:path"
+import * as Url from "node:url"
 import type { ViteUserConfig } from "vitest/config"
 
+const packages = Url.fileURLToPath(new URL("./packages/", import.meta.url))
+
 const config: ViteUserConfig = {
+  resolve: {
+    // the workspace's own packages run from their TypeScript sources (their `exports` name the built files)
+    alias: [
+      { find: /^@conduit-mcp\/(client|server)$/, replacement: Path.join(packages, "$1", "src", "index.ts") },
+      { find: /^@conduit-mcp\/(client|server)\/(.*)$/, replacement: Path.join(packages, "$1", "src", "$2.ts") }
+    ]
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,

@@ -13,7 +13,8 @@ const buildDir = Path.join(packageRoot, "build")
 const bundle = Path.join(buildDir, "conduit.mjs")
 const stampFile = Path.join(buildDir, "conduit.stamp")
 const entry = Path.join(packageRoot, "src", "main.ts")
-const sourceDirs = [Path.join(packageRoot, "src"), Path.resolve(packageRoot, "..", "client", "src")]
+const workspaceSources = (name) => Path.resolve(packageRoot, "..", name, "src")
+const sourceDirs = [Path.join(packageRoot, "src"), workspaceSources("client"), workspaceSources("server")]
 
 const listSources = (dir, out) => {
   for (const item of Fs.readdirSync(dir, { withFileTypes: true })) {
@@ -56,6 +57,8 @@ const build = async (stamp) => {
     format: "esm",
     target: "node20",
     logLevel: "error",
+    // the workspace's packages are bundled from their sources (their `exports` name built files)
+    alias: { "@conduit-mcp/client": workspaceSources("client"), "@conduit-mcp/server": workspaceSources("server") },
     // bundled CommonJS dependencies call require()
     banner: { js: "import { createRequire as __conduitRequire } from 'node:module'; const require = __conduitRequire(import.meta.url);" }
   })

@@ -6,7 +6,7 @@
 import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as McpServer from "@conduit-mcp/client/McpServer"
+import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as OAuth from "@conduit-mcp/client/OAuth"
 import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"

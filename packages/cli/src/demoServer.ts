@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as McpServer from "@conduit-mcp/client/McpServer"
+import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 

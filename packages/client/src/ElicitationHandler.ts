@@ -9,7 +9,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
+import * as McpSchema from "./McpSchema.js"
 
 /**
  * One primitive field of a form.
@@ -85,26 +85,18 @@ export interface UrlRequest {
 export type ElicitationRequest = FormRequest | UrlRequest
 
 /**
- * The user's answer.
+ * What the user answered (the `elicitation/create` result).
  *
  * @since 0.1.0
  * @category models
  */
-export const ElicitResult = Schema.Struct({
-  action: Schema.Literal("accept", "decline", "cancel"),
-  content: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
-    })
-  )
-})
+export const ElicitResult = McpSchema.ElicitResult
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type ElicitResult = typeof ElicitResult.Type
+export type ElicitResult = McpSchema.ElicitResult
 
 /**
  * What a handler knows about who is asking.

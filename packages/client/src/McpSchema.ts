@@ -883,3 +883,64 @@ export interface ServerNotification {
   readonly method: string
   readonly params: unknown
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Client features: what the server asks and the client answers (shared by the client's handlers and servers)
+
+/**
+ * The user's answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ElicitResult = Schema.Struct({
+  action: Schema.Literal("accept", "decline", "cancel"),
+  content: Schema.optional(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
+    })
+  )
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ElicitResult = typeof ElicitResult.Type
+
+/**
+ * The parameters of `sampling/createMessage`, kept as the server sent them (messages, systemPrompt,
+ * maxTokens, modelPreferences, tools, ...).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CreateMessageParams = Schema.Struct({
+  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("user", "assistant"), content: Schema.Unknown })),
+  maxTokens: Schema.optional(Schema.Number),
+  systemPrompt: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageParams = typeof CreateMessageParams.Type & Readonly<Record<string, unknown>>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const CreateMessageResult = Schema.Struct({
+  role: Schema.Literal("user", "assistant"),
+  content: Schema.Unknown,
+  model: Schema.String,
+  stopReason: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CreateMessageResult = typeof CreateMessageResult.Type

@@ -9,42 +9,35 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as McpSchema from "./McpSchema.js"
 
 /**
- * The parameters of `sampling/createMessage`, kept as the server sent them (messages, systemPrompt,
- * maxTokens, modelPreferences, tools, ...).
+ * The `sampling/createMessage` request's parameters (extra members pass through).
  *
  * @since 0.1.0
  * @category models
  */
-export const CreateMessageParams = Schema.Struct({
-  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("user", "assistant"), content: Schema.Unknown })),
-  maxTokens: Schema.optional(Schema.Number),
-  systemPrompt: Schema.optional(Schema.String)
-})
+export const CreateMessageParams = McpSchema.CreateMessageParams
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type CreateMessageParams = typeof CreateMessageParams.Type & Readonly<Record<string, unknown>>
+export type CreateMessageParams = McpSchema.CreateMessageParams
+
+/**
+ * The reply to a `sampling/createMessage` request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CreateMessageResult = McpSchema.CreateMessageResult
 
 /**
  * @since 0.1.0
  * @category models
  */
-export const CreateMessageResult = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
-  content: Schema.Unknown,
-  model: Schema.String,
-  stopReason: Schema.optional(Schema.String)
-})
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type CreateMessageResult = typeof CreateMessageResult.Type
+export type CreateMessageResult = McpSchema.CreateMessageResult
 
 /**
  * The user (or policy) refused the request; legacy servers receive JSON-RPC error -1.

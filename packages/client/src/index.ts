@@ -31,11 +31,6 @@ export * as McpSchema from "./McpSchema.js"
 /**
  * @since 0.1.0
  */
-export * as McpServer from "./McpServer.js"
-
-/**
- * @since 0.1.0
- */
 export * as RootsProvider from "./RootsProvider.js"
 
 /**

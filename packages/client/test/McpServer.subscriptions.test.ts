@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
-import * as McpServer from "../src/McpServer.js"
+import * as McpServer from "@conduit-mcp/server/McpServer"
 
 const makeServer = McpServer.make({
   name: "changes",

@@ -1,5 +1,6 @@
 // The README's test example: the same program with the in-process transport and a server defined in the test.
-import { InProcessTransport, McpClient, McpServer } from "@conduit-mcp/client"
+import { InProcessTransport, McpClient } from "@conduit-mcp/client"
+import { McpServer } from "@conduit-mcp/server"
 import { assert, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { program } from "./examples/stdio.js"

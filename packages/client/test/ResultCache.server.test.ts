@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
-import * as McpServer from "../src/McpServer.js"
+import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as ResultCache from "../src/ResultCache.js"
 import { blockedOnFibers } from "./utils/fibers.js"
 

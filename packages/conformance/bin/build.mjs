@@ -12,7 +12,8 @@ const distDir = Path.join(packageRoot, "dist")
 export const bundle = Path.join(distDir, "driver.mjs")
 const stampFile = Path.join(distDir, "driver.stamp")
 const entry = Path.join(packageRoot, "src", "driver.ts")
-const sourceDirs = [Path.join(packageRoot, "src"), Path.resolve(packageRoot, "..", "client", "src")]
+const workspaceSources = (name) => Path.resolve(packageRoot, "..", name, "src")
+const sourceDirs = [Path.join(packageRoot, "src"), workspaceSources("client"), workspaceSources("server")]
 
 const listSources = (dir, out) => {
   for (const item of Fs.readdirSync(dir, { withFileTypes: true })) {
@@ -58,6 +59,8 @@ export const ensureBundle = async ({ force = false } = {}) => {
     format: "esm",
     target: "node20",
     logLevel: "error",
+    // the workspace's packages are bundled from their sources (their `exports` name built files)
+    alias: { "@conduit-mcp/client": workspaceSources("client"), "@conduit-mcp/server": workspaceSources("server") },
     // bundled CommonJS dependencies call require()
     banner: {
       js: "import { createRequire as __driverRequire } from 'node:module'; const require = __driverRequire(import.meta.url);"

@@ -10,7 +10,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as McpSchema from "../../src/McpSchema.js"
-import * as McpServer from "../../src/McpServer.js"
+import * as McpServer from "@conduit-mcp/server/McpServer"
 
 export interface FixtureOptions {
   readonly eras?: McpServer.Eras | undefined

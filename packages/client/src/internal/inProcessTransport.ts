@@ -10,7 +10,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TransportError } from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
-import type * as McpServer from "../McpServer.js"
+import type * as InProcessTransport from "../InProcessTransport.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 
@@ -38,7 +38,7 @@ interface Live {
 }
 
 /** @internal */
-export const make = (server: McpServer.Server) =>
+export const make = (server: InProcessTransport.Peer) =>
   Effect.gen(function*() {
     const opened = yield* Ref.make(0)
     const live = new Set<Live>()

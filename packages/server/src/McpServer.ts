@@ -19,7 +19,7 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import * as Schema from "effect/Schema"
- * import * as McpServer from "@conduit-mcp/client/McpServer"
+ * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
  * const echo = McpServer.tool({
  *   name: "echo",
@@ -33,7 +33,6 @@
  */
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -44,16 +43,92 @@ import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ParseResult from "effect/ParseResult"
-import * as ElicitationHandler from "./ElicitationHandler.js"
-import type * as McpError from "./McpError.js"
-import type * as McpSchema from "./McpSchema.js"
-import type * as RootsProvider from "./RootsProvider.js"
-import * as SamplingHandler from "./SamplingHandler.js"
+import type * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
+import type * as McpError from "@conduit-mcp/client/McpError"
+import * as McpSchema from "@conduit-mcp/client/McpSchema"
+import type * as RootsProvider from "@conduit-mcp/client/RootsProvider"
 import * as internal from "./internal/serverConnection.js"
+import * as model from "./internal/serverModel.js"
 import * as stdio from "./internal/serverStdio.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Models
+
+/**
+ * A JSON object (a JSON Schema, annotations, `_meta`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JsonObject = model.JsonObject
+
+/**
+ * A change a server tells its clients about (see the constructors {@link Change}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Change = model.Change
+
+/**
+ * Constructors for {@link Change}: `ListChanged({ list })`, `ResourceUpdated({ uri })`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Change = model.Change
+
+/**
+ * The requests a handler can send the client.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type InputMethod = model.InputMethod
+
+/**
+ * A tool failed in a way the model should see: the call answers with `isError: true` and this message as
+ * text content (not a JSON-RPC error). Fail with `McpError.McpError` instead for a JSON-RPC error.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ToolError = model.ToolError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ToolError = model.ToolError
+
+/**
+ * A handler asked the client for input (elicitation, sampling, roots) and could not get it (`reason`:
+ * `CapabilityMissing`, `Unsupported`, `Refused`, `InvalidResponse`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InputError = model.InputError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InputError = model.InputError
+
+/**
+ * What a handler knows about the request it serves, and how it reports progress and logs.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const RequestContext = model.RequestContext
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export type RequestContext = model.RequestContext
 
 /**
  * Which protocol eras the server speaks.
@@ -63,13 +138,6 @@ import * as stdio from "./internal/serverStdio.js"
  */
 export type Eras = "both" | "legacy" | "modern"
 
-/**
- * A JSON object (a JSON Schema, annotations, `_meta`).
- *
- * @since 0.1.0
- * @category models
- */
-export type JsonObject = { readonly [key: string]: unknown }
 
 /**
  * Cache hints put on cacheable modern results (`server/discover`, the lists, `resources/read`).
@@ -277,26 +345,6 @@ export interface Connection {
   readonly awaitIdle: Effect.Effect<void>
 }
 
-/**
- * A change a server tells its clients about: a list changed, or a resource was updated. Legacy clients get the
- * list changes as they happen and resource updates for the URIs they `resources/subscribe`d to; modern clients
- * get what each of their `subscriptions/listen` streams asked for, tagged with its subscription id.
- *
- * @since 0.1.0
- * @category models
- */
-export type Change = Data.TaggedEnum<{
-  ListChanged: { readonly list: "tools" | "prompts" | "resources" }
-  ResourceUpdated: { readonly uri: string }
-}>
-
-/**
- * Constructors for {@link Change}.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const Change = Data.taggedEnum<Change>()
 
 /**
  * A server, ready to accept connections.
@@ -330,107 +378,8 @@ export interface Server {
  * @since 0.1.0
  * @category tags
  */
-export class McpServer extends Context.Tag("@conduit-mcp/client/McpServer")<McpServer, Server>() {}
+export class McpServer extends Context.Tag("@conduit-mcp/server/McpServer")<McpServer, Server>() {}
 
-// ---------------------------------------------------------------------------------------------------------------
-// Errors
-
-/**
- * A tool failed in a way the model should see: the call answers with `isError: true` and this message as
- * text content (not a JSON-RPC error). Fail with `McpError.McpError` instead for a JSON-RPC error.
- *
- * @since 0.1.0
- * @category errors
- */
-export class ToolError extends Schema.TaggedError<ToolError>("@conduit-mcp/client/McpServer/ToolError")(
-  "ToolError",
-  {
-    message: Schema.String,
-    structuredContent: Schema.optional(Schema.Unknown)
-  }
-) {}
-
-/**
- * A handler asked the client for input (elicitation, sampling, roots) and could not get it:
- *
- * - `CapabilityMissing`: the client did not declare the capability (legacy: at `initialize`; modern: in this
- *   request's `_meta`). `requiredCapabilities` names it.
- * - `Unsupported`: the request cannot carry input requests (a modern request other than `tools/call`,
- *   `prompts/get`, `resources/read`), or the negotiated revision predates the feature.
- * - `Refused`: the client answered the legacy request with a JSON-RPC error (`code`).
- * - `InvalidResponse`: the client's answer does not have the expected shape.
- *
- * Left unhandled, it answers a tool call with an `isError` result, and other requests with a JSON-RPC error;
- * a missing capability in the modern era is always `-32021` with `requiredCapabilities`.
- *
- * @since 0.1.0
- * @category errors
- */
-export class InputError extends Schema.TaggedError<InputError>("@conduit-mcp/client/McpServer/InputError")(
-  "InputError",
-  {
-    method: Schema.String,
-    reason: Schema.Literal("CapabilityMissing", "Unsupported", "Refused", "InvalidResponse"),
-    detail: Schema.String,
-    requiredCapabilities: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-    code: Schema.optional(Schema.Number)
-  }
-) {
-  override get message(): string {
-    return `${this.method}: ${this.detail}`
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Request context
-
-/**
- * What a handler knows about the request it serves, and how it reports progress and logs.
- *
- * @since 0.1.0
- * @category tags
- */
-export class RequestContext extends Context.Tag("@conduit-mcp/client/McpServer/RequestContext")<RequestContext, {
-  readonly connection: number
-  readonly requestId: McpSchema.RequestId
-  readonly method: string
-  readonly era: McpSchema.Era
-  readonly protocolVersion: McpSchema.ProtocolVersion
-  /** Modern: this request's `_meta` capabilities; legacy: those sent with `initialize`. */
-  readonly clientCapabilities: JsonObject
-  readonly clientInfo: McpSchema.Implementation | undefined
-  readonly progressToken: McpSchema.ProgressToken | undefined
-  /** The request's `_meta`, as sent. */
-  readonly meta: JsonObject
-  /** Sends `notifications/progress` when the request asked for progress; does nothing otherwise. */
-  readonly progress: (
-    progress: number,
-    options?: { readonly total?: number | undefined; readonly message?: string | undefined }
-  ) => Effect.Effect<void>
-  /**
-   * Sends `notifications/message` when the level passes the threshold: the request's `_meta` log level
-   * (modern; none means no logs) or the connection's `logging/setLevel` (legacy; none means every level).
-   */
-  readonly log: (level: McpSchema.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
-  /**
-   * Asks the client for input and returns its raw answer. Legacy: a request to the client on this connection,
-   * awaited (interrupting the handler cancels it). Modern: the answer when the client already gave it in a
-   * retry of this request; otherwise the handler stops and the request answers `input_required`, and the
-   * client's retry runs the handler again from the start. Prefer {@link elicit}, {@link elicitUrl},
-   * {@link sample} and {@link listRoots}.
-   */
-  readonly input: (method: InputMethod, params: JsonObject) => Effect.Effect<JsonObject, InputError>
-  /** Tells every connected client that asked about it, on any connection (see {@link Change}). */
-  readonly publish: (change: Change) => Effect.Effect<void>
-}>() {}
-
-/**
- * The requests a handler can send the client.
- *
- * @since 0.1.0
- * @category models
- */
-export type InputMethod = "elicitation/create" | "sampling/createMessage" | "roots/list"
 
 /**
  * Reports progress on the current request.
@@ -499,7 +448,7 @@ export interface ElicitUrlParams {
  * @since 0.1.0
  * @category models
  */
-export type ElicitResult = ElicitationHandler.ElicitResult
+export type ElicitResult = McpSchema.ElicitResult
 
 /**
  * What `sampling/createMessage` sends: `messages`, `maxTokens`, and any other field of the revision.
@@ -507,13 +456,13 @@ export type ElicitResult = ElicitationHandler.ElicitResult
  * @since 0.1.0
  * @category models
  */
-export type CreateMessageParams = SamplingHandler.CreateMessageParams
+export type CreateMessageParams = McpSchema.CreateMessageParams
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type CreateMessageResult = SamplingHandler.CreateMessageResult
+export type CreateMessageResult = McpSchema.CreateMessageResult
 
 /**
  * @since 0.1.0
@@ -539,8 +488,8 @@ const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Schema<A, I>) =>
     )
 }
 
-const decodeElicitResult = decodeAnswer("elicitation/create", ElicitationHandler.ElicitResult)
-const decodeCreateMessageResult = decodeAnswer("sampling/createMessage", SamplingHandler.CreateMessageResult)
+const decodeElicitResult = decodeAnswer("elicitation/create", McpSchema.ElicitResult)
+const decodeCreateMessageResult = decodeAnswer("sampling/createMessage", McpSchema.CreateMessageResult)
 const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
 
 /**
@@ -552,7 +501,7 @@ const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
  * ```ts
  * import * as Effect from "effect/Effect"
  * import * as Schema from "effect/Schema"
- * import * as McpServer from "@conduit-mcp/client/McpServer"
+ * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
  * const deploy = McpServer.tool({
  *   name: "deploy",
@@ -983,7 +932,7 @@ export const layer = <
  * import * as NodeSink from "@effect/platform-node/NodeSink"
  * import * as NodeStream from "@effect/platform-node/NodeStream"
  * import * as Effect from "effect/Effect"
- * import * as McpServer from "@conduit-mcp/client/McpServer"
+ * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
  * McpServer.make({ name: "demo", version: "1.0.0" }).pipe(
  *   Effect.flatMap((server) => McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout })),

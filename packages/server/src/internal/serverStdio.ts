@@ -7,11 +7,28 @@ import * as Mailbox from "effect/Mailbox"
 import * as Schema from "effect/Schema"
 import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
-import * as McpSchema from "../McpSchema.js"
+import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
-import * as codec from "./codec.js"
 
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+
+const describe = (text: string): string => text.length > 200 ? `${text.slice(0, 200)}…` : text
+
+/** A parsed line: the messages it holds (a batch holds several) and a description of each invalid part. */
+const decodeValue = (
+  parsed: unknown,
+  line: string
+): { readonly messages: ReadonlyArray<McpSchema.JsonRpcMessage>; readonly invalid: ReadonlyArray<string> } => {
+  const elements = Array.isArray(parsed) ? parsed : [parsed]
+  const messages: Array<McpSchema.JsonRpcMessage> = []
+  const invalid: Array<string> = Array.isArray(parsed) && parsed.length === 0 ? ["empty batch"] : []
+  for (const element of elements) {
+    const decoded = McpSchema.decodeMessage(element)
+    if (Either.isRight(decoded)) messages.push(decoded.right)
+    else invalid.push(`not a JSON-RPC message: ${describe(Array.isArray(parsed) ? String(JSON.stringify(element)) : line)}`)
+  }
+  return { messages, invalid }
+}
 
 const errorLine = (code: number, message: string, data: string): McpSchema.JsonRpcMessage => ({
   jsonrpc: "2.0",
@@ -39,7 +56,7 @@ export const serve = <EI, EO, RI, RO>(
       const writer = yield* Mailbox.toStream(outbox).pipe(Stream.run(options.output), Effect.fork)
 
       const send: McpServer.Send = (message) =>
-        Either.match(Either.try(() => codec.encode(message)), {
+        Either.match(Either.try(() => JSON.stringify(message)), {
           onLeft: (cause) => Effect.logWarning("dropping a message that cannot be serialized", cause),
           onRight: (line) => Effect.asVoid(outbox.offer(encoder.encode(`${line}\n`)))
         })
@@ -50,7 +67,7 @@ export const serve = <EI, EO, RI, RO>(
         if (line.trim() === "") return Effect.void
         const parsed = parseJson(line)
         if (Either.isLeft(parsed)) return send(errorLine(McpSchema.ErrorCode.ParseError, "Parse error", line))
-        const frame = codec.decodeValue(parsed.right, line)
+        const frame = decodeValue(parsed.right, line)
         return Effect.zipRight(
           Effect.forEach(
             frame.invalid,

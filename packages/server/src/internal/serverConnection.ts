@@ -13,12 +13,13 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import type * as Scope from "effect/Scope"
-import * as McpError from "../McpError.js"
-import * as McpSchema from "../McpSchema.js"
-import * as McpServer from "../McpServer.js"
+import * as McpError from "@conduit-mcp/client/McpError"
+import * as McpSchema from "@conduit-mcp/client/McpSchema"
+import type * as McpServer from "../McpServer.js"
+import * as model from "./serverModel.js"
 import * as UriTemplate from "./serverUriTemplate.js"
 
-type JsonObject = McpServer.JsonObject
+type JsonObject = model.JsonObject
 
 /**
  * Everything `McpServer.make` hands to the engine.
@@ -44,7 +45,7 @@ export interface Engine {
   readonly supportedVersions: ReadonlyArray<McpSchema.ProtocolVersion>
   readonly capabilities: McpSchema.ServerCapabilities
   readonly connect: (send: McpServer.Send) => Effect.Effect<McpServer.Connection, never, Scope.Scope>
-  readonly publish: (change: McpServer.Change) => Effect.Effect<void>
+  readonly publish: (change: model.Change) => Effect.Effect<void>
 }
 
 /**
@@ -139,7 +140,7 @@ const STATEFUL_METHODS: ReadonlySet<string> = new Set([
 ])
 
 /** The notification a change becomes. */
-const changeNotification = (change: McpServer.Change): { readonly method: string; readonly params: JsonObject } =>
+const changeNotification = (change: model.Change): { readonly method: string; readonly params: JsonObject } =>
   change._tag === "ResourceUpdated"
     ? { method: "notifications/resources/updated", params: { uri: change.uri } }
     : { method: `notifications/${change.list}/list_changed`, params: {} }
@@ -152,7 +153,7 @@ interface ListenFilter {
   readonly resourceSubscriptions?: ReadonlyArray<string>
 }
 
-const wants = (filter: ListenFilter, change: McpServer.Change): boolean => {
+const wants = (filter: ListenFilter, change: model.Change): boolean => {
   switch (change._tag) {
     case "ResourceUpdated":
       return filter.resourceSubscriptions?.includes(change.uri) === true
@@ -171,7 +172,7 @@ const wants = (filter: ListenFilter, change: McpServer.Change): boolean => {
 /** The modern requests that may answer `input_required` (2026-07-28 MRTR). */
 const INPUT_REQUESTS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
 
-const INPUT_KEYS: Readonly<Record<McpServer.InputMethod, string>> = {
+const INPUT_KEYS: Readonly<Record<model.InputMethod, string>> = {
   "elicitation/create": "elicit",
   "sampling/createMessage": "sample",
   "roots/list": "roots"
@@ -217,7 +218,7 @@ const targetOf = (params: JsonObject): string =>
 interface InputRound {
   readonly known: ReadonlyMap<string, JsonObject>
   readonly used: Record<string, JsonObject>
-  readonly needed: Record<string, { readonly method: McpServer.InputMethod; readonly params: JsonObject }>
+  readonly needed: Record<string, { readonly method: model.InputMethod; readonly params: JsonObject }>
   /** Completed when the handler waits for input it does not have. */
   readonly blocked: Deferred.Deferred<void>
   calls: number
@@ -225,20 +226,20 @@ interface InputRound {
 
 /** Why the client cannot be asked for this input on this request, if it cannot. */
 const inputProblem = (
-  method: McpServer.InputMethod,
+  method: model.InputMethod,
   params: JsonObject,
   version: McpSchema.ProtocolVersion,
   capabilities: JsonObject
-): McpServer.InputError | undefined => {
+): model.InputError | undefined => {
   const missing = (capability: string, requiredCapabilities: JsonObject) =>
-    new McpServer.InputError({
+    new model.InputError({
       method,
       reason: "CapabilityMissing",
       detail: `the client did not declare the ${capability} capability`,
       requiredCapabilities
     })
   const unsupported = (feature: string, since: string) =>
-    new McpServer.InputError({
+    new model.InputError({
       method,
       reason: "Unsupported",
       detail: `${feature} needs protocol ${since} or later; this request speaks ${version}`
@@ -271,7 +272,7 @@ const inputProblem = (
 
 /** The params as the revision spells them: `mode` from 2025-11-25, `elicitationId` only in legacy URL mode. */
 const inputParams = (
-  method: McpServer.InputMethod,
+  method: model.InputMethod,
   params: JsonObject,
   version: McpSchema.ProtocolVersion,
   elicitationId: () => string
@@ -328,12 +329,12 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
 
     // `make` captured every service the handlers need except RequestContext, which each request provides.
     const withServices = <A, E>(effect: Effect.Effect<A, E, unknown>) =>
-      Effect.provide(effect, config.context) as Effect.Effect<A, E, McpServer.RequestContext>
+      Effect.provide(effect, config.context) as Effect.Effect<A, E, model.RequestContext>
 
     const connectionIds = yield* Ref.make(0)
     // every live connection's way of passing a change on to its client (legacy session or modern listens)
-    const audiences = new Set<(change: McpServer.Change) => Effect.Effect<void>>()
-    const publish = (change: McpServer.Change): Effect.Effect<void> =>
+    const audiences = new Set<(change: model.Change) => Effect.Effect<void>>()
+    const publish = (change: model.Change): Effect.Effect<void> =>
       Effect.forEach([...audiences], (deliver) => deliver(change), { discard: true })
 
     // -------------------------------------------------------------------------------------------------------
@@ -407,7 +408,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
       present ? Effect.void : Effect.fail(methodNotFound(method))
 
     /** A handler could not get the input it asked for and did not handle it: the JSON-RPC error to answer. */
-    const inputFailure = (request: RequestInfo, error: McpServer.InputError): McpError.McpError => {
+    const inputFailure = (request: RequestInfo, error: model.InputError): McpError.McpError => {
       if (request.era === "modern" && error.reason === "CapabilityMissing") {
         return rpcError(McpSchema.ErrorCode.MissingRequiredClientCapability, error.message, {
           requiredCapabilities: error.requiredCapabilities ?? {}
@@ -559,7 +560,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         }, false)
       })
 
-    const common = (request: RequestInfo): Effect.Effect<JsonObject, McpError.McpError, McpServer.RequestContext> => {
+    const common = (request: RequestInfo): Effect.Effect<JsonObject, McpError.McpError, model.RequestContext> => {
       switch (request.method) {
         case "tools/list":
           return Effect.zipRight(
@@ -609,8 +610,8 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         let legacyLevel: LogThreshold = "all"
         // Legacy requests this connection sent the client, awaiting its answer.
         const outgoing = new Map<McpSchema.RequestId, {
-          readonly method: McpServer.InputMethod
-          readonly answer: Deferred.Deferred<JsonObject, McpServer.InputError>
+          readonly method: model.InputMethod
+          readonly answer: Deferred.Deferred<JsonObject, model.InputError>
         }>()
         let outgoingIds = 0
 
@@ -619,7 +620,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         // what this connection's client asked to hear about: its legacy resource subscriptions, its modern listens
         const subscribed = new Set<string>()
         const listens = new Map<McpSchema.RequestId, ListenFilter>()
-        const deliver = (change: McpServer.Change): Effect.Effect<void> =>
+        const deliver = (change: model.Change): Effect.Effect<void> =>
           Effect.suspend(() => {
             const { method, params } = changeNotification(change)
             const tagged = [...listens].filter(([, filter]) => wants(filter, change)).map(([id]) =>
@@ -659,12 +660,12 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         }
 
         /** Legacy: a request to the client, awaited; interrupting the handler cancels it. */
-        const askClient = (request: RequestInfo) => (method: McpServer.InputMethod, params: JsonObject) =>
+        const askClient = (request: RequestInfo) => (method: model.InputMethod, params: JsonObject) =>
           Effect.suspend(() => {
             const problem = inputProblem(method, params, request.version, request.clientCapabilities)
             if (problem !== undefined) return Effect.fail(problem)
             return Effect.acquireUseRelease(
-              Effect.map(Deferred.make<JsonObject, McpServer.InputError>(), (answer) => {
+              Effect.map(Deferred.make<JsonObject, model.InputError>(), (answer) => {
                 const id = ++outgoingIds
                 outgoing.set(id, { method, answer })
                 return { id, answer }
@@ -698,7 +699,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
           if ("error" in message) {
             return Deferred.fail(
               answer,
-              new McpServer.InputError({
+              new model.InputError({
                 method,
                 reason: "Refused",
                 detail: `the client answered with error ${message.error.code}: ${message.error.message}`,
@@ -709,7 +710,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
           const result = record(message.result)
           return result !== undefined ? Deferred.succeed(answer, result) : Deferred.fail(
             answer,
-            new McpServer.InputError({
+            new model.InputError({
               method,
               reason: "InvalidResponse",
               detail: "the client's answer is not an object"
@@ -720,13 +721,13 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         /** Modern: the answer from this round or an earlier one, or stop the handler and ask (MRTR). */
         const askInRound = (request: RequestInfo, round: InputRound | undefined) =>
         (
-          method: McpServer.InputMethod,
+          method: model.InputMethod,
           params: JsonObject
-        ): Effect.Effect<JsonObject, McpServer.InputError> =>
+        ): Effect.Effect<JsonObject, model.InputError> =>
           Effect.suspend(() => {
             if (round === undefined) {
               return Effect.fail(
-                new McpServer.InputError({
+                new model.InputError({
                   method,
                   reason: "Unsupported",
                   detail: `a modern ${request.method} request cannot ask the client for input (only tools/call, ` +
@@ -783,8 +784,8 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
 
         const requestContext = (
           request: RequestInfo,
-          input: McpServer.RequestContext["Type"]["input"]
-        ): McpServer.RequestContext["Type"] => {
+          input: model.RequestContext["Type"]["input"]
+        ): model.RequestContext["Type"] => {
           const progressToken = isProgressToken(request.meta.progressToken) ? request.meta.progressToken : undefined
           return {
             connection,
@@ -816,14 +817,14 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
           if (request.era === "legacy") {
             return Effect.provideService(
               common(request),
-              McpServer.RequestContext,
+              model.RequestContext,
               requestContext(request, askClient(request))
             )
           }
           return Effect.flatMap(startRound(request), (round) => {
             const handled = Effect.provideService(
               common(request),
-              McpServer.RequestContext,
+              model.RequestContext,
               requestContext(request, askInRound(request, round))
             )
             if (round === undefined) return handled
