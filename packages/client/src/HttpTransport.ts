@@ -24,7 +24,14 @@
  *   kept-alive connection just as the client reuses it) is sent once more; any other request (a tool call could
  *   have reached the server) fails with a `Connect` error.
  * - 401/403 become `AuthError` with the parsed `WWW-Authenticate` challenges. Tokens never appear in errors, logs
- *   or spans.
+ *   or spans; nor do session ids: the values of query parameters named like session ids or credentials (the
+ *   HTTP+SSE endpoint's `?sessionId=`, `token`, `key`, …) are recorded as `REDACTED` in the HTTP client's spans
+ *   (`url.full`, `url.query`).
+ * - Redirects are never followed, so credentials and session ids never go to another origin: a 3xx answer is an
+ *   `HttpStatus` failure. The fetch client is told so with every request (`redirect: "manual"`); the platform's
+ *   undici and `node:http` clients never follow. A client that follows redirects on its own (wrapped with
+ *   `HttpClient.followRedirects`, or an undici dispatcher composed with undici's redirect interceptor) is beyond
+ *   the transport's reach: do not give it one.
  * - OAuth: when the {@link OAuth.OAuth} service is in the layer's context (and no static `bearerToken` is given),
  *   every request carries the authorizer's credentials (a Bearer token, or a DPoP-bound token with a fresh proof),
  *   and a 401/403 goes to the authorizer — authorize, refresh, step up scopes, take a DPoP nonce — and the request

@@ -43,6 +43,7 @@ import * as HttpAuth from "./httpAuth.js"
 import * as Idempotent from "./idempotent.js"
 import * as Body from "./httpResponse.js"
 import * as McpHeaders from "./mcpHeaders.js"
+import * as Redaction from "./httpRedaction.js"
 import * as ScopedHttpClient from "./scopedHttpClient.js"
 import * as Tracing from "./tracing.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
@@ -182,32 +183,16 @@ export const make = (
   const verdicts = new Map<string, Verdict>()
   const scopedClient = ScopedHttpClient.withScope(client)
   // what the HTTP client may record in spans: never credentials or the session id
-  const secretHeaders = [
-    "mcp-session-id",
-    "last-event-id",
-    "dpop",
-    ...Object.keys(resolved.headers).map((name) => name.toLowerCase())
-  ]
-  // the caller's redacted names plus ours, rebuilt only when the caller's list changes
-  let redactedFrom: ReadonlyArray<string | RegExp> | undefined
-  let redacted: ReadonlyArray<string | RegExp> = secretHeaders
-  const withSecrets = (names: ReadonlyArray<string | RegExp>): ReadonlyArray<string | RegExp> => {
-    if (names !== redactedFrom) {
-      redactedFrom = names
-      redacted = [...names, ...secretHeaders]
-    }
-    return redacted
-  }
+  const withSecrets = Redaction.redactedNames(Redaction.secretHeaderNames(resolved.headers))
+  const guarded = Redaction.guarded(withSecrets)
   const send = (
     request: HttpClientRequest.HttpClientRequest
-  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
-    Effect.withFiberRuntime((fiber) => {
-      const sent = scopedClient.execute(request)
-      // an exchange's fiber already redacts our names (see startExchange)
-      return fiber.getFiberRef(Headers.currentRedactedNames) === redacted
-        ? sent
-        : Effect.locallyWith(sent, Headers.currentRedactedNames, withSecrets)
-    })
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> => {
+    // an exchange's fiber already redacts our names and refuses redirects (see startExchange)
+    const sent = guarded(scopedClient.execute(request))
+    const redacted = Redaction.redactQuery(request)
+    return redacted === undefined ? sent : Redaction.withRedactedUrl(sent, redacted)
+  }
   // a URL without a query goes to the HTTP client as text, which it takes as is (a URL object is copied, split
   // into its parts and put together again on every request)
   const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
@@ -1121,7 +1106,7 @@ export const make = (
               [[fiberId, HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", method)]]
             ],
             [Headers.currentRedactedNames, [[fiberId, withSecrets(redactedNames)]]],
-            [FiberRef.currentContext, [[fiberId, Context.add(context, Scope.Scope, scope)]]],
+            [FiberRef.currentContext, [[fiberId, Context.add(Redaction.noRedirects(context), Scope.Scope, scope)]]],
             ...(untraced ? [[FiberRef.currentTracerEnabled, [[fiberId, false]]] as const] : [])
           ]
         })
