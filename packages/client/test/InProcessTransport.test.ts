@@ -110,6 +110,7 @@ describe("InProcessTransport", () => {
       const server = yield* McpServer.make({
         name: "unserializable",
         version: "0",
+        record: true,
         tools: [McpServer.tool({
           name: "big",
           parameters: Schema.Struct({}),

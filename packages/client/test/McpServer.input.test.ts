@@ -190,6 +190,7 @@ const INTRODUCE_SCHEMA = {
 const askingServer = McpServer.make({
   name: "asking",
   version: "1.0.0",
+  record: true,
   tools: [
     McpServer.tool({
       name: "both",

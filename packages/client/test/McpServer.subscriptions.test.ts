@@ -19,6 +19,7 @@ import * as McpServer from "@conduit-mcp/server/McpServer"
 const makeServer = McpServer.make({
   name: "changes",
   version: "1.0.0",
+  record: true,
   tools: [
     McpServer.tool({
       name: "touch",

@@ -279,6 +279,7 @@ describe("McpServer modern era", () => {
       const server = yield* McpServer.make({
         name: "errors",
         version: "0",
+        record: true,
         tools: [McpServer.tool({
           name: "refuse",
           inputSchema: { type: "object" },
@@ -295,6 +296,7 @@ describe("McpServer modern era", () => {
       const server = yield* McpServer.make({
         name: "tools-only",
         version: "0",
+        record: true,
         tools: [McpServer.tool({
           name: "id",
           parameters: Schema.Struct({ value: Schema.Number }),

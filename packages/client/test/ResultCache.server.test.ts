@@ -20,6 +20,7 @@ const setup = (cacheHints: McpServer.CacheHints) =>
     const server = yield* McpServer.make({
       name: "cache-test",
       version: "1.0.0",
+      record: true,
       cacheHints,
       resources: [McpServer.resource({ uri: REPORT, name: "report", read: Effect.as(Deferred.await(gate), "Q1: 42") })]
     })

@@ -167,7 +167,10 @@ export interface Options {
   readonly pageSize?: number | undefined
   /** Default `{ ttlMs: 0, cacheScope: "public" }`. */
   readonly cacheHints?: CacheHints | undefined
-  /** Keep a record of every inbound message (`received`) and interrupted handler (`interrupted`). Default true. */
+  /**
+   * Keep a record of every inbound message (`received`) and interrupted handler (`interrupted`), for tests.
+   * Default false: a server that serves for long keeps nothing (the record grows with every message).
+   */
   readonly record?: boolean | undefined
 }
 
@@ -857,7 +860,7 @@ export const make = <
         RequestContext
       >
     >()
-    const record = options.record ?? true
+    const record = options.record ?? false
     const receivedRef = yield* SubscriptionRef.make(Chunk.empty<Received>())
     const interruptedRef = yield* SubscriptionRef.make(Chunk.empty<Interrupted>())
     const engine = yield* internal.makeEngine({

@@ -172,6 +172,7 @@ export const make = (options: FixtureOptions = {}) =>
   McpServer.make({
     name: SERVER_NAME,
     version: SERVER_VERSION,
+    record: true,
     instructions: INSTRUCTIONS,
     eras: options.eras,
     pageSize: options.pageSize,
