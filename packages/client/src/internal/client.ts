@@ -44,6 +44,7 @@ import { fingerprint } from "./oauthCrypto.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
 import * as Tracing from "./tracing.js"
+import * as RequestTable from "./client/requestTable.js"
 
 const VERSION = "0.1.0"
 
@@ -53,42 +54,6 @@ type Session = McpClient.ServerSession & {
   /** What requests of this session are sent with. */
   readonly wire: Wire
 }
-
-type Reply = Effect.Effect<unknown, McpError.McpClientError>
-
-/** A request waiting for its answer: settled once, by the answer, a failure or its deadline. */
-interface Pending {
-  readonly method: string
-  readonly onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
-  lastActivity: number
-  /** The outcome, once settled. */
-  outcome: Exit.Exit<unknown, McpError.McpClientError> | undefined
-  /** Resumes the caller waiting for the outcome, while one waits. */
-  resume: ((reply: Reply) => void) | undefined
-  /** When the request times out (the timer's set holds it from the send on), if a deadline applies. */
-  readonly deadline: number | undefined
-  readonly timeoutMillis: number
-}
-
-/** Settles a request; the first outcome wins. */
-const settle = (entry: Pending, outcome: Exit.Exit<unknown, McpError.McpClientError>): void => {
-  if (entry.outcome !== undefined) return
-  entry.outcome = outcome
-  const resume = entry.resume
-  if (resume !== undefined) {
-    entry.resume = undefined
-    resume(outcome)
-  }
-}
-
-/**
- * The outcome of a request, now if it is settled, else when it is. Call it when the wait starts. An interrupted
- * wait leaves only the entry behind, which its owner drops.
- */
-const outcomeOf = (entry: Pending): Reply =>
-  entry.outcome ?? Effect.async<unknown, McpError.McpClientError>((resume) => {
-    entry.resume = resume
-  })
 
 /**
  * Sends a request through the transport's synchronous path when it has one and it takes the request now. A
@@ -426,9 +391,7 @@ export const make = (
     const spanAttributes = { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
 
     // --- state owned by this client
-    const clientScope = yield* Effect.scope
-    const pending = new Map<McpSchema.RequestId, Pending>()
-    let nextId = 1
+    const requests = yield* RequestTable.make
     let probeCount = 0
     let verdict: McpSchema.Era | undefined = pinned !== undefined
       ? McpSchema.eraOf(pinned)
@@ -455,54 +418,24 @@ export const make = (
 
     const setState = (next: McpClient.ConnectionState) => SubscriptionRef.set(state, next)
 
-    const failAll = (error: McpError.McpClientError) =>
-      Effect.sync(() => {
-        const entries = [...pending.values()]
-        pending.clear()
-        for (const entry of entries) settle(entry, Exit.fail(error))
-      })
+    const failAll = (error: McpError.McpClientError) => Effect.sync(() => requests.failAll(error))
 
     // --- inbound routing
     const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
-      const entry = pendingFor(message)
+      const entry = requests.get(message.id)
       if (entry === undefined) {
         return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
           Effect.annotateLogs({ module: "McpClient", id: String(message.id) })
         )
       }
-      settleResponse(message, entry)
+      requests.settleResponse(message, entry)
       return Effect.void
-    }
-
-    /** The pending request a response answers, when one is waiting. */
-    const pendingFor = (message: McpSchema.JsonRpcResponse): Pending | undefined =>
-      message.id === null ? undefined : pending.get(message.id)
-
-    /** Settles the pending request (found by `pendingFor`) a response answers. */
-    const settleResponse = (message: McpSchema.JsonRpcResponse, entry: Pending): void => {
-      pending.delete(message.id!)
-      if ("error" in message) {
-        const error = message.error
-        settle(
-          entry,
-          Exit.fail(
-            new McpError.McpError({
-              code: error.code,
-              message: error.message,
-              method: entry.method,
-              ...(error.data !== undefined ? { data: error.data } : {})
-            })
-          )
-        )
-      } else {
-        settle(entry, Exit.succeed(message.result))
-      }
     }
 
     const onProgress = (params: unknown): Effect.Effect<void> => {
       const decoded = decodeProgress(params)
       if (Either.isLeft(decoded)) return Effect.logDebug("dropped a malformed progress notification")
-      const entry = pending.get(decoded.right.progressToken)
+      const entry = requests.get(decoded.right.progressToken)
       if (entry === undefined) return Effect.void
       return Effect.flatMap(Clock.currentTimeMillis, (now) => {
         entry.lastActivity = now
@@ -580,12 +513,7 @@ export const make = (
 
     /** The server ended a listen: its request completes as if answered. */
     const endListen = (id: McpSchema.RequestId): Effect.Effect<void> =>
-      Effect.sync(() => {
-        const entry = pending.get(id)
-        if (entry === undefined) return
-        pending.delete(id)
-        settle(entry, Exit.succeed({ resultType: "complete" }))
-      })
+      Effect.sync(() => requests.succeed(id, { resultType: "complete" }))
 
     const respondError = (
       connection: Transport.TransportConnection,
@@ -671,10 +599,10 @@ export const make = (
       // the answer to a pending request settles it at once: nothing else to run
       const unsafeEmit = (event: Transport.TransportEvent): boolean => {
         if (event._tag !== "Response") return false
-        const entry = pendingFor(event.message)
+        const entry = requests.get(event.message.id)
         if (entry === undefined) return false
         attempt.inbound++
-        settleResponse(event.message, entry)
+        requests.settleResponse(event.message, entry)
         return true
       }
       return Object.assign(emit, { unsafeEmit })
@@ -685,12 +613,7 @@ export const make = (
         case "Response":
           return onResponse(event.message)
         case "RequestFailed":
-          return Effect.sync(() => {
-            const entry = pending.get(event.id)
-            if (entry === undefined) return
-            pending.delete(event.id)
-            settle(entry, Exit.fail(event.error))
-          })
+          return Effect.sync(() => requests.fail(event.id, event.error))
         case "Notification":
           return onNotification(event.message)
         case "ServerRequest":
@@ -739,76 +662,6 @@ export const make = (
       return { ...params, _meta: meta }
     }
 
-    // --- request deadlines: one timer fiber serves every request's timeout, so a call forks no timer of its own.
-    // It sleeps until the earliest deadline, fails the requests whose deadline passed, and goes on until none is
-    // left; a request due before the timer wakes restarts it.
-    const deadlines = new Set<Pending>()
-    let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
-    let timerGeneration = 0
-    const runTimer = (generation: number): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        while (generation === timerGeneration) {
-          const now = yield* Clock.currentTimeMillis
-          let next: number | undefined
-          for (const entry of deadlines) {
-            const at = entry.deadline ?? now
-            if (at <= now) {
-              deadlines.delete(entry)
-              const timeout = new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis })
-              settle(entry, Exit.fail(timeout))
-            } else if (next === undefined || at < next) {
-              next = at
-            }
-          }
-          if (generation !== timerGeneration) return
-          if (next === undefined) {
-            timer = undefined
-            return
-          }
-          if (timer !== undefined) timer = { at: next, fiber: timer.fiber }
-          yield* Effect.sleep(Duration.millis(next - now))
-        }
-      })
-    const armTimer = (at: number): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (timer !== undefined && timer.at <= at) return Effect.void
-        timer?.fiber.unsafeInterruptAsFork(FiberId.none)
-        const generation = ++timerGeneration
-        return Effect.map(Effect.forkIn(Effect.interruptible(runTimer(generation)), clientScope), (fiber) => {
-          if (generation === timerGeneration && fiber.unsafePoll() === null) timer = { at, fiber }
-        })
-      })
-
-    /**
-     * The reply to a sent request, failed with `RequestTimeout` when its deadline passes first: the entry joins the
-     * timer's set when it has a deadline, else a watchdog runs when progress resets the timeout.
-     */
-    const awaitReply = (method: string, entry: Pending, send: SendOptions): Reply => {
-      const at = entry.deadline
-      if (at !== undefined) {
-        deadlines.add(entry)
-        // the timer fiber is restarted only when this request is due before it wakes
-        if (timer !== undefined && timer.at <= at) return outcomeOf(entry)
-        return Effect.flatMap(armTimer(at), () => outcomeOf(entry))
-      }
-      const timeout = send.timeoutMillis
-      if (timeout === undefined) return outcomeOf(entry)
-      const maxTotal = send.maxTotalMillis ?? timeout * 10
-      const watchdog = Effect.gen(function*() {
-        const start = yield* Clock.currentTimeMillis
-        entry.lastActivity = start
-        while (true) {
-          const now = yield* Clock.currentTimeMillis
-          const deadline = Math.min(entry.lastActivity + timeout, start + maxTotal)
-          if (now >= deadline) {
-            return yield* Effect.fail(new McpError.RequestTimeout({ method, timeoutMillis: timeout }))
-          }
-          yield* Effect.sleep(Duration.millis(deadline - now))
-        }
-      })
-      return Effect.raceFirst(Effect.suspend(() => outcomeOf(entry)), watchdog)
-    }
-
     /** The request's own span, when it is a span of this process whose trace a server can join. */
     const propagatedSpan = (span: Tracer.AnySpan | undefined) =>
       span !== undefined && span._tag === "Span" ? span : undefined
@@ -816,7 +669,7 @@ export const make = (
     /** A request registered (its id taken, its entry pending) and its message built: `sent` sends it. */
     interface Registered {
       readonly id: McpSchema.RequestId
-      readonly entry: Pending
+      readonly entry: RequestTable.Entry
       /** The transport's send, still to run; undefined when the request went out at once. */
       readonly sent: Effect.Effect<void, McpError.TransportFailure> | undefined
     }
@@ -833,19 +686,10 @@ export const make = (
       send: SendOptions,
       span: Tracer.Span | undefined
     ): Registered => {
-      const id: McpSchema.RequestId = send.id ?? nextId++
       const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
       const timeout = send.timeoutMillis
-      const entry: Pending = {
-        method,
-        onProgress: send.onProgress,
-        lastActivity: 0,
-        outcome: undefined,
-        resume: undefined,
-        deadline: timeout !== undefined && !send.resetOnProgress ? now + timeout : undefined,
-        timeoutMillis: timeout ?? 0
-      }
-      pending.set(id, entry)
+      const entry = requests.register(method, now, send, send.onProgress, send.id)
+      const id = entry.id
       send.onId?.(id)
       const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
       const finalParams = buildParams(
@@ -874,20 +718,15 @@ export const make = (
      */
     const transmit = (
       registered: Registered,
-      method: string,
-      send: SendOptions,
       around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
-    ): Reply => {
+    ): RequestTable.Reply => {
       const sent = registered.sent
-      if (sent === undefined) return awaitReply(method, registered.entry, send)
-      return Effect.flatMap(around === undefined ? sent : around(sent), () => awaitReply(method, registered.entry, send))
+      if (sent === undefined) return requests.await(registered.entry)
+      return Effect.flatMap(around === undefined ? sent : around(sent), () => requests.await(registered.entry))
     }
 
     /** A request answered: its entry is dropped. */
-    const completed = (registered: Registered): void => {
-      deadlines.delete(registered.entry)
-      pending.delete(registered.id)
-    }
+    const completed = (registered: Registered): void => requests.completed(registered.entry)
 
     /**
      * A request that did not succeed is dropped; one given up (timed out, or its caller interrupted) is cancelled
@@ -899,9 +738,7 @@ export const make = (
       send: SendOptions,
       cause: Cause.Cause<McpError.McpClientError>
     ): Effect.Effect<void> | undefined => {
-      deadlines.delete(registered.entry)
-      registered.entry.resume = undefined
-      if (!pending.delete(registered.id) || !send.cancellable) return undefined
+      if (!requests.abandon(registered.entry) || !send.cancellable) return undefined
       const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
       if (!timedOut && !Cause.isInterrupted(cause)) return undefined
       return wire.connection.cancel(registered.id, timedOut ? "timeout" : "interrupted")
@@ -917,12 +754,12 @@ export const make = (
       method: string,
       params: Readonly<Record<string, unknown>> | undefined,
       send: SendOptions
-    ): Reply =>
+    ): RequestTable.Reply =>
       Effect.uninterruptibleMask((restore) =>
         Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
           if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
           const registered = register(fiber, wire, method, params, send, undefined)
-          return Effect.matchCauseEffect(restore(transmit(registered, method, send, undefined)), {
+          return Effect.matchCauseEffect(restore(transmit(registered, undefined)), {
             onFailure: (cause) => {
               const cancel = abandoned(wire, registered, send, cause)
               return cancel === undefined ? Effect.failCause(cause) : Effect.zipRight(cancel, Effect.failCause(cause))
@@ -1770,7 +1607,7 @@ export const make = (
           const registered = register(fiber, wire, method, params, send, span)
           const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
           return Effect.matchCauseEffect(
-            restore(transmit(registered, method, send, around)),
+            restore(transmit(registered, around)),
             {
               onFailure: (cause) => {
                 const exit = Exit.failCause(cause)
