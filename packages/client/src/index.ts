@@ -87,3 +87,8 @@ export * as JsonSchema from "./JsonSchema.js"
  * @since 0.1.0
  */
 export * as Skills from "./Skills.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TypedTool from "./TypedTool.js"

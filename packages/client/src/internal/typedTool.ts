@@ -1,0 +1,256 @@
+/**
+ * Bodies of `TypedTool`: the comparison of a Schema's JSON Schema with a server's advertised `inputSchema`, and the
+ * decoding of a `tools/call` result.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as AST from "effect/SchemaAST"
+import * as Either from "effect/Either"
+import * as JSONSchema from "effect/JSONSchema"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as McpSchema from "../McpSchema.js"
+
+/** @internal */
+export type IssueReason = "NotAdvertised" | "MissingRequired" | "WrongType" | "UnknownProperty"
+
+/** @internal */
+export interface Issue {
+  readonly path: string
+  readonly reason: IssueReason
+  readonly detail: string
+}
+
+type Json = Readonly<Record<string, unknown>>
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const MAX_DEPTH = 32
+
+/** Follows a document-local `$ref` (`#/$defs/X`, `#/definitions/X`) of `root`; anything else is left as it is. */
+const deref = (root: Json, schema: unknown, depth = 0): unknown => {
+  if (!isObject(schema) || typeof schema.$ref !== "string" || depth > MAX_DEPTH) return schema
+  const ref = schema.$ref
+  if (!ref.startsWith("#/")) return schema
+  let target: unknown = root
+  for (const raw of ref.slice(2).split("/")) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~")
+    if (!isObject(target) || !Object.hasOwn(target, key)) return schema
+    target = target[key]
+  }
+  return deref(root, target, depth + 1)
+}
+
+const JSON_TYPES = ["string", "number", "integer", "boolean", "object", "array", "null"] as const
+type JsonType = typeof JSON_TYPES[number]
+
+const typeOfValue = (value: unknown): JsonType =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "array"
+    : typeof value === "number"
+    ? (Number.isInteger(value) ? "integer" : "number")
+    : typeof value === "string"
+    ? "string"
+    : typeof value === "boolean"
+    ? "boolean"
+    : "object"
+
+/**
+ * The JSON types a schema admits, or `undefined` when it does not say (no `type`, `enum`, `const` or union of
+ * those): such a schema is not compared.
+ */
+const typesOf = (root: Json, schema: unknown, depth = 0): ReadonlySet<JsonType> | undefined => {
+  const resolved = deref(root, schema)
+  if (!isObject(resolved) || depth > MAX_DEPTH) return undefined
+  if (Object.hasOwn(resolved, "const")) return new Set([typeOfValue(resolved.const)])
+  if (Array.isArray(resolved.enum)) return new Set(resolved.enum.map(typeOfValue))
+  if (typeof resolved.type === "string") return new Set([resolved.type as JsonType])
+  if (Array.isArray(resolved.type)) return new Set(resolved.type as ReadonlyArray<JsonType>)
+  const members = Array.isArray(resolved.anyOf) ? resolved.anyOf : Array.isArray(resolved.oneOf) ? resolved.oneOf : undefined
+  if (members === undefined) return undefined
+  const all = new Set<JsonType>()
+  for (const member of members) {
+    const types = typesOf(root, member, depth + 1)
+    if (types === undefined) return undefined
+    for (const type of types) all.add(type)
+  }
+  return all
+}
+
+// a number and an integer are treated as compatible both ways: a Schema.Number sent to an integer parameter is
+// the caller's business (the server validates it), and flagging it would reject most hand-written tools
+const accepts = (theirs: ReadonlySet<JsonType>, type: JsonType): boolean =>
+  theirs.has(type) || (type === "integer" && theirs.has("number")) || (type === "number" && theirs.has("integer"))
+
+const enumOf = (root: Json, schema: unknown): ReadonlyArray<unknown> | undefined => {
+  const resolved = deref(root, schema)
+  if (!isObject(resolved)) return undefined
+  if (Object.hasOwn(resolved, "const")) return [resolved.const]
+  return Array.isArray(resolved.enum) ? resolved.enum : undefined
+}
+
+const describeTypes = (types: ReadonlySet<JsonType>): string => [...types].join(" or ")
+
+const childPath = (path: string, key: string): string => `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`
+
+interface Side {
+  readonly root: Json
+  readonly schema: unknown
+}
+
+/**
+ * Whether every value `ours` may produce is one `theirs` accepts, as far as required properties, JSON types and
+ * enumerations go (formats, ranges and patterns are the server's to check).
+ */
+const compare = (ours: Side, theirs: Side, path: string, issues: Array<Issue>, depth: number): void => {
+  if (depth > MAX_DEPTH) return
+  const ourSchema = deref(ours.root, ours.schema)
+  const theirSchema = deref(theirs.root, theirs.schema)
+  if (!isObject(theirSchema) || !isObject(ourSchema)) return
+  const theirTypes = typesOf(theirs.root, theirSchema)
+  const ourTypes = typesOf(ours.root, ourSchema)
+  if (theirTypes !== undefined && ourTypes !== undefined) {
+    const wrong = [...ourTypes].filter((type) => !accepts(theirTypes, type))
+    if (wrong.length > 0) {
+      issues.push({
+        path,
+        reason: "WrongType",
+        detail: `the server expects ${describeTypes(theirTypes)}; the Schema may give ${wrong.join(" or ")}`
+      })
+      return
+    }
+  }
+  const theirEnum = enumOf(theirs.root, theirSchema)
+  if (theirEnum !== undefined) {
+    const ourEnum = enumOf(ours.root, ourSchema)
+    const outside = ourEnum?.filter((value) => !theirEnum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value)))
+    if (ourEnum === undefined || (outside !== undefined && outside.length > 0)) {
+      issues.push({
+        path,
+        reason: "WrongType",
+        detail: `the server accepts only ${theirEnum.map((value) => JSON.stringify(value)).join(", ")}; the Schema ${
+          ourEnum === undefined ? "is not limited to those" : `may give ${outside!.map((v) => JSON.stringify(v)).join(", ")}`
+        }`
+      })
+      return
+    }
+  }
+  const isObjectSchema = (schema: Json, types: ReadonlySet<JsonType> | undefined) =>
+    types?.has("object") === true || (types === undefined && isObject(schema.properties))
+  if (isObjectSchema(theirSchema, theirTypes) && isObjectSchema(ourSchema, ourTypes)) {
+    compareObjects(ours, ourSchema, theirs, theirSchema, path, issues, depth)
+    return
+  }
+  if (theirTypes?.has("array") === true && ourTypes?.has("array") === true && isObject(ourSchema.items)) {
+    compare(
+      { root: ours.root, schema: ourSchema.items },
+      { root: theirs.root, schema: theirSchema.items },
+      `${path}/items`,
+      issues,
+      depth + 1
+    )
+  }
+}
+
+const compareObjects = (
+  ours: Side,
+  ourSchema: Json,
+  theirs: Side,
+  theirSchema: Json,
+  path: string,
+  issues: Array<Issue>,
+  depth: number
+): void => {
+  const ourProperties = isObject(ourSchema.properties) ? ourSchema.properties : {}
+  const theirProperties = isObject(theirSchema.properties) ? theirSchema.properties : {}
+  const ourRequired = new Set(Array.isArray(ourSchema.required) ? ourSchema.required.map(String) : [])
+  const theirRequired = Array.isArray(theirSchema.required) ? theirSchema.required.map(String) : []
+  for (const name of theirRequired) {
+    if (ourRequired.has(name)) continue
+    issues.push({
+      path: childPath(path, name),
+      reason: "MissingRequired",
+      detail: Object.hasOwn(ourProperties, name)
+        ? `the server requires "${name}"; the Schema makes it optional`
+        : `the server requires "${name}"; the Schema does not have it`
+    })
+  }
+  for (const [name, ourProperty] of Object.entries(ourProperties)) {
+    if (Object.hasOwn(theirProperties, name)) {
+      compare(
+        { root: ours.root, schema: ourProperty },
+        { root: theirs.root, schema: theirProperties[name] },
+        childPath(path, name),
+        issues,
+        depth + 1
+      )
+    } else if (theirSchema.additionalProperties === false) {
+      issues.push({
+        path: childPath(path, name),
+        reason: "UnknownProperty",
+        detail: `the server does not take "${name}" (and no other property than ${
+          Object.keys(theirProperties).map((key) => `"${key}"`).join(", ") || "none"
+        })`
+      })
+    } else if (isObject(theirSchema.additionalProperties)) {
+      compare(
+        { root: ours.root, schema: ourProperty },
+        { root: theirs.root, schema: theirSchema.additionalProperties },
+        childPath(path, name),
+        issues,
+        depth + 1
+      )
+    }
+  }
+}
+
+/** The JSON Schema of what a Schema encodes to, with its own definitions. */
+export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): Json => {
+  const encoded = AST.encodedAST(schema.ast)
+  // Effect reads an empty struct as "any non-nullish value"; as tool arguments it can only be an empty object
+  if (AST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
+    return { type: "object", properties: {} }
+  }
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const out: Record<string, unknown> = {
+    ...JSONSchema.fromAST(schema.ast, { definitions, topLevelReferenceStrategy: "skip" })
+  }
+  if (Object.keys(definitions).length > 0) out.$defs = definitions
+  return out
+}
+
+/** Every way `ours` may send what `advertised.inputSchema` refuses. */
+export const inputIssues = (ours: Json, advertised: McpSchema.Tool): ReadonlyArray<Issue> => {
+  const issues: Array<Issue> = []
+  compare({ root: ours, schema: ours }, { root: advertised.inputSchema, schema: advertised.inputSchema }, "", issues, 0)
+  return issues
+}
+
+const textOf = (result: McpSchema.CallToolResult): string =>
+  result.content.flatMap((block) =>
+    block.type === "text" && "text" in block && typeof block.text === "string" ? [block.text] : []
+  ).join("\n")
+
+/** The text of an `isError` result, for the failure's message. */
+export const errorText = textOf
+
+/**
+ * Decodes a successful result: `structuredContent` when there is any, otherwise the text content, first as the
+ * string itself, then as JSON when the text parses as JSON and the string did not decode.
+ */
+export const decodeResult = <R, RI>(
+  schema: Schema.Schema<R, RI>,
+  result: McpSchema.CallToolResult
+): Effect.Effect<R, ParseResult.ParseError> => {
+  const decode = Schema.decodeUnknown(schema)
+  if (result.structuredContent !== undefined) return decode(result.structuredContent)
+  const text = textOf(result)
+  return Effect.catchAll(decode(text), (asText) => {
+    const parsed = Either.try(() => JSON.parse(text) as unknown)
+    return Either.isRight(parsed) ? decode(parsed.right) : Effect.fail(asText)
+  })
+}

@@ -1,0 +1,202 @@
+/**
+ * Typed tools against an in-process server: the check against the advertised `inputSchema`, the decoding of
+ * structured and text results, failures, and the types a declaration gives.
+ */
+import { McpServer } from "@conduit-mcp/server"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { expectTypeOf } from "vitest"
+import * as InProcessTransport from "../src/InProcessTransport.js"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpError from "../src/McpError.js"
+import * as TypedTool from "../src/TypedTool.js"
+
+const server = McpServer.make({
+  name: "typed",
+  version: "1.0.0",
+  tools: [
+    McpServer.tool({
+      name: "add",
+      parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+      outputSchema: { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] },
+      handler: ({ a, b }) => Effect.succeed({ content: [McpServer.text(String(a + b))], structuredContent: { sum: a + b } })
+    }),
+    McpServer.tool({
+      name: "echo",
+      parameters: Schema.Struct({ text: Schema.String, loud: Schema.optional(Schema.Boolean) }),
+      handler: ({ loud, text }) => Effect.succeed(loud === true ? text.toUpperCase() : text)
+    }),
+    McpServer.tool({
+      name: "weather",
+      inputSchema: {
+        type: "object",
+        properties: { city: { type: "string" }, unit: { type: "string", enum: ["C", "F"] } },
+        required: ["city"],
+        additionalProperties: false
+      },
+      handler: (args) => Effect.succeed(JSON.stringify({ city: args.city, degrees: 21 }))
+    }),
+    McpServer.tool({
+      name: "fail",
+      parameters: Schema.Struct({}),
+      handler: () => Effect.succeed({ content: [McpServer.text("the disk is full")], isError: true })
+    })
+  ]
+})
+
+const Client = McpClient.layer().pipe(Layer.provide(Layer.unwrapEffect(Effect.map(server, InProcessTransport.layer))))
+
+const Add = TypedTool.make("add", {
+  parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+  success: Schema.Struct({ sum: Schema.Number })
+})
+
+const Echo = TypedTool.make("echo", {
+  parameters: Schema.Struct({ text: Schema.String, loud: Schema.optional(Schema.Boolean) }),
+  success: Schema.String
+})
+
+const Weather = TypedTool.make("weather", {
+  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literal("C", "F")) }),
+  success: Schema.Struct({ city: Schema.String, degrees: Schema.Number })
+})
+
+const mismatch = <A, I extends Readonly<Record<string, unknown>>, R, RI>(
+  tool: TypedTool.TypedTool<string, A, I, R, RI>
+) =>
+  Effect.flip(TypedTool.bind(tool)).pipe(
+    Effect.map((error) => {
+      assert.strictEqual(error._tag, "ToolSchemaMismatch")
+      return error as TypedTool.ToolSchemaMismatch
+    })
+  )
+
+describe("TypedTool", () => {
+  it.effect("a matching declaration calls the tool; the result is decoded from structuredContent", () =>
+    Effect.gen(function*() {
+      const add = yield* TypedTool.bind(Add)
+      assert.deepStrictEqual(yield* add({ a: 2, b: 3 }), { sum: 5 })
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("without structured content, the text is the result: as a string, or as the JSON it holds", () =>
+    Effect.gen(function*() {
+      const echo = yield* TypedTool.bind(Echo)
+      assert.strictEqual(yield* echo({ text: "hi", loud: true }), "HI")
+      const weather = yield* TypedTool.bind(Weather)
+      assert.deepStrictEqual(yield* weather({ city: "Oslo" }), { city: "Oslo", degrees: 21 })
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("an isError result is a ToolFailed carrying the tool's text", () =>
+    Effect.gen(function*() {
+      const fail = yield* TypedTool.bind(TypedTool.make("fail", { parameters: Schema.Struct({}), success: Schema.String }))
+      const error = yield* Effect.flip(fail({}))
+      assert.strictEqual(error._tag, "ToolFailed")
+      assert.strictEqual(error._tag === "ToolFailed" ? error.text : "", "the disk is full")
+      assert.include(error.message, "the disk is full")
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("a result the success Schema rejects is a ParseError", () =>
+    Effect.gen(function*() {
+      const add = yield* TypedTool.bind(TypedTool.make("add", {
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+        success: Schema.Struct({ total: Schema.Number })
+      }))
+      const error = yield* Effect.flip(add({ a: 1, b: 1 }))
+      assert.strictEqual(error._tag, "ParseError")
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("a required property left out, or made optional, is MissingRequired at its path", () =>
+    Effect.gen(function*() {
+      const leftOut = yield* mismatch(TypedTool.make("add", {
+        parameters: Schema.Struct({ a: Schema.Number }),
+        success: Schema.Unknown
+      }))
+      assert.deepStrictEqual(leftOut.issues.map((issue) => [issue.path, issue.reason]), [["/b", "MissingRequired"]])
+      assert.include(leftOut.message, `tool "add" does not match`)
+      assert.include(leftOut.message, `/b: the server requires "b"; the Schema does not have it`)
+      const optional = yield* mismatch(TypedTool.make("add", {
+        parameters: Schema.Struct({ a: Schema.Number, b: Schema.optional(Schema.Number) }),
+        success: Schema.Unknown
+      }))
+      assert.include(optional.message, `the Schema makes it optional`)
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("a type the server does not accept is WrongType (also a value outside the server's enum)", () =>
+    Effect.gen(function*() {
+      const wrong = yield* mismatch(TypedTool.make("add", {
+        parameters: Schema.Struct({ a: Schema.String, b: Schema.NullOr(Schema.Number) }),
+        success: Schema.Unknown
+      }))
+      assert.deepStrictEqual(wrong.issues.map((issue) => [issue.path, issue.reason]), [
+        ["/a", "WrongType"],
+        ["/b", "WrongType"]
+      ])
+      assert.include(wrong.message, "/a: the server expects number; the Schema may give string")
+      assert.include(wrong.message, "/b: the server expects number; the Schema may give null")
+      const outside = yield* mismatch(TypedTool.make("weather", {
+        parameters: Schema.Struct({ city: Schema.String, unit: Schema.Literal("C", "K") }),
+        success: Schema.Unknown
+      }))
+      assert.deepStrictEqual(outside.issues.map((issue) => [issue.path, issue.reason]), [["/unit", "WrongType"]])
+      assert.include(outside.message, `may give "K"`)
+    }).pipe(Effect.provide(Client)))
+
+  it.effect("a property a closed inputSchema does not take is UnknownProperty; a missing tool is NotAdvertised", () =>
+    Effect.gen(function*() {
+      const extra = yield* mismatch(TypedTool.make("weather", {
+        parameters: Schema.Struct({ city: Schema.String, country: Schema.String }),
+        success: Schema.Unknown
+      }))
+      assert.deepStrictEqual(extra.issues.map((issue) => [issue.path, issue.reason]), [["/country", "UnknownProperty"]])
+      const missing = yield* mismatch(TypedTool.make("nope", { parameters: Schema.Struct({}), success: Schema.Unknown }))
+      assert.deepStrictEqual(missing.issues.map((issue) => issue.reason), ["NotAdvertised"])
+    }).pipe(Effect.provide(Client)))
+
+  it("issues() compares a declaration with a tool definition without a server", () => {
+    const advertised = {
+      name: "add",
+      inputSchema: { type: "object", properties: { a: { type: "integer" }, b: { type: "number" } }, required: ["a"] }
+    }
+    assert.deepStrictEqual(TypedTool.issues(Add, advertised), [])
+    const nested = TypedTool.make("deep", {
+      parameters: Schema.Struct({ items: Schema.Array(Schema.Struct({ id: Schema.String })) }),
+      success: Schema.Unknown
+    })
+    const deep = {
+      name: "deep",
+      inputSchema: {
+        type: "object",
+        properties: {
+          items: { type: "array", items: { $ref: "#/$defs/Item" } }
+        },
+        $defs: { Item: { type: "object", properties: { id: { type: "number" } }, required: ["id", "rev"] } }
+      }
+    }
+    assert.deepStrictEqual(TypedTool.issues(nested, deep).map((issue) => [issue.path, issue.reason]), [
+      ["/items/items/rev", "MissingRequired"],
+      ["/items/items/id", "WrongType"]
+    ])
+  })
+
+  it("the types: parameters in, result out, and the error union", () => {
+    expectTypeOf(Add.name).toEqualTypeOf<"add">()
+    expectTypeOf(TypedTool.bind(Add)).toEqualTypeOf<
+      Effect.Effect<
+        TypedTool.Bound<{ readonly a: number; readonly b: number }, { readonly sum: number }>,
+        McpError.McpClientError | TypedTool.ToolSchemaMismatch,
+        McpClient.McpClient
+      >
+    >()
+    type Call = TypedTool.Bound<{ readonly a: number; readonly b: number }, { readonly sum: number }>
+    expectTypeOf<Parameters<Call>[0]>().toEqualTypeOf<{ readonly a: number; readonly b: number }>()
+    expectTypeOf<ReturnType<Call>>().toEqualTypeOf<
+      Effect.Effect<{ readonly sum: number }, McpError.McpClientError | ParseResult.ParseError | TypedTool.ToolFailed>
+    >()
+    // @ts-expect-error: the parameters are checked at compile time
+    const wrong = (add: Call) => add({ a: 1, b: "2" })
+    assert.isFunction(wrong)
+  })
+})
