@@ -4,7 +4,7 @@
  * partition chosen by `cacheScope` (`public` shared by every credential, `private` by one credential only; a
  * missing scope is private), dropped by the matching notifications, and identical concurrent requests share one
  * run. Entries live in a `KeyValueStore`: in memory by default, in a directory, or in Redis for a fleet of
- * clients that share public entries.
+ * clients that share public entries (`RedisKeyValueStore` in the `@conduit-mcp/redis` package).
  *
  * The cache never fails: a store that cannot be read or written is logged and counts as a miss.
  *
@@ -324,8 +324,8 @@ export const make = (
   internal.make(options, CurrentMode)
 
 /**
- * A cache over the `KeyValueStore` the application provides (for example a Redis-backed one, which lets a fleet
- * of clients share public entries).
+ * A cache over the `KeyValueStore` the application provides (for example `RedisKeyValueStore.layer` from
+ * `@conduit-mcp/redis`, which lets a fleet of clients share public entries).
  *
  * @since 0.1.0
  * @category layers

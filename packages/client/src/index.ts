@@ -76,11 +76,6 @@ export * as ResultCache from "./ResultCache.js"
 /**
  * @since 0.1.0
  */
-export * as RedisKeyValueStore from "./RedisKeyValueStore.js"
-
-/**
- * @since 0.1.0
- */
 export * as JsonSchema from "./JsonSchema.js"
 
 /**

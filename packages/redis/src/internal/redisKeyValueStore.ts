@@ -1,0 +1,218 @@
+/**
+ * The Redis `KeyValueStore` over an ioredis client.
+ *
+ * ioredis errors are never kept as a cause: a reply error carries the command's arguments (`command.args`), which
+ * hold stored values and, for AUTH, the password. Only the first line of their message is kept.
+ *
+ * @internal
+ */
+import * as PlatformError from "@effect/platform/Error"
+import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { Cluster, Redis } from "ioredis"
+import type { ClusterOptions, RedisOptions } from "ioredis"
+import { Buffer } from "node:buffer"
+import type * as RedisKeyValueStore from "../RedisKeyValueStore.js"
+
+const defaultTimeout = Duration.seconds(2)
+/** Keys per DEL when clearing one server (a cluster takes one key per DEL: keys of a batch may sit in other slots). */
+const deleteBatch = 100
+const scanCount = 500
+
+const systemError = (method: string, reason: PlatformError.SystemErrorReason, description: string) =>
+  new PlatformError.SystemError({ module: "KeyValueStore", method, reason, description })
+
+/** The first line of a client error's message, bounded: never the error object itself. */
+const describeFailure = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : "unknown failure"
+  // what ioredis says of a command refused while it has no connection (the store's own do not queue)
+  if (/enableOfflineQueue options is false/.test(message)) return "Redis: not connected"
+  const line = message.split("\n", 1)[0] ?? ""
+  return `Redis: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`
+}
+
+const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&")
+
+const timeoutOf = (options: RedisKeyValueStore.StoreOptions | undefined): Duration.Duration =>
+  Duration.decode(options?.commandTimeout ?? defaultTimeout)
+
+/** @internal */
+export const fromClient = (
+  client: Redis | Cluster,
+  options?: RedisKeyValueStore.StoreOptions | undefined
+): KeyValueStore.KeyValueStore => {
+  const keyPrefix = options?.keyPrefix ?? "conduit:"
+  const timeout = timeoutOf(options)
+  // the client's own ioredis prefix is added to key arguments, but neither to SCAN's pattern nor taken off its keys
+  const clientPrefix = typeof client.options.keyPrefix === "string" ? client.options.keyPrefix : ""
+  const pattern = `${escapeGlob(clientPrefix + keyPrefix)}*`
+
+  const command = <A>(method: string, operation: string, call: () => Promise<A>): Effect.Effect<
+    A,
+    PlatformError.PlatformError
+  > =>
+    Effect.tryPromise({
+      try: () => call(),
+      catch: (error) =>
+        systemError(
+          method,
+          error instanceof Error && error.message === "Command timed out" ? "TimedOut" : "Unknown",
+          describeFailure(error)
+        )
+    }).pipe(
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () => systemError(method, "TimedOut", `Redis did not answer within ${Duration.format(timeout)}`)
+      }),
+      Effect.withSpan(`RedisKeyValueStore.${method}`, {
+        kind: "client",
+        attributes: { "db.system.name": "redis", "db.operation.name": operation },
+        captureStackTrace: false
+      })
+    )
+
+  /** Every key under the prefix on one server, as the client names them (SCAN may repeat keys; the set does not). */
+  const scanNode = (method: string, node: Redis, found: Set<string>) =>
+    Effect.gen(function*() {
+      let cursor = "0"
+      do {
+        const [next, keys] = yield* command(method, "SCAN", () => node.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
+        for (const key of keys) found.add(key.slice(clientPrefix.length))
+        cursor = next
+      } while (cursor !== "0")
+    })
+
+  /** Every key under the prefix, on every master of a cluster. */
+  const scan = (method: string) =>
+    Effect.gen(function*() {
+      const found = new Set<string>()
+      const nodes = client instanceof Cluster ? client.nodes("master") : [client]
+      for (const node of nodes) yield* scanNode(method, node, found)
+      return [...found]
+    })
+
+  const getBuffer = (method: string, key: string) =>
+    Effect.map(
+      command(method, "GET", () => client.getBuffer(keyPrefix + key)),
+      // a copy: the reply parser may hand out views of a buffer it reuses
+      (value) => (value === null ? Option.none() : Option.some(new Uint8Array(value)))
+    )
+
+  const clear = Effect.flatMap(scan("clear"), (found) =>
+    client instanceof Cluster
+      ? Effect.forEach(found, (key) => command("clear", "DEL", () => client.del(key)), {
+        concurrency: 16,
+        discard: true
+      })
+      : Effect.forEach(
+        Array.from(
+          { length: Math.ceil(found.length / deleteBatch) },
+          (_, i) => found.slice(i * deleteBatch, (i + 1) * deleteBatch)
+        ),
+        (batch) => command("clear", "DEL", () => client.del(...batch)),
+        { discard: true }
+      ))
+
+  return KeyValueStore.make({
+    get: (key) => Effect.map(command("get", "GET", () => client.get(keyPrefix + key)), Option.fromNullable),
+    getUint8Array: (key) => getBuffer("getUint8Array", key),
+    set: (key, value) =>
+      Effect.asVoid(command("set", "SET", () =>
+        client.set(
+          keyPrefix + key,
+          typeof value === "string" ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        ))),
+    remove: (key) => Effect.asVoid(command("remove", "DEL", () => client.del(keyPrefix + key))),
+    has: (key) => Effect.map(command("has", "EXISTS", () => client.exists(keyPrefix + key)), (count) => count > 0),
+    clear,
+    size: Effect.map(scan("size"), (found) => found.length)
+  })
+}
+
+const reveal = (secret: Redacted.Redacted | undefined) =>
+  secret === undefined ? {} : { password: Redacted.value(secret) }
+
+/** ioredis options for a connection the store opens: the store's defaults, the caller's options, secrets revealed. */
+const redisOptions = (options: RedisKeyValueStore.ConnectionOptions, timeout: Duration.Duration): RedisOptions => {
+  const { commandTimeout: _timeout, keyPrefix: _prefix, nodes: _nodes, password, sentinelPassword, url: _url, ...rest } =
+    options
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    ...rest,
+    ...reveal(password),
+    ...(sentinelPassword === undefined ? {} : { sentinelPassword: Redacted.value(sentinelPassword) }),
+    commandTimeout: Duration.toMillis(timeout)
+  }
+}
+
+const clusterOptions = (
+  options: RedisKeyValueStore.ClusterConnectionOptions,
+  timeout: Duration.Duration
+): ClusterOptions => {
+  const { commandTimeout: _timeout, keyPrefix: _prefix, nodes: _nodes, redisOptions: node, ...rest } = options
+  const { password, ...nodeRest } = node ?? {}
+  return {
+    enableOfflineQueue: false,
+    ...rest,
+    redisOptions: { ...nodeRest, ...reveal(password), commandTimeout: Duration.toMillis(timeout) }
+  }
+}
+
+const open = (
+  options: RedisKeyValueStore.ConnectionOptions | RedisKeyValueStore.ClusterConnectionOptions,
+  timeout: Duration.Duration
+): Redis | Cluster => {
+  if (options.nodes !== undefined) return new Cluster([...options.nodes], clusterOptions(options, timeout))
+  const url = options.url === undefined ? undefined : Redacted.isRedacted(options.url)
+    ? Redacted.value(options.url)
+    : options.url
+  return url === undefined ? new Redis(redisOptions(options, timeout)) : new Redis(url, redisOptions(options, timeout))
+}
+
+/** Waits until the client is ready, at most `timeout`. */
+const ready = (client: Redis | Cluster, timeout: Duration.Duration) =>
+  Effect.async<void>((resume) => {
+    if (client.status === "ready") return resume(Effect.void)
+    const onReady = () => resume(Effect.void)
+    client.once("ready", onReady)
+    return Effect.sync(() => {
+      client.off("ready", onReady)
+    })
+  }).pipe(Effect.timeout(timeout), Effect.ignore)
+
+/** @internal */
+export const make = (
+  options?: RedisKeyValueStore.ConnectionOptions | RedisKeyValueStore.ClusterConnectionOptions | undefined
+): Effect.Effect<KeyValueStore.KeyValueStore, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const timeout = timeoutOf(options)
+    const run = yield* FiberSet.makeRuntime<never, void, never>()
+    // without a listener ioredis prints its connection errors to the console
+    const onError = (error: unknown) => {
+      run(Effect.logDebug("Redis connection error", describeFailure(error)).pipe(
+        Effect.annotateLogs({ module: "RedisKeyValueStore" })
+      ))
+    }
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const client = open(options ?? {}, timeout)
+        client.on("error", onError)
+        return client
+      }),
+      (client) =>
+        Effect.tryPromise(() => client.quit()).pipe(
+          Effect.timeout(timeout),
+          Effect.ignore,
+          // the listener stays: a late error of the closed client is no one's to print
+          Effect.ensuring(Effect.sync(() => client.disconnect()))
+        )
+    )
+    yield* ready(client, timeout)
+    return fromClient(client, options)
+  })
