@@ -78,6 +78,21 @@ export interface McpClientOptions {
   /** The most pages a collected list call fetches (default 100). */
   readonly maxPages?: number | undefined
   /**
+   * How many notifications each reader (a `notifications` or `subscribe` stream, a `listen` stream, a call's
+   * progress stream) may have waiting (default 1,000). The connection never waits for a reader: when a reader's
+   * buffer is full its oldest notification is dropped, and the reader then receives a {@link NotificationsDropped}
+   * notice with the number lost before what it reads next (progress streams drop old reports silently: each report
+   * carries the whole progress so far). Drops are logged at warning level and counted in the
+   * `mcp_client_notifications_dropped` metric.
+   */
+  readonly notificationBufferSize?: number | undefined
+  /**
+   * How many legacy server-to-client requests (sampling, elicitation, roots, ping) may be handled at once (default
+   * 32). Beyond that a request is refused at once with JSON-RPC error -32603, written before anything else the
+   * server sent is read, so a server that does not read its answers is held back by the transport.
+   */
+  readonly maxServerRequests?: number | undefined
+  /**
    * Where server log messages (`notifications/message`) go: always to the notification streams; with `"logger"`
    * also into Effect's logger at the matching level, annotated with the server's name.
    */
@@ -184,6 +199,16 @@ export type CallEvent<A> =
   | { readonly _tag: "Result"; readonly result: A }
 
 /**
+ * The method of the notice a notification reader receives when notifications were dropped for it (its buffer of
+ * `notificationBufferSize` was full): `{ method: NotificationsDropped, params: { dropped: number } }`, where
+ * `dropped` counts the notifications lost since its previous read. It comes before what the reader reads next.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const NotificationsDropped: "conduit/notificationsDropped" = "conduit/notificationsDropped"
+
+/**
  * What a subscription asks for.
  *
  * @since 0.1.0
@@ -243,11 +268,15 @@ export interface McpClientService {
   readonly state: Effect.Effect<ConnectionState>
   /** Every state change, starting with the current state. */
   readonly stateChanges: Stream.Stream<ConnectionState>
-  /** Server notifications (all but progress, which goes to its request), from when the stream starts. */
+  /**
+   * Server notifications (all but progress, which goes to its request), from when the stream starts; a reader
+   * slower than the server loses the oldest (see `notificationBufferSize` and {@link NotificationsDropped}).
+   */
   readonly notifications: Stream.Stream<McpSchema.ServerNotification>
   /**
    * Subscribes now, for the life of the Scope: nothing published after this effect returns is missed, however
-   * late the returned stream starts.
+   * late the returned stream starts, as long as it reads before `notificationBufferSize` notifications wait
+   * (then the oldest are dropped, with a {@link NotificationsDropped} notice).
    */
   readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
 

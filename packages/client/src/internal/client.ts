@@ -19,9 +19,8 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import type * as MetricState from "effect/MetricState"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
-import * as PubSub from "effect/PubSub"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -44,6 +43,7 @@ import { fingerprint } from "./oauthCrypto.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
 import * as Tracing from "./tracing.js"
+import * as NotificationHub from "./client/notificationHub.js"
 import * as RequestTable from "./client/requestTable.js"
 
 const VERSION = "0.1.0"
@@ -252,6 +252,17 @@ const optionMillis = (
       : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive duration" }))
   })
 
+const optionCount = (
+  name: string,
+  input: number | undefined,
+  fallback: number
+): Effect.Effect<number, McpError.InvalidOption> =>
+  input === undefined
+    ? Effect.succeed(fallback)
+    : Number.isInteger(input) && input >= 1
+    ? Effect.succeed(input)
+    : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive integer" }))
+
 /** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
 const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> =>
   Option.flatMap(span, (s) =>
@@ -303,10 +314,9 @@ export const make = (
     const healthInterval = options.healthCheckInterval === false
       ? undefined
       : yield* optionMillis("healthCheckInterval", options.healthCheckInterval, 30_000)
-    const maxPages = options.maxPages ?? 100
-    if (!Number.isInteger(maxPages) || maxPages < 1) {
-      return yield* new McpError.InvalidOption({ option: "maxPages", detail: "must be a positive integer" })
-    }
+    const maxPages = yield* optionCount("maxPages", options.maxPages, 100)
+    const bufferSize = yield* optionCount("notificationBufferSize", options.notificationBufferSize, 1_000)
+    const maxServerRequests = yield* optionCount("maxServerRequests", options.maxServerRequests, 32)
     const eraOption = options.era ?? "auto"
     const pinned = options.protocolVersion
     if (pinned !== undefined && !McpSchema.isLegacyVersion(pinned) && !McpSchema.isModernVersion(pinned)) {
@@ -404,7 +414,7 @@ export const make = (
     let connected: Session | undefined
     /** The attempt whose session `current` holds, while it is alive. */
     let published: Attempt | undefined
-    const notifications = yield* PubSub.unbounded<McpSchema.ServerNotification>()
+    const notifications = NotificationHub.makeHub(bufferSize)
     /** Modern listens by request id: their tagged notifications go to them alone. */
     const listeners = new Map<McpSchema.RequestId, (notification: McpSchema.ServerNotification) => Effect.Effect<void>>()
     /** Legacy resource subscriptions (uri → how many listens want it), restored on every new session. */
@@ -468,7 +478,7 @@ export const make = (
           return message.method === "notifications/cancelled" ? endListen(subscription) : listener(notification)
         }
       }
-      const published = PubSub.publish(notifications, notification)
+      const published = notifications.publish(notification)
       if (message.method === "notifications/elicitation/complete") {
         return Effect.zipRight(elicitationCompleted(message.params), published)
       }
@@ -534,6 +544,40 @@ export const make = (
         return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
       }
       const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
+      return Effect.flatMap(FiberMap.size(serverRequests), (running) => {
+        if (running < maxServerRequests) {
+          refusing = false
+          return answerServerRequest(connection, attempt, version, message, related)
+        }
+        // Refused here, in the transport's delivery: a server that does not read its answers is held back by
+        // the transport's bounded outbox instead of piling up work.
+        const refusal = respondError(
+          connection,
+          message.id,
+          McpSchema.ErrorCode.InternalError,
+          `too many requests in progress (at most ${maxServerRequests})`
+        )
+        if (refusing) return Effect.ignore(refusal)
+        refusing = true
+        return Effect.zipRight(
+          Effect.logWarning(
+            `the server sends more than ${maxServerRequests} requests at once; refusing the excess with -32603`
+          ).pipe(Effect.annotateLogs({ module: "McpClient", method: message.method })),
+          Effect.ignore(refusal)
+        )
+      })
+    }
+
+    /** Set while server requests are being refused, so that a run of refusals is logged once. */
+    let refusing = false
+
+    const answerServerRequest = (
+      connection: Transport.TransportConnection,
+      attempt: Attempt,
+      version: McpSchema.ProtocolVersion,
+      message: McpSchema.JsonRpcRequest,
+      related: McpSchema.RequestId | undefined
+    ): Effect.Effect<void> => {
       const answer = Effect.flatMap(
         Features.fulfil(handlers, message.method, message.params, {
           serverOrigin: connection.info.origin,
@@ -1840,7 +1884,7 @@ export const make = (
 
     const listenLegacy = (filter: McpClient.ListenFilter, session: Session) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const inbox = yield* PubSub.subscribe(notifications)
+        const inbox = yield* notifications.subscribe
         const uris = session.capabilities.resources?.subscribe === true ? filter.resourceSubscriptions ?? [] : []
         for (const uri of uris) {
           const count = legacySubscriptions.get(uri) ?? 0
@@ -1866,19 +1910,13 @@ export const make = (
             )
           }
         }
-        return Stream.filter(Stream.fromQueue(inbox), wanted(filter))
+        return Stream.filter(inbox, (n) => n.method === NotificationHub.droppedMethod || wanted(filter)(n))
       }))
-
-    type ListenItem =
-      | { readonly _tag: "Notification"; readonly notification: McpSchema.ServerNotification }
-      | { readonly _tag: "End" }
-      | { readonly _tag: "Fail"; readonly error: McpError.McpClientError }
 
     const listenModern = (filter: McpClient.ListenFilter) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const items = yield* Queue.unbounded<ListenItem>()
-        const deliver = (notification: McpSchema.ServerNotification) =>
-          Effect.asVoid(Queue.offer(items, { _tag: "Notification", notification }))
+        const items = yield* NotificationHub.makeInbox<McpError.McpClientError>(bufferSize, "listen")
+        const deliver = items.offer
         const listenOnce = (onAnything: () => void) =>
           Effect.gen(function*() {
             const session = yield* awaitSession(undefined, "subscriptions/listen")
@@ -1922,13 +1960,11 @@ export const make = (
           while (true) {
             let heard = false
             const outcome = yield* Effect.either(listenOnce(() => (heard = true)))
-            if (Either.isRight(outcome)) return yield* Queue.offer(items, { _tag: "End" })
+            if (Either.isRight(outcome)) return yield* items.end
             const error = outcome.left
-            if (error._tag !== "TransportError") return yield* Queue.offer(items, { _tag: "Fail", error })
+            if (error._tag !== "TransportError") return yield* items.fail(error)
             // a client closed for good (closed, or out of reconnections) will not listen again
-            if ((yield* SubscriptionRef.get(state))._tag === "Closed") {
-              return yield* Queue.offer(items, { _tag: "Fail", error })
-            }
+            if ((yield* SubscriptionRef.get(state))._tag === "Closed") return yield* items.fail(error)
             // A dropped stream: listen again (same filter, new id) after a jittered pause.
             if (heard) yield* driver.reset
             // Notifications may have been missed during the gap: what is cached about this server is stale.
@@ -1940,16 +1976,7 @@ export const make = (
           }
         })
         yield* Effect.forkScoped(run)
-        return Stream.fromQueue(items).pipe(
-          Stream.takeWhile((item) => item._tag !== "End"),
-          Stream.mapEffect((item) =>
-            item._tag === "Notification"
-              ? Effect.succeed(item.notification)
-              : item._tag === "Fail"
-              ? Effect.fail(item.error)
-              : Effect.die("unreachable")
-          )
-        )
+        return items.stream
       }))
 
     /** Runs a call that reports progress as a Stream of progress events ending with the result. */
@@ -1957,15 +1984,18 @@ export const make = (
       run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, McpError.McpClientError>
     ): Stream.Stream<McpClient.CallEvent<A>, McpError.McpClientError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        const events = yield* Queue.unbounded<McpClient.CallEvent<A>>()
-        const call = yield* run((progress) => Effect.asVoid(Queue.offer(events, { _tag: "Progress", progress }))).pipe(
-          Effect.tap((result) => Queue.offer(events, { _tag: "Result", result })),
+        // Progress reports to a slow reader: the oldest are dropped (each report carries the whole progress so far);
+        // the result, offered last, is never dropped.
+        const events = yield* Mailbox.make<McpClient.CallEvent<A>, McpError.McpClientError>({
+          capacity: bufferSize,
+          strategy: "sliding"
+        })
+        yield* run((progress) => Effect.sync(() => events.unsafeOffer({ _tag: "Progress", progress }))).pipe(
+          Effect.flatMap((result) => events.offer({ _tag: "Result", result })),
+          Mailbox.into(events),
           Effect.forkScoped
         )
-        return Stream.fromQueue(events).pipe(
-          Stream.takeUntil((event) => event._tag === "Result"),
-          Stream.merge(Stream.drain(Stream.fromEffect(Fiber.join(call))))
-        )
+        return Mailbox.toStream(events)
       }))
 
     const decodeCallToolResult = resultDecoder(McpSchema.CallToolResult, codec.decodeTextToolResult)
@@ -1989,8 +2019,8 @@ export const make = (
       ),
       state: SubscriptionRef.get(state),
       stateChanges: state.changes,
-      notifications: Stream.fromPubSub(notifications),
-      subscribe: Effect.map(PubSub.subscribe(notifications), (queue) => Stream.fromQueue(queue)),
+      notifications: notifications.stream,
+      subscribe: notifications.subscribe,
       request,
       notify,
       listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),

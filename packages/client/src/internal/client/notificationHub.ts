@@ -1,0 +1,130 @@
+/**
+ * Bounded buffers between the server's notifications and the code that reads them.
+ *
+ * Policy: every reader (a `notifications` stream, a `subscribe`d stream, a `listen` stream) has its own buffer of
+ * `capacity` notifications. The connection never waits for a reader: when a reader's buffer is full, its oldest
+ * notification is dropped to make room. The reader then receives, before what it reads next, one notice
+ * `{ method: "conduit/notificationsDropped", params: { dropped } }` with the number lost since its last read; the
+ * drops are counted in the `mcp_client_notifications_dropped` metric, and the first drop of each run of drops is
+ * logged at warning level.
+ *
+ * @internal
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as McpSchema from "../../McpSchema.js"
+
+/**
+ * The method of the notice a reader receives after notifications were dropped for it.
+ *
+ * @internal
+ */
+export const droppedMethod = "conduit/notificationsDropped"
+
+/**
+ * Notifications dropped because a reader was slower than the server, by reader kind.
+ *
+ * @internal
+ */
+export const droppedCounter = Metric.counter("mcp_client_notifications_dropped", {
+  description: "server notifications dropped (the oldest first) because a reader's buffer was full",
+  incremental: true
+})
+
+/**
+ * One reader's buffer: offers never wait; end and failure are the stream's own.
+ *
+ * @internal
+ */
+export interface Inbox<E> {
+  /** Adds a notification, dropping the oldest when the buffer is full. Never waits. */
+  readonly offer: (notification: McpSchema.ServerNotification) => Effect.Effect<void>
+  /** Ends the stream once the buffer is read. */
+  readonly end: Effect.Effect<void>
+  /** Fails the stream once the buffer is read. */
+  readonly fail: (error: E) => Effect.Effect<void>
+  /** What the reader reads: the notifications, with a drop notice before what follows a gap. */
+  readonly stream: Stream.Stream<McpSchema.ServerNotification, E>
+}
+
+/**
+ * A buffer of `capacity` notifications for one reader; `reader` names it in logs and metrics.
+ *
+ * @internal
+ */
+export const makeInbox = <E = never>(capacity: number, reader: string): Effect.Effect<Inbox<E>> =>
+  Effect.map(Mailbox.make<McpSchema.ServerNotification, E>({ capacity, strategy: "sliding" }), (mailbox) => {
+    // dropped since the reader last read
+    let dropped = 0
+    const counter = Metric.tagged(droppedCounter, "reader", reader)
+    const offer = (notification: McpSchema.ServerNotification): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const size = mailbox.unsafeSize()
+        const full = Option.isSome(size) && size.value >= capacity
+        mailbox.unsafeOffer(notification)
+        if (!full) return Effect.void
+        dropped++
+        const counted = Metric.increment(counter)
+        if (dropped > 1) return counted
+        return Effect.zipRight(
+          counted,
+          Effect.logWarning(
+            `a ${reader} reader is slower than the server: dropping its oldest notifications (buffer of ${capacity})`
+          ).pipe(Effect.annotateLogs({ module: "McpClient" }))
+        )
+      })
+    const stream = Stream.mapChunks(Mailbox.toStream(mailbox), (chunk) => {
+      if (dropped === 0) return chunk
+      const notice: McpSchema.ServerNotification = { method: droppedMethod, params: { dropped } }
+      dropped = 0
+      // (built afresh: in effect 3.22.4 `Chunk.prepend` onto a concatenation whose left part is a slice, as
+      // `Mailbox.takeAll` returns after a sliding drop, loses that left part)
+      return Chunk.unsafeFromArray([notice, ...Chunk.toReadonlyArray(chunk)])
+    })
+    return {
+      offer,
+      end: Effect.asVoid(mailbox.end),
+      fail: (error) => Effect.asVoid(mailbox.fail(error)),
+      stream
+    }
+  })
+
+/**
+ * Fan-out of notifications to every current reader, each through its own {@link Inbox}.
+ *
+ * @internal
+ */
+export interface NotificationHub {
+  readonly publish: (notification: McpSchema.ServerNotification) => Effect.Effect<void>
+  /** A reader registered now, for the life of the Scope. */
+  readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
+  /** A reader registered when the stream starts. */
+  readonly stream: Stream.Stream<McpSchema.ServerNotification>
+}
+
+/**
+ * @internal
+ */
+export const makeHub = (capacity: number): NotificationHub => {
+  const readers = new Set<Inbox<never>>()
+  const subscribe = Effect.flatMap(makeInbox(capacity, "notifications"), (inbox) =>
+    Effect.as(
+      Effect.acquireRelease(Effect.sync(() => readers.add(inbox)), () => Effect.sync(() => readers.delete(inbox))),
+      inbox.stream
+    ))
+  return {
+    publish: (notification) =>
+      Effect.suspend(() => {
+        if (readers.size === 0) return Effect.void
+        if (readers.size === 1) return readers.values().next().value!.offer(notification)
+        return Effect.forEach([...readers], (inbox) => inbox.offer(notification), { discard: true })
+      }),
+    subscribe,
+    stream: Stream.unwrapScoped(subscribe)
+  }
+}
