@@ -87,3 +87,8 @@ export * as Skills from "./Skills.js"
  * @since 0.1.0
  */
 export * as TypedTool from "./TypedTool.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as McpHub from "./McpHub.js"

@@ -1,0 +1,504 @@
+/**
+ * Many MCP servers at once: named clients behind one service, each connected on first use and released after an
+ * idle time, with an aggregated, namespaced view of their tools, prompts and resources.
+ *
+ * Servers come from an `mcpServers` configuration (Claude Desktop, Cursor and Claude Code files; VS Code's
+ * `servers`), from Effect `Config`, or from code (a name, a transport layer and client options). The clients are
+ * kept in effect's `LayerMap`: reference-counted per name, built on first use, closed once unused for
+ * `idleTimeToLive`. A server that fails, hangs or is misconfigured fails only what is asked of it, with an error
+ * naming it; the others keep serving.
+ *
+ * Names: a tool `search` of server `docs` is `docs__search` (the separator is configurable). A server name may
+ * not contain the separator (nor end with a piece of it), so the first separator in a namespaced name always ends
+ * the server's name and two servers' names never collide, whatever their tool names contain.
+ *
+ * @example
+ * ```ts
+ * import { McpHub } from "@conduit-mcp/client"
+ * import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+ * import { Effect, Layer } from "effect"
+ *
+ * const Hub = McpHub.layerConfigFile("./mcp.json", { idleTimeToLive: "10 minutes" }).pipe(
+ *   Layer.provide(NodeContext.layer),
+ *   Layer.provide(NodeHttpClient.layerUndici)
+ * )
+ * const program = Effect.gen(function*() {
+ *   const hub = yield* McpHub.McpHub
+ *   const { items, errors } = yield* hub.listTools()
+ *   return yield* hub.callTool(items[0].name, {})
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as HttpTransport from "./HttpTransport.js"
+import * as internal from "./internal/hub.js"
+import * as hubConfig from "./internal/hubConfig.js"
+import type * as McpClient from "./McpClient.js"
+import * as McpError from "./McpError.js"
+import type * as McpSchema from "./McpSchema.js"
+import * as StdioTransport from "./StdioTransport.js"
+import type * as Transport from "./Transport.js"
+import type * as TypedTool from "./TypedTool.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors
+
+/**
+ * What the hub refuses before any server is asked: a name it does not know, a misconfigured entry, a tool a
+ * filter hides. `server` names the entry concerned (absent for a configuration file that cannot be read at all).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HubError extends Schema.TaggedError<HubError>("@conduit-mcp/client/HubError")("HubError", {
+  reason: Schema.Literal("UnknownServer", "UnknownName", "InvalidConfig", "DuplicateName", "InvalidName", "NotAllowed"),
+  server: Schema.optional(Schema.String),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.server === undefined ? this.detail : `server "${this.server}": ${this.detail}`
+  }
+}
+
+/**
+ * Every error an `McpClient` may fail with, as a Schema.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ClientError = Schema.Union(
+  McpError.TransportError,
+  McpError.AuthError,
+  McpError.SessionExpired,
+  McpError.McpError,
+  McpError.ProtocolError,
+  McpError.RequestTimeout,
+  McpError.InvalidOption
+)
+
+/**
+ * A server failed what was asked of it (connecting, or a call): the client's own typed error, under the
+ * server's name.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Schema.TaggedError<ServerError>("@conduit-mcp/client/ServerError")("ServerError", {
+  server: Schema.String,
+  error: ClientError
+}) {
+  override get message(): string {
+    return `server "${this.server}": ${this.error.message}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type McpHubError = HubError | ServerError
+
+// ---------------------------------------------------------------------------------------------------------------
+// Definitions
+
+/**
+ * Which tools of a server the hub shows and routes: names or `*` patterns. A tool is shown when `allow` is absent
+ * or matches it, and `deny` does not.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolFilter {
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * What a definition may add to its transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DefinitionExtras {
+  /** Options of this server's client (merged over the hub's `client` options). */
+  readonly client?: McpClient.McpClientOptions | undefined
+  readonly tools?: ToolFilter | undefined
+}
+
+/**
+ * One server: its name and the transport layer its client is built on, built again at each connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerDefinition<R = never> extends DefinitionExtras {
+  readonly name: string
+  readonly transport: Layer.Layer<Transport.Transport, McpError.InvalidOption, R>
+}
+
+/**
+ * A configuration entry that cannot become a server; the hub keeps its name and reports `problem`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InvalidServer {
+  readonly name: string
+  readonly problem: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerSpec<R = never> = ServerDefinition<R> | InvalidServer
+
+/**
+ * A server started as a child process, over stdio.
+ *
+ * @since 0.1.0
+ * @category definitions
+ */
+export const stdio = (
+  name: string,
+  options: StdioTransport.StdioTransportOptions,
+  extras?: DefinitionExtras
+): ServerDefinition<CommandExecutor.CommandExecutor> => ({ name, transport: StdioTransport.layer(options), ...extras })
+
+/**
+ * A server over Streamable HTTP (or the legacy HTTP+SSE binding, detected).
+ *
+ * @since 0.1.0
+ * @category definitions
+ */
+export const http = (
+  name: string,
+  options: HttpTransport.HttpTransportOptions,
+  extras?: DefinitionExtras
+): ServerDefinition<HttpClient.HttpClient> => ({ name, transport: HttpTransport.layer(options), ...extras })
+
+/**
+ * The servers of a parsed `mcpServers` document: each entry of its `mcpServers` object and of its `servers`
+ * object (VS Code's key), with `command`/`args`/`env`/`cwd` (stdio) or `url`/`headers` (HTTP), an optional
+ * `type` (`stdio`, `http`, `sse`) and `disabled: true` to skip one. Values are taken as written (no `${VAR}`
+ * expansion). An entry that cannot be a server is an {@link InvalidServer}; a document without either object fails.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const fromConfig = (
+  document: unknown,
+  extras?: (name: string) => DefinitionExtras
+): Either.Either<ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>, HubError> =>
+  Either.mapLeft(hubConfig.parse(document, extras ?? noExtras), invalidConfig)
+
+const invalidConfig = (detail: string): HubError => new HubError({ reason: "InvalidConfig", detail })
+
+const noExtras = (): DefinitionExtras => ({})
+
+/**
+ * Reads an `mcpServers` JSON file (see {@link fromConfig}).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const readConfigFile = (
+  path: string,
+  extras?: (name: string) => DefinitionExtras
+): Effect.Effect<
+  ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>,
+  HubError,
+  FileSystem.FileSystem
+> => Effect.mapError(hubConfig.read(path, extras ?? noExtras), invalidConfig)
+
+/**
+ * The servers under `key` (default `mcpServers`) of the current `ConfigProvider`: one nested table per server,
+ * with the fields of {@link fromConfig} (e.g. `ConfigProvider.fromJson({ mcpServers: { … } })`).
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config = (
+  key = "mcpServers",
+  extras?: (name: string) => DefinitionExtras
+): Config.Config<ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>> =>
+  hubConfig.config(key, extras ?? noExtras)
+
+// ---------------------------------------------------------------------------------------------------------------
+// The service
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpHubOptions<R = never> {
+  readonly servers: ReadonlyArray<ServerSpec<R>>
+  /** How long an unused connection stays open (default 5 minutes; `Infinity` keeps it). */
+  readonly idleTimeToLive?: Duration.DurationInput | undefined
+  /** Between a server's name and its tool's or prompt's name (default `__`). */
+  readonly separator?: string | undefined
+  /** Client options for every server; a definition's own `client` options win. */
+  readonly client?: McpClient.McpClientOptions | undefined
+  /** Tool filters by server name, applied with the definitions' own. */
+  readonly filters?: Readonly<Record<string, ToolFilter>> | undefined
+  /**
+   * How long an aggregated listing waits for one server (connecting included) before reporting it as failed
+   * (default 30 seconds); the connection attempt goes on in the background.
+   */
+  readonly listTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The state of one server as the hub sees it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerState = Data.TaggedEnum<{
+  /** Not connected: never used, or released after being idle. */
+  Idle: {}
+  Connecting: {}
+  Connected: { readonly era: McpSchema.Era; readonly protocolVersion: McpSchema.ProtocolVersion }
+  Reconnecting: { readonly attempt: number; readonly error: McpError.ConnectError }
+  /** The last connection attempt failed; the next use tries again. */
+  Failed: { readonly error: ServerError }
+  /** The definition is unusable (configuration); every use fails with `error`. */
+  Invalid: { readonly error: HubError }
+}>
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ServerState = Data.taggedEnum<ServerState>()
+
+/**
+ * A tool in the aggregated view: `name` is the namespaced name, `tool` the server's definition.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HubTool {
+  readonly name: string
+  readonly server: string
+  readonly tool: McpSchema.Tool
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HubPrompt {
+  readonly name: string
+  readonly server: string
+  readonly prompt: McpSchema.Prompt
+}
+
+/**
+ * Resources keep their URIs; `server` says where to read them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HubResource {
+  readonly server: string
+  readonly resource: McpSchema.Resource
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HubResourceTemplate {
+  readonly server: string
+  readonly template: McpSchema.ResourceTemplate
+}
+
+/**
+ * An aggregated listing: what the servers that answered offer, and why the others did not.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Listing<A> {
+  readonly items: ReadonlyArray<A>
+  readonly errors: ReadonlyArray<McpHubError>
+}
+
+/**
+ * The lists the hub aggregates.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListKind = "tools" | "prompts" | "resources" | "resourceTemplates"
+
+/**
+ * A server's list changed in the aggregate (after its `list_changed`, a reconnection, or a first listing).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListChange {
+  readonly server: string
+  readonly list: ListKind
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListOptions {
+  /** Ask every server again instead of using the lists already known (default false). */
+  readonly refresh?: boolean | undefined
+}
+
+/**
+ * A typed tool bound to one server of the hub; the declaration is checked again whenever the server's tool list
+ * changes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BoundTool<A, R> = (
+  params: A,
+  options?: McpClient.RequestOptions
+) => Effect.Effect<R, McpHubError | ParseResult.ParseError | TypedTool.ToolFailed | TypedTool.ToolSchemaMismatch>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Every configured name, the invalid ones included, in definition order. */
+  readonly servers: ReadonlyArray<string>
+  /** The client of `server`, connected if needed and held open for the Scope. */
+  readonly client: (server: string) => Effect.Effect<McpClient.McpClientService, McpHubError, Scope.Scope>
+  /** Runs `f` with the client of `server`; client errors come back as `ServerError`. */
+  readonly use: <A, R>(
+    server: string,
+    f: (client: McpClient.McpClientService) => Effect.Effect<A, McpError.McpClientError, R>
+  ) => Effect.Effect<A, McpHubError, R>
+  readonly state: (server: string) => Effect.Effect<ServerState, HubError>
+  /** The state of `server`: the current one, then every change. */
+  readonly stateChanges: (server: string) => Stream.Stream<ServerState, HubError>
+  /** Every server's state: all current states first, then each change. */
+  readonly states: Stream.Stream<{ readonly server: string; readonly state: ServerState }>
+
+  /** Every server's tools (filtered, namespaced); connects the servers whose list is not known yet. */
+  readonly listTools: (options?: ListOptions) => Effect.Effect<Listing<HubTool>>
+  readonly listPrompts: (options?: ListOptions) => Effect.Effect<Listing<HubPrompt>>
+  readonly listResources: (options?: ListOptions) => Effect.Effect<Listing<HubResource>>
+  readonly listResourceTemplates: (options?: ListOptions) => Effect.Effect<Listing<HubResourceTemplate>>
+  /** The tools already known, without connecting anything. */
+  readonly knownTools: Effect.Effect<ReadonlyArray<HubTool>>
+  /** Each change of a server's list in the aggregate. */
+  readonly changes: Stream.Stream<ListChange>
+
+  /** Splits a namespaced name into its server and the server's own name. */
+  readonly resolve: (name: string) => Either.Either<{ readonly server: string; readonly name: string }, HubError>
+  readonly callTool: (
+    name: string,
+    args?: Readonly<Record<string, unknown>> | undefined,
+    options?: McpClient.RequestOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, McpHubError>
+  readonly getPrompt: (
+    name: string,
+    args?: Readonly<Record<string, string>> | undefined,
+    options?: McpClient.RequestOptions
+  ) => Effect.Effect<McpSchema.GetPromptResult, McpHubError>
+  readonly readResource: (
+    server: string,
+    uri: string,
+    options?: McpClient.RequestOptions
+  ) => Effect.Effect<McpSchema.ReadResourceResult, McpHubError>
+  /** Binds a typed tool to `server`, checked against its tool list now and after every change of it. */
+  readonly bindTool: <Name extends string, A, I extends Readonly<Record<string, unknown>>, R, RI>(
+    server: string,
+    tool: TypedTool.TypedTool<Name, A, I, R, RI>
+  ) => Effect.Effect<BoundTool<A, R>, McpHubError | TypedTool.ToolSchemaMismatch>
+  /** Closes the connection to `server` now (once no call holds it); the next use connects again. */
+  readonly release: (server: string) => Effect.Effect<void, HubError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpHub extends Context.Tag("@conduit-mcp/client/McpHub")<McpHub, Service>() {}
+
+/**
+ * The hub name of the server whose request a sampling, elicitation or roots handler is serving. The handlers
+ * given to the hub (the `SamplingHandler`, `ElicitationHandler` and `RootsProvider` services in its context)
+ * serve every server; they read this to tell them apart. Outside a hub it is `undefined`.
+ *
+ * @since 0.1.0
+ * @category references
+ */
+export class CurrentServer extends Context.Reference<CurrentServer>()("@conduit-mcp/client/McpHub/CurrentServer", {
+  defaultValue: (): string | undefined => undefined
+}) {}
+
+/**
+ * Builds a hub. Nothing connects until a server is used.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <R = never>(options: McpHubOptions<R>) => Effect.Effect<Service, never, R | Scope.Scope> =
+  internal.make
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R = never>(options: McpHubOptions<R>): Layer.Layer<McpHub, never, R> =>
+  Layer.scoped(McpHub, make(options))
+
+/**
+ * A hub over the servers of an `mcpServers` JSON file (see {@link fromConfig}); a file that cannot be read or has
+ * no servers object fails the layer, a bad entry only its own server.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfigFile = (
+  path: string,
+  options?: Omit<McpHubOptions, "servers">
+): Layer.Layer<
+  McpHub,
+  HubError,
+  FileSystem.FileSystem | CommandExecutor.CommandExecutor | HttpClient.HttpClient
+> =>
+  Layer.scoped(
+    McpHub,
+    Effect.flatMap(readConfigFile(path), (servers) => make({ ...options, servers }))
+  )
+
+/**
+ * A hub over servers read from `Config` (for example {@link config}).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = <R>(
+  servers: Config.Config<ReadonlyArray<ServerSpec<R>>>,
+  options?: Omit<McpHubOptions<R>, "servers">
+): Layer.Layer<McpHub, ConfigError.ConfigError, R> =>
+  Layer.scoped(McpHub, Effect.flatMap(servers, (specs) => make({ ...options, servers: specs })))

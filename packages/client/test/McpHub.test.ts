@@ -1,0 +1,346 @@
+/**
+ * The hub over in-process servers: namespaced names and routing, bad definitions, filters, a dead server, list
+ * changes, lazy connection and idle release under the TestClock, handlers told the server's name, typed tools.
+ */
+import { McpServer } from "@conduit-mcp/server"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as McpHub from "../src/McpHub.js"
+import * as SamplingHandler from "../src/SamplingHandler.js"
+import * as TypedTool from "../src/TypedTool.js"
+import { echoServer, growingServer } from "./utils/hubServers.js"
+
+const quick = { healthCheckInterval: false, probeTimeout: "300 millis" } as const
+
+const texts = (result: { readonly content: ReadonlyArray<unknown> }) =>
+  result.content.map((block) => (block as { readonly text?: string }).text)
+
+const hubOf = <R = never>(
+  servers: ReadonlyArray<McpHub.ServerSpec<R>>,
+  options: Omit<McpHub.McpHubOptions<R>, "servers"> = {}
+) =>
+  McpHub.make({ client: quick, ...options, servers })
+
+describe("McpHub names and routing", () => {
+  it.scoped("tools of every server under <server>__<tool>; a call goes to the owning server", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha", [
+        McpServer.tool({ name: "a__b", parameters: Schema.Struct({}), handler: () => Effect.succeed("alpha's a__b") })
+      ])
+      const beta = yield* echoServer("beta")
+      const hub = yield* hubOf([
+        { name: "alpha", transport: alpha.transport },
+        { name: "beta", transport: beta.transport }
+      ])
+      const { errors, items } = yield* hub.listTools()
+      assert.deepStrictEqual(errors, [])
+      assert.deepStrictEqual(items.map((tool) => tool.name), [
+        "alpha__echo",
+        "alpha__secret_dump",
+        "alpha__fail",
+        "alpha__a__b",
+        "beta__echo",
+        "beta__secret_dump",
+        "beta__fail"
+      ])
+      assert.strictEqual(items[0].tool.description, "Echo on alpha")
+      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "hi" })), ["alpha: hi"])
+      assert.deepStrictEqual(texts(yield* hub.callTool("beta__echo", { text: "hi" })), ["beta: hi"])
+      // a tool whose name holds the separator: the server's name ends at the first one, so it cannot collide
+      assert.deepStrictEqual(yield* hub.resolve("alpha__a__b"), { server: "alpha", name: "a__b" })
+      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__a__b")), ["alpha's a__b"])
+    }))
+
+  it.scoped("an unknown server or a name without a server is a HubError naming it; nothing is connected", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }])
+      const unknown = yield* Effect.flip(hub.callTool("gamma__echo", {}))
+      assert.strictEqual(unknown._tag, "HubError")
+      assert.strictEqual(unknown._tag === "HubError" ? unknown.reason : "", "UnknownServer")
+      assert.strictEqual(unknown.message, `server "gamma": no such server (the hub has: alpha)`)
+      const bare = yield* Effect.flip(hub.callTool("echo", {}))
+      assert.strictEqual(bare._tag === "HubError" ? bare.reason : "", "UnknownName")
+      assert.include(bare.message, `"echo" is not a hub name`)
+      assert.strictEqual(yield* alpha.control.connections, 0)
+      assert.isTrue(Either.isLeft(hub.resolve("alpha__")))
+    }))
+
+  it.scoped("bad definitions fail only themselves, with an error naming the entry", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const beta = yield* echoServer("beta")
+      const fromFile = yield* McpHub.fromConfig({
+        mcpServers: {
+          broken: { args: ["--stdio"] },
+          both: { command: "node", url: "http://127.0.0.1:1/mcp" },
+          odd: { command: 42 }
+        }
+      })
+      const hub = yield* hubOf([
+        ...fromFile,
+        { name: "alpha", transport: alpha.transport },
+        { name: "twice", transport: beta.transport },
+        { name: "twice", transport: beta.transport },
+        { name: "my__server", transport: beta.transport },
+        { name: "trailing_", transport: beta.transport }
+      ])
+      assert.deepStrictEqual(hub.servers, ["broken", "both", "odd", "alpha", "twice", "my__server", "trailing_"])
+      const { errors, items } = yield* hub.listTools()
+      assert.deepStrictEqual(items.map((tool) => tool.name), ["alpha__echo", "alpha__secret_dump", "alpha__fail"])
+      assert.deepStrictEqual(errors.map((error) => [error._tag === "HubError" ? error.reason : error._tag, error.message]), [
+        ["InvalidConfig", `server "broken": the entry has neither "command" nor "url"`],
+        ["InvalidConfig", `server "both": the entry has both "command" and "url"`],
+        ["InvalidConfig", `server "odd": the entry is malformed: command: Expected string, actual 42; command: ` +
+          `Expected undefined, actual 42`],
+        ["DuplicateName", `server "twice": defined 2 times; a name must be unique (none of them is used)`],
+        ["InvalidName", `server "my__server": a server name may not contain "__" (nor end with part of it): the hub's ` +
+          `names are <server>__<name>`],
+        ["InvalidName", `server "trailing_": a server name may not contain "__" (nor end with part of it): the hub's ` +
+          `names are <server>__<name>`]
+      ])
+      const call = yield* Effect.flip(hub.callTool("broken__anything"))
+      assert.strictEqual(call.message, `server "broken": the entry has neither "command" nor "url"`)
+      assert.strictEqual((yield* hub.state("twice"))._tag, "Invalid")
+      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "still here" })), ["alpha: still here"])
+      assert.strictEqual(yield* beta.control.connections, 0)
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, FetchHttpClient.layer))))
+
+  it.scoped("filters hide tools from the aggregate and refuse calls to them", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const beta = yield* echoServer("beta")
+      const hub = yield* hubOf([
+        { name: "alpha", transport: alpha.transport, tools: { deny: ["secret_*"] } },
+        { name: "beta", transport: beta.transport }
+      ], { filters: { beta: { allow: ["echo", "fail"] } } })
+      const { items } = yield* hub.listTools()
+      assert.deepStrictEqual(items.map((tool) => tool.name), ["alpha__echo", "alpha__fail", "beta__echo", "beta__fail"])
+      const refused = yield* Effect.flip(hub.callTool("alpha__secret_dump"))
+      assert.strictEqual(refused._tag === "HubError" ? refused.reason : "", "NotAllowed")
+      assert.strictEqual(refused.message, `server "alpha": tool "secret_dump" is hidden by the hub's filter`)
+    }))
+})
+
+describe("McpHub failures", () => {
+  it.scoped("a dead server fails its own calls and listings with a ServerError; the others keep serving", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([
+        McpHub.stdio("dead", { command: process.execPath, args: ["-e", "process.exit(3)"], closeTimeout: "200 millis" }),
+        { name: "alpha", transport: alpha.transport }
+      ])
+      const { errors, items } = yield* hub.listTools()
+      assert.deepStrictEqual(items.map((tool) => tool.server), ["alpha", "alpha", "alpha"])
+      assert.strictEqual(errors.length, 1)
+      const [error] = errors
+      assert.strictEqual(error._tag, "ServerError")
+      if (error._tag === "ServerError") {
+        assert.strictEqual(error.server, "dead")
+        assert.strictEqual(error.error._tag, "TransportError")
+        assert.match(error.message, /^server "dead": stdio transport/)
+      }
+      const state = yield* hub.state("dead")
+      assert.strictEqual(state._tag, "Failed")
+      const call = yield* Effect.flip(hub.callTool("dead__echo", {}))
+      assert.strictEqual(call._tag, "ServerError")
+      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "ok" })), ["alpha: ok"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.live("a server that never answers is reported after listTimeout without holding up the others", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([
+        McpHub.stdio("mute", { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], closeTimeout: "200 millis" }, {
+          client: { era: "legacy", initializeTimeout: "1 minute" }
+        }),
+        { name: "alpha", transport: alpha.transport }
+      ], { listTimeout: "500 millis" })
+      const { errors, items } = yield* hub.listTools()
+      assert.strictEqual(items.length, 3)
+      assert.deepStrictEqual(errors.map((error) => error.message), [`server "mute": tools listing timed out after 500 ms`])
+    }).pipe(Effect.provide(NodeContext.layer), Effect.scoped))
+})
+
+describe("McpHub lifecycle", () => {
+  it.scoped("connects on first use, stays open while used, closes after the idle time (TestClock)", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }], { idleTimeToLive: "1 minute" })
+      assert.strictEqual(yield* alpha.control.connections, 0, "nothing connects before first use")
+      assert.strictEqual((yield* hub.state("alpha"))._tag, "Idle")
+      yield* hub.callTool("alpha__echo", { text: "one" })
+      yield* hub.callTool("alpha__echo", { text: "two" })
+      assert.strictEqual(yield* alpha.control.connections, 1, "one connection serves both calls")
+      assert.strictEqual((yield* hub.state("alpha"))._tag, "Connected")
+      yield* TestClock.adjust("59 seconds")
+      assert.strictEqual(yield* alpha.control.open, 1)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* alpha.control.open, 0, "released after a minute unused")
+      assert.strictEqual((yield* hub.state("alpha"))._tag, "Idle")
+      yield* hub.callTool("alpha__echo", { text: "three" })
+      assert.strictEqual(yield* alpha.control.connections, 2, "the next use connects again")
+    }))
+
+  it.scoped("states: every server's current state, then each change", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([
+        { name: "alpha", transport: alpha.transport },
+        { name: "bad", problem: "no transport" }
+      ], { idleTimeToLive: "1 minute" })
+      const seen = yield* hub.states.pipe(Stream.take(5), Stream.runCollect, Effect.fork)
+      yield* Effect.yieldNow()
+      yield* hub.callTool("alpha__echo", { text: "x" })
+      yield* TestClock.adjust("2 minutes")
+      const events = Chunk.toReadonlyArray(yield* Fiber.join(seen)).map(({ server, state }) => `${server}:${state._tag}`)
+      assert.deepStrictEqual(events, ["alpha:Idle", "bad:Invalid", "alpha:Connecting", "alpha:Connected", "alpha:Idle"])
+    }))
+
+  it.scoped("a list_changed on one server updates the aggregate and is announced on changes", () =>
+    Effect.gen(function*() {
+      const growing = yield* growingServer("grow")
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([
+        { name: "grow", transport: growing.transport },
+        { name: "alpha", transport: alpha.transport }
+      ])
+      const before = yield* hub.listTools()
+      assert.strictEqual(before.items.length, 6)
+      const announced = yield* hub.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
+      yield* Effect.yieldNow()
+      yield* growing.add({ name: "new_tool", inputSchema: { type: "object" } })
+      assert.deepStrictEqual(Chunk.toReadonlyArray(yield* Fiber.join(announced)), [{ server: "grow", list: "tools" }])
+      const known = yield* hub.knownTools
+      assert.deepStrictEqual(known.filter((tool) => tool.server === "grow").map((tool) => tool.name), [
+        "grow__echo",
+        "grow__secret_dump",
+        "grow__fail",
+        "grow__new_tool"
+      ])
+      assert.strictEqual((yield* hub.listTools()).items.length, 7)
+    }))
+
+  it.scoped("release closes a connection now; the next use reconnects", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }])
+      yield* hub.callTool("alpha__echo", { text: "x" })
+      yield* hub.release("alpha")
+      assert.strictEqual(yield* alpha.control.open, 0)
+      yield* hub.callTool("alpha__echo", { text: "y" })
+      assert.strictEqual(yield* alpha.control.connections, 2)
+    }))
+})
+
+describe("McpHub handlers and typed tools", () => {
+  it.scoped("one sampling handler serves every server and reads which one asks from CurrentServer", () =>
+    Effect.gen(function*() {
+      const asking = (name: string) =>
+        echoServer(name, [
+          McpServer.tool({
+            name: "ask",
+            parameters: Schema.Struct({}),
+            handler: () =>
+              Effect.map(
+                McpServer.sample({ messages: [{ role: "user", content: { type: "text", text: "hello" } }], maxTokens: 5 }),
+                (result) => JSON.stringify(result.content)
+              ).pipe(Effect.orDie)
+          })
+        ])
+      const one = yield* asking("one")
+      const two = yield* asking("two")
+      const hub = yield* hubOf([
+        { name: "one", transport: one.transport },
+        { name: "two", transport: two.transport }
+      ]).pipe(
+        Effect.provide(SamplingHandler.layer({
+          createMessage: () =>
+            Effect.map(McpHub.CurrentServer, (server) => ({
+              role: "assistant" as const,
+              content: { type: "text", text: `answered for ${server}` },
+              model: "test"
+            }))
+        }))
+      )
+      assert.deepStrictEqual(texts(yield* hub.callTool("one__ask")), [`{"type":"text","text":"answered for one"}`])
+      assert.deepStrictEqual(texts(yield* hub.callTool("two__ask")), [`{"type":"text","text":"answered for two"}`])
+    }))
+
+  it.scoped("a typed tool bound through the hub is checked again when the server's tool list changes", () =>
+    Effect.gen(function*() {
+      const growing = yield* growingServer("grow")
+      const hub = yield* hubOf([{ name: "grow", transport: growing.transport }])
+      const Echo = TypedTool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
+      const echo = yield* hub.bindTool("grow", Echo)
+      assert.strictEqual(yield* echo({ text: "typed" }), "grow: typed")
+      const Missing = TypedTool.make("later", { parameters: Schema.Struct({ n: Schema.Number }), success: Schema.String })
+      const missing = yield* Effect.flip(hub.bindTool("grow", Missing))
+      assert.strictEqual(missing._tag, "ToolSchemaMismatch")
+      const hidden = yield* Effect.flip(
+        McpHub.make({ servers: [{ name: "grow", transport: growing.transport, tools: { deny: ["echo"] } }] }).pipe(
+          Effect.flatMap((filtered) => filtered.bindTool("grow", Echo))
+        )
+      )
+      assert.strictEqual(hidden._tag, "HubError")
+    }))
+})
+
+describe("McpHub configuration", () => {
+  it.scoped("Claude Desktop's mcpServers and VS Code's servers; disabled entries are skipped", () =>
+    Effect.gen(function*() {
+      const specs = yield* McpHub.fromConfig({
+        mcpServers: { files: { command: "npx", args: ["-y", "files"], env: { ROOT: "/tmp" }, cwd: "/tmp" } },
+        servers: {
+          remote: { type: "http", url: "https://example.com/mcp", headers: { "X-Team": "a" } },
+          legacy: { type: "sse", url: "https://example.com/sse" },
+          off: { command: "x", disabled: true },
+          wrongType: { type: "stdio", url: "https://example.com/mcp" }
+        }
+      })
+      assert.deepStrictEqual(specs.map((spec) => [spec.name, "problem" in spec ? spec.problem : "ok"]), [
+        ["files", "ok"],
+        ["remote", "ok"],
+        ["legacy", "ok"],
+        ["wrongType", `"type" is stdio but the entry has a "url"`]
+      ])
+      const none = McpHub.fromConfig({ other: {} })
+      assert.isTrue(Either.isLeft(none))
+      if (Either.isLeft(none)) assert.strictEqual(none.left.message, `the configuration has no "mcpServers" (or "servers") object`)
+    }))
+
+  it.effect("servers from Effect Config (a nested table per server)", () =>
+    Effect.gen(function*() {
+      const specs = yield* McpHub.config()
+      assert.deepStrictEqual(specs.map((spec) => [spec.name, "problem" in spec ? spec.problem : "ok"]).sort(), [
+        ["docs", "ok"],
+        ["empty", `the entry has neither "command" nor "url"`],
+        ["everything", "ok"]
+      ])
+    }).pipe(
+      Effect.withConfigProvider(ConfigProvider.fromJson({
+        mcpServers: {
+          everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] },
+          docs: { url: "http://127.0.0.1:8080/mcp", headers: { "X-Key": "k" } },
+          empty: { cwd: "/tmp" }
+        }
+      }))
+    ))
+
+  it.scoped("a configuration file that cannot be read fails the layer with a HubError naming it", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(McpHub.layerConfigFile("/nonexistent/mcp.json")))
+      assert.strictEqual(error.reason, "InvalidConfig")
+      assert.include(error.message, "cannot read /nonexistent/mcp.json")
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, FetchHttpClient.layer))))
+})
