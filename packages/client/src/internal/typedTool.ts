@@ -70,7 +70,11 @@ const typesOf = (root: Json, schema: unknown, depth = 0): ReadonlySet<JsonType> 
   if (Array.isArray(resolved.enum)) return new Set(resolved.enum.map(typeOfValue))
   if (typeof resolved.type === "string") return new Set([resolved.type as JsonType])
   if (Array.isArray(resolved.type)) return new Set(resolved.type as ReadonlyArray<JsonType>)
-  const members = Array.isArray(resolved.anyOf) ? resolved.anyOf : Array.isArray(resolved.oneOf) ? resolved.oneOf : undefined
+  const members = Array.isArray(resolved.anyOf)
+    ? resolved.anyOf
+    : Array.isArray(resolved.oneOf)
+    ? resolved.oneOf
+    : undefined
   if (members === undefined) return undefined
   const all = new Set<JsonType>()
   for (const member of members) {
@@ -127,13 +131,14 @@ const compare = (ours: Side, theirs: Side, path: string, issues: Array<Issue>, d
   const theirEnum = enumOf(theirs.root, theirSchema)
   if (theirEnum !== undefined) {
     const ourEnum = enumOf(ours.root, ourSchema)
-    const outside = ourEnum?.filter((value) => !theirEnum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value)))
-    if (ourEnum === undefined || (outside !== undefined && outside.length > 0)) {
+    const allowed = new Set(theirEnum.map((value) => JSON.stringify(value)))
+    const outside = (ourEnum ?? []).map((value) => JSON.stringify(value)).filter((value) => !allowed.has(value))
+    if (ourEnum === undefined || outside.length > 0) {
       issues.push({
         path,
         reason: "WrongType",
-        detail: `the server accepts only ${theirEnum.map((value) => JSON.stringify(value)).join(", ")}; the Schema ${
-          ourEnum === undefined ? "is not limited to those" : `may give ${outside!.map((v) => JSON.stringify(v)).join(", ")}`
+        detail: `the server accepts only ${[...allowed].join(", ")}; the Schema ${
+          ourEnum === undefined ? "is not limited to those" : `may give ${outside.join(", ")}`
         }`
       })
       return
