@@ -19,7 +19,6 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -28,8 +27,8 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
+import * as Browser from "./browser.js"
 import * as Output from "./output.js"
-import * as ShellWords from "./shellWords.js"
 
 /**
  * Where tokens are kept.
@@ -59,27 +58,10 @@ export const tokenFile = (): string => {
  */
 export type LoginMode = "browser" | "no-browser" | "device"
 
-// `$BROWSER` (a command line, the URL appended) or the platform's opener; never a shell
-const browserCommand = (url: string): Command.Command => {
-  const configured = process.env.BROWSER
-  if (configured !== undefined && configured.trim() !== "") {
-    const words = ShellWords.split(configured)
-    if (Either.isRight(words) && words.right.length > 0) {
-      const [command, ...args] = words.right
-      return Command.make(command, ...args, url)
-    }
-  }
-  return process.platform === "darwin"
-    ? Command.make("open", url)
-    : process.platform === "win32"
-    ? Command.make("rundll32", "url.dll,FileProtocolHandler", url)
-    : Command.make("xdg-open", url)
-}
-
 const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
   Effect.gen(function*() {
     yield* Output.stderr(`Opening the authorization page in your browser. If nothing opens, visit:\n  ${url.href}`)
-    const exit = yield* Command.exitCode(browserCommand(url.href)).pipe(
+    const exit = yield* Command.exitCode(Browser.command(url.href)).pipe(
       Effect.provideService(CommandExecutor.CommandExecutor, executor),
       Effect.option
     )

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Readline from "node:readline"
+import * as Browser from "./browser.js"
 import * as Output from "./output.js"
 
 type Field = ElicitationHandler.FieldSchema
@@ -218,13 +219,6 @@ const describeType = (field: Field): string => {
 const formatDefault = (value: unknown): string =>
   typeof value === "boolean" ? (value ? "y" : "n") : Array.isArray(value) ? value.join(", ") : String(value)
 
-const openerCommand = (url: string): Command.Command =>
-  process.platform === "darwin"
-    ? Command.make("open", url)
-    : process.platform === "win32"
-    ? Command.make("cmd", "/c", "start", "", url)
-    : Command.make("xdg-open", url)
-
 const openUrl = (
   prompter: Prompter,
   request: ElicitationHandler.UrlRequest,
@@ -252,7 +246,7 @@ const openUrl = (
     const answer = yield* prompter.ask(`Open this URL in your browser? ${s.dim("[y/N]")} `)
     if (Option.isNone(answer)) return cancelled
     if (!/^y(es)?$/i.test(answer.value.trim())) return { action: "decline" } as const
-    const opened = yield* Effect.provideService(Command.exitCode(openerCommand(request.url)), CommandExecutor.CommandExecutor, executor)
+    const opened = yield* Effect.provideService(Command.exitCode(Browser.command(request.url)), CommandExecutor.CommandExecutor, executor)
       .pipe(Effect.option)
     if (Option.isNone(opened) || opened.value !== 0) {
       yield* Output.stderr(`Could not start a browser; open the URL yourself: ${request.url}`)
