@@ -11,6 +11,12 @@
  * `format` is an annotation by default, as 2020-12 specifies. With `formats: "assert"` a few common formats are
  * checked, leniently: date, time, date-time, email, hostname, ipv4, ipv6, uri, uri-reference, uuid, regex.
  *
+ * `pattern` and `patternProperties` run on a linear-time engine (RE2JS), never on the backtracking `RegExp`, so a
+ * pattern such as `^(a+)+$` cannot stall the event loop; each match is charged to `maxSteps` in proportion to the
+ * input's length times the pattern's program size, and a schema's patterns may compile to 50,000 program units
+ * at most. A pattern means what ECMA-262 says (the native engine decides validity, then it is translated), but
+ * what an automaton cannot match (lookahead, lookbehind, backreferences) is refused with `UnsupportedKeyword`.
+ *
  * Not supported: `$dynamicRef` when two schemas declare the same `$dynamicAnchor` (refused with reason
  * `UnsupportedKeyword`), `content*` assertions (annotations), and vocabularies beyond the two dialects.
  *
@@ -77,10 +83,12 @@ export type Issue = typeof Issue.Type
  * - `InvalidSchema`: a keyword has a value of the wrong kind, a `pattern` is not a regular expression.
  * - `RemoteRef`: a `$ref` points outside the document (`https://…`, `other.json`); nothing is fetched.
  * - `UnresolvedRef`: a local `$ref` points at nothing.
- * - `UnsupportedKeyword`: a keyword this validator cannot honour faithfully.
+ * - `UnsupportedKeyword`: a keyword this validator cannot honour faithfully, or a pattern that cannot be matched in
+ *   bounded time (lookaround, backreferences).
  * - `DepthExceeded`: the schema, or the validation (a `$ref` loop, a deeply nested value), is nested deeper than
  *   `maxDepth`.
- * - `BudgetExceeded`: validation needed more than `maxSteps` steps (nested composition blowing up).
+ * - `BudgetExceeded`: validation needed more than `maxSteps` steps (nested composition blowing up, patterns run
+ *   on long strings), or the schema's patterns compile to too big a program.
  *
  * @since 0.1.0
  * @category errors

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import { formats } from "./jsonSchemaFormats.js"
 import type { Context, Dialect, Evaluated, Failure, Issue, Options } from "./jsonSchemaModel.js"
 import * as Model from "./jsonSchemaModel.js"
+import * as Pattern from "./jsonSchemaPattern.js"
 import * as Refs from "./jsonSchemaRefs.js"
 import * as Value from "./jsonSchemaValue.js"
 
@@ -31,7 +32,9 @@ interface Compiler {
   readonly index: Refs.DocumentIndex
   readonly nodes: Map<object, Node>
   readonly queue: Array<() => void>
-  readonly patterns: Map<string, RegExp | undefined>
+  readonly patterns: Map<string, Pattern.Pattern | undefined>
+  /** The program size of the patterns compiled so far (compiling costs time in proportion). */
+  patternSize: number
   failure: Failure | undefined
 }
 
@@ -203,14 +206,24 @@ const subschemaMap = (
   )
 }
 
-const regexFor = (c: Compiler, pattern: string, path: string): RegExp | undefined => {
+/**
+ * The compiled programs of one schema may add up to this size: compiling takes 3 to 10 microseconds per unit, so
+ * a schema cannot spend much more than a quarter of a second compiling patterns.
+ */
+const MAX_PATTERN_SIZE = 50_000
+
+const regexFor = (c: Compiler, pattern: string, path: string): Pattern.Pattern | undefined => {
   if (c.patterns.has(pattern)) return c.patterns.get(pattern)
-  // Unicode mode first (the dialects' semantics); a pattern only the legacy syntax accepts (an identity escape
-  // such as `\-` outside a class) is still honoured rather than refused.
-  const regex = Either.getOrUndefined(Either.try(() => new RegExp(pattern, "u"))) ??
-    Either.getOrUndefined(Either.try(() => new RegExp(pattern)))
+  if (c.patternSize > MAX_PATTERN_SIZE) {
+    c.patterns.set(pattern, undefined)
+    return fail(c, "BudgetExceeded", `the schema's patterns compile to more than ${MAX_PATTERN_SIZE} units`, path)
+  }
+  const compiled = Pattern.compile(pattern)
+  const regex = Either.getOrUndefined(compiled)
   c.patterns.set(pattern, regex)
-  return regex ?? invalid(c, `pattern ${quote(pattern)} is not a valid regular expression`, path)
+  if (Either.isLeft(compiled)) return fail(c, compiled.left.reason, compiled.left.detail, path)
+  c.patternSize += compiled.right.size
+  return regex
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -300,7 +313,9 @@ const compileSchema = (c: Compiler, s: JsonObject, location: string, base: strin
     if (regex !== undefined) {
       const message = `must match the pattern ${quote(regex.source)}`
       checks.push((value, ctx) =>
-        typeof value !== "string" || regex.test(value) || Model.report(ctx, "pattern", at("pattern"), message)
+        typeof value !== "string" ||
+        (Model.charge(ctx, Pattern.cost(regex, value), at("pattern")) && regex.test(value)) ||
+        (ctx.aborted === undefined && Model.report(ctx, "pattern", at("pattern"), message))
       )
     }
   }
@@ -518,7 +533,7 @@ const compileObject = (c: Compiler, s: JsonObject, location: string, base: strin
   }
 
   const properties = new Map(subschemaMap(c, s, "properties", base, location) ?? [])
-  const patterns: Array<readonly [RegExp, Node]> = []
+  const patterns: Array<readonly [Pattern.Pattern, Node]> = []
   for (const [pattern, node] of subschemaMap(c, s, "patternProperties", base, location) ?? []) {
     const regex = regexFor(c, pattern, `${at("patternProperties")}/${Model.escapeToken(pattern)}`)
     if (regex !== undefined) patterns.push([regex, node])
@@ -541,6 +556,7 @@ const compileObject = (c: Compiler, s: JsonObject, location: string, base: strin
           }
         }
         for (const [regex, node] of patterns) {
+          if (!Model.charge(ctx, Pattern.cost(regex, key), at("patternProperties"))) return false
           if (!regex.test(key)) continue
           matched = true
           if (!enter(node, item, key, ctx)) {
@@ -909,6 +925,7 @@ export const compile = (schema: unknown, options: Options): Either.Either<Progra
     nodes: new Map(),
     queue: [],
     patterns: new Map(),
+    patternSize: 0,
     failure: undefined
   }
   const root = nodeFor(c, schema, Refs.DEFAULT_BASE, "#")

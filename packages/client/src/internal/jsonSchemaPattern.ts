@@ -1,0 +1,332 @@
+/**
+ * `pattern` and `patternProperties` in bounded time. A schema comes from a server, and a backtracking engine
+ * (the native `RegExp`) takes exponential time on patterns such as `^(a+)+$`; so patterns run on RE2JS, an
+ * automaton engine whose matching time is linear in the input times the size of the compiled program.
+ *
+ * The native `RegExp` still decides what is a valid pattern (ECMA-262, Unicode mode first, then the legacy
+ * syntax), so a pattern is valid or invalid exactly as before. A valid pattern is translated into RE2 syntax with
+ * the ECMA-262 meaning of `.`, `\s`, `\uXXXX`, `\cX`, long Unicode property names and named groups. What an
+ * automaton cannot match (lookahead, lookbehind, backreferences) and Unicode properties RE2 does not know are
+ * refused: the schema cannot be used, rather than checked with unbounded time.
+ *
+ * Known differences: `\S` inside a class is RE2's (ASCII) complement, and legacy (non-Unicode) patterns match by
+ * code point, not by UTF-16 unit.
+ *
+ * @internal
+ */
+import * as Either from "effect/Either"
+import { RE2JS } from "re2js"
+
+/** @internal */
+export interface Pattern {
+  readonly source: string
+  /** The size of the compiled program: matching costs at most this much per character of input. */
+  readonly size: number
+  readonly test: (text: string) => boolean
+}
+
+/** @internal */
+export interface Refusal {
+  readonly reason: "InvalidSchema" | "UnsupportedKeyword"
+  readonly detail: string
+}
+
+/**
+ * Program units (input characters times program size) charged as one validation step. With the default
+ * budget of a million steps, the patterns of one validation run cost at most 16 million units: about half a
+ * second where RE2's automaton cannot be cached and it falls back to simulating every state.
+ *
+ * @internal
+ */
+export const UNITS_PER_STEP = 16
+
+/**
+ * The steps one test of `pattern` against `text` costs.
+ *
+ * @internal
+ */
+export const cost = (pattern: Pattern, text: string): number => 1 + Math.floor((text.length * pattern.size) / UNITS_PER_STEP)
+
+const hex = (code: number): string => `\\x{${code.toString(16)}}`
+
+const literal = (code: number): string => /[A-Za-z0-9_]/.test(String.fromCodePoint(code)) ? String.fromCodePoint(code) : hex(code)
+
+// ECMA-262 WhiteSpace and LineTerminator, what `\s` matches
+const SPACE = "\\x{9}-\\x{d}\\x{20}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}"
+// what `.` matches without the `s` flag: anything but a line terminator
+const DOT = "[^\\x{a}\\x{d}\\x{2028}\\x{2029}]"
+const ANY = "\\x{0}-\\x{10ffff}"
+
+const CATEGORIES: Readonly<Record<string, string>> = {
+  Letter: "L",
+  Cased_Letter: "LC",
+  Uppercase_Letter: "Lu",
+  Lowercase_Letter: "Ll",
+  Titlecase_Letter: "Lt",
+  Modifier_Letter: "Lm",
+  Other_Letter: "Lo",
+  Mark: "M",
+  Combining_Mark: "M",
+  Nonspacing_Mark: "Mn",
+  Spacing_Mark: "Mc",
+  Enclosing_Mark: "Me",
+  Number: "N",
+  Decimal_Number: "Nd",
+  digit: "Nd",
+  Letter_Number: "Nl",
+  Other_Number: "No",
+  Punctuation: "P",
+  punct: "P",
+  Connector_Punctuation: "Pc",
+  Dash_Punctuation: "Pd",
+  Open_Punctuation: "Ps",
+  Close_Punctuation: "Pe",
+  Initial_Punctuation: "Pi",
+  Final_Punctuation: "Pf",
+  Other_Punctuation: "Po",
+  Symbol: "S",
+  Math_Symbol: "Sm",
+  Currency_Symbol: "Sc",
+  Modifier_Symbol: "Sk",
+  Other_Symbol: "So",
+  Separator: "Z",
+  Space_Separator: "Zs",
+  Line_Separator: "Zl",
+  Paragraph_Separator: "Zp",
+  Other: "C",
+  Control: "Cc",
+  cntrl: "Cc",
+  Format: "Cf",
+  Surrogate: "Cs",
+  Private_Use: "Co",
+  Unassigned: "Cn"
+}
+
+// `\p{…}` in RE2 syntax: general categories by short name, scripts by name
+const property = (body: string, negated: boolean, inClass: boolean): string => {
+  const equals = body.indexOf("=")
+  const key = equals < 0 ? undefined : body.slice(0, equals)
+  const value = equals < 0 ? body : body.slice(equals + 1)
+  if (equals < 0 && (value === "Any" || value === "ASCII")) {
+    const range = value === "Any" ? ANY : "\\x{0}-\\x{7f}"
+    if (inClass && !negated) return range
+    return negated ? `[^${range}]` : `[${range}]`
+  }
+  const name = key === undefined || key === "General_Category" || key === "gc"
+    ? CATEGORIES[value] ?? value
+    : value // Script, sc, Script_Extensions, scx: RE2 knows scripts by name (extensions read as the script)
+  return `\\${negated ? "P" : "p"}{${name}}`
+}
+
+const isHex = (text: string) => /^[0-9A-Fa-f]+$/.test(text)
+
+interface Cursor {
+  readonly source: string
+  readonly unicode: boolean
+  index: number
+}
+
+const next = (cursor: Cursor): number => {
+  const code = cursor.unicode ? cursor.source.codePointAt(cursor.index)! : cursor.source.charCodeAt(cursor.index)
+  cursor.index += code > 0xffff ? 2 : 1
+  return code
+}
+
+// `\uXXXX`, `\u{X…}`, and in Unicode mode a surrogate pair written as two escapes; undefined if malformed
+const unicodeEscape = (cursor: Cursor): number | undefined => {
+  const { source } = cursor
+  if (source[cursor.index] === "{" && cursor.unicode) {
+    const end = source.indexOf("}", cursor.index)
+    const digits = source.slice(cursor.index + 1, end)
+    if (end < 0 || !isHex(digits)) return undefined
+    cursor.index = end + 1
+    return parseInt(digits, 16)
+  }
+  const digits = source.slice(cursor.index, cursor.index + 4)
+  if (digits.length !== 4 || !isHex(digits)) return undefined
+  cursor.index += 4
+  const code = parseInt(digits, 16)
+  const low = source.slice(cursor.index, cursor.index + 6)
+  if (cursor.unicode && code >= 0xd800 && code <= 0xdbff && /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(low)) {
+    cursor.index += 6
+    return 0x10000 + ((code - 0xd800) << 10) + (parseInt(low.slice(2), 16) - 0xdc00)
+  }
+  return code
+}
+
+/** One escape, the backslash already read. */
+const escape = (cursor: Cursor, inClass: boolean): Either.Either<string, string> => {
+  const { source } = cursor
+  if (cursor.index >= source.length) return Either.right(hex(0x5c))
+  const code = next(cursor)
+  const char = String.fromCodePoint(code)
+  switch (char) {
+    case "d":
+    case "D":
+    case "w":
+    case "W":
+      return Either.right(`\\${char}`)
+    case "b":
+      return Either.right(inClass ? hex(8) : "\\b")
+    case "B":
+      return Either.right(inClass ? "B" : "\\B")
+    case "s":
+      return Either.right(inClass ? SPACE : `[${SPACE}]`)
+    case "S":
+      return Either.right(inClass ? "\\S" : `[^${SPACE}]`)
+    case "n":
+      return Either.right(hex(10))
+    case "r":
+      return Either.right(hex(13))
+    case "t":
+      return Either.right(hex(9))
+    case "f":
+      return Either.right(hex(12))
+    case "v":
+      return Either.right(hex(11))
+    case "c": {
+      const letter = source[cursor.index] ?? ""
+      if (!/[A-Za-z]/.test(letter)) return Either.right(`${hex(0x5c)}c`)
+      cursor.index++
+      return Either.right(hex(letter.charCodeAt(0) % 32))
+    }
+    case "x": {
+      const digits = source.slice(cursor.index, cursor.index + 2)
+      if (digits.length !== 2 || !isHex(digits)) return Either.right("x")
+      cursor.index += 2
+      return Either.right(hex(parseInt(digits, 16)))
+    }
+    case "u": {
+      const value = unicodeEscape(cursor)
+      return Either.right(value === undefined ? "u" : hex(value))
+    }
+    case "p":
+    case "P": {
+      if (!cursor.unicode || source[cursor.index] !== "{") return Either.right(char)
+      const end = source.indexOf("}", cursor.index)
+      const body = source.slice(cursor.index + 1, end)
+      cursor.index = end + 1
+      return Either.right(property(body, char === "P", inClass))
+    }
+    case "k":
+      return source[cursor.index] === "<" ? Either.left("a backreference") : Either.right("k")
+    case "0":
+      return /[0-9]/.test(source[cursor.index] ?? "") ? Either.left("an octal escape") : Either.right(hex(0))
+    default:
+      if (/[1-9]/.test(char)) return Either.left("a backreference")
+      return Either.right(literal(code))
+  }
+}
+
+/** A class, `[` already read. */
+const characterClass = (cursor: Cursor): Either.Either<string, string> => {
+  const { source } = cursor
+  let negated = false
+  if (source[cursor.index] === "^") {
+    negated = true
+    cursor.index++
+  }
+  if (source[cursor.index] === "]") {
+    cursor.index++
+    return Either.right(negated ? `[${ANY}]` : `[^${ANY}]`)
+  }
+  let body = ""
+  while (cursor.index < source.length && source[cursor.index] !== "]") {
+    const code = next(cursor)
+    if (code === 0x5c) {
+      const escaped = escape(cursor, true)
+      if (Either.isLeft(escaped)) return escaped
+      body += escaped.right
+    } else {
+      body += code === 0x2d ? "-" : literal(code)
+    }
+  }
+  cursor.index++
+  return Either.right(`[${negated ? "^" : ""}${body}]`)
+}
+
+/**
+ * The pattern in RE2 syntax, or what it uses that RE2 cannot match. `unicode` says whether the pattern is read
+ * in Unicode mode (it compiles with the `u` flag) or with the legacy syntax.
+ *
+ * @internal
+ */
+export const translate = (source: string, unicode: boolean): Either.Either<string, string> => {
+  const cursor: Cursor = { source, unicode, index: 0 }
+  let out = ""
+  while (cursor.index < source.length) {
+    const code = next(cursor)
+    const char = String.fromCodePoint(code)
+    if (char === "\\") {
+      const escaped = escape(cursor, false)
+      if (Either.isLeft(escaped)) return escaped
+      out += escaped.right
+    } else if (char === "[") {
+      const body = characterClass(cursor)
+      if (Either.isLeft(body)) return body
+      out += body.right
+    } else if (char === ".") {
+      out += DOT
+    } else if (char === "(") {
+      if (source[cursor.index] !== "?") {
+        out += "(?:" // captures are never read: a test needs none
+      } else if (source.startsWith("?:", cursor.index)) {
+        cursor.index += 2
+        out += "(?:"
+      } else if (/^\?(=|!|<=|<!)/.test(source.slice(cursor.index, cursor.index + 3))) {
+        return Either.left("a lookaround assertion")
+      } else if (source.startsWith("?<", cursor.index)) {
+        cursor.index = source.indexOf(">", cursor.index) + 1
+        out += "(?:"
+      } else {
+        return Either.left("a group modifier")
+      }
+    } else if (char === "{") {
+      const quantifier = /^\d+(?:,\d*)?\}/.exec(source.slice(cursor.index))
+      if (quantifier === null) {
+        out += literal(code) // legacy syntax: a brace that starts no quantifier is itself
+      } else {
+        out += `{${quantifier[0]}`
+        cursor.index += quantifier[0].length
+      }
+    } else if ("|)*+?^$".includes(char)) {
+      out += char
+    } else {
+      out += literal(code)
+    }
+  }
+  return Either.right(out)
+}
+
+const nativeMode = (source: string): "unicode" | "legacy" | undefined => {
+  if (Either.isRight(Either.try(() => new RegExp(source, "u")))) return "unicode"
+  if (Either.isRight(Either.try(() => new RegExp(source)))) return "legacy"
+  return undefined
+}
+
+/**
+ * Compiles a schema's pattern for bounded-time matching.
+ *
+ * @internal
+ */
+export const compile = (source: string): Either.Either<Pattern, Refusal> => {
+  const quoted = JSON.stringify(source)
+  const mode = nativeMode(source)
+  if (mode === undefined) {
+    return Either.left({ reason: "InvalidSchema", detail: `pattern ${quoted} is not a valid regular expression` })
+  }
+  const unsupported = (what: string): Either.Either<Pattern, Refusal> =>
+    Either.left({
+      reason: "UnsupportedKeyword",
+      detail: `pattern ${quoted} uses ${what}, which cannot be matched in bounded time`
+    })
+  const translated = translate(source, mode === "unicode")
+  if (Either.isLeft(translated)) return unsupported(translated.left)
+  const compiled = Either.try(() => RE2JS.compile(translated.right))
+  if (Either.isLeft(compiled)) {
+    const reason = compiled.left instanceof Error ? compiled.left.message.replace(/^error parsing regexp: /, "") : ""
+    return unsupported(`a construct the bounded-time engine refuses (${reason})`)
+  }
+  const re = compiled.right
+  return Either.right({ source, size: Math.max(1, re.programSize()), test: (text) => re.test(text) })
+}

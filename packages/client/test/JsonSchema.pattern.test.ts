@@ -1,0 +1,158 @@
+/**
+ * `pattern` and `patternProperties` come from servers, so they run on a linear-time engine: a pattern built to
+ * make a backtracking engine take exponential time is matched at once, matching is charged to the step budget,
+ * what an automaton cannot match is refused, and everything else means what the native engine means.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as FastCheck from "effect/FastCheck"
+import * as Pattern from "../src/internal/jsonSchemaPattern.js"
+import * as JsonSchema from "../src/JsonSchema.js"
+
+const timed = <A>(f: () => A): readonly [A, number] => {
+  const start = performance.now()
+  const result = f()
+  return [result, performance.now() - start]
+}
+
+const reasonOf = (verdict: Either.Either<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) =>
+  Either.isRight(verdict) ? "valid" : verdict.left._tag === "JsonSchemaMismatch" ? "mismatch" : verdict.left.reason
+
+describe("JsonSchema patterns", () => {
+  it("^(a+)+$ against 29 a's and a ! finishes at once (a backtracking engine needs about 2^29 steps)", () => {
+    const [verdict, millis] = timed(() =>
+      JsonSchema.validate({ pattern: "^(a+)+$" }, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa!")
+    )
+    assert.strictEqual(reasonOf(verdict), "mismatch")
+    assert.isBelow(millis, 500)
+    const [keys, keyMillis] = timed(() =>
+      JsonSchema.validate(
+        { patternProperties: { "^(a|aa)+$": false } },
+        { ["a".repeat(5000) + "!"]: 1, aaaa: 2 }
+      )
+    )
+    assert.strictEqual(reasonOf(keys), "mismatch")
+    assert.isBelow(keyMillis, 500)
+  })
+
+  it("long inputs stay linear", () => {
+    const [verdict, millis] = timed(() => JsonSchema.validate({ pattern: "^(\\w+\\s?)*$" }, "ab ".repeat(30_000) + "!"))
+    assert.strictEqual(reasonOf(verdict), "mismatch")
+    assert.isBelow(millis, 1000)
+  })
+
+  it("matching is charged to the step budget: a big program on a long input ends with BudgetExceeded", () => {
+    // about 8 s of automaton simulation on 100,000 characters; refused before it starts
+    const schema = { pattern: "[\\s\\S]{0,1000}a[ab]{900}$" }
+    const [verdict, millis] = timed(() => JsonSchema.validate(schema, "ab".repeat(50_000)))
+    assert.strictEqual(reasonOf(verdict), "BudgetExceeded")
+    assert.isBelow(millis, 1000)
+    assert.strictEqual(reasonOf(JsonSchema.validate(schema, "a" + "b".repeat(900))), "valid")
+  })
+
+  it("a schema whose patterns compile to too big a program is refused", () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`p${i}`, { pattern: `^(?:\\p{L}|\\d|_){1,1000}x${i}$` }])
+    )
+    const [verdict, millis] = timed(() => JsonSchema.validate({ properties }, {}))
+    assert.strictEqual(reasonOf(verdict), "BudgetExceeded")
+    assert.isBelow(millis, 2000)
+  })
+
+  it("what an automaton cannot match is refused; what no engine accepts is invalid", () => {
+    for (const pattern of ["a(?=b)", "a(?!b)", "(?<=a)b", "(?<!a)b", "(a)\\1", "(?<x>a)\\k<x>"]) {
+      const verdict = JsonSchema.validate({ pattern }, "ab")
+      assert.strictEqual(reasonOf(verdict), "UnsupportedKeyword", pattern)
+      assert.include(Either.isLeft(verdict) ? verdict.left.message : "", "bounded time")
+    }
+    for (const pattern of ["(", "[", "a**", "(?i)a"]) {
+      assert.strictEqual(reasonOf(JsonSchema.validate({ pattern }, "a")), "InvalidSchema", pattern)
+    }
+  })
+
+  it("ECMA-262 meanings are kept", () => {
+    const cases: ReadonlyArray<readonly [string, string, boolean]> = [
+      ["^.$", "😀", true],
+      ["^.$", "\n", false],
+      ["^.$", "\u2028", false],
+      ["^\\s$", "\u00a0", true],
+      ["^\\s$", "\ufeff", true],
+      ["^\\S$", "\u3000", false],
+      ["^[\\s]$", "\u2003", true],
+      ["^\\p{Lu}", "Élan", true],
+      ["^\\p{Letter}+$", "héllo", true],
+      ["^\\p{Script=Greek}$", "α", true],
+      ["^\\p{gc=Nd}$", "٣", true],
+      ["^\\P{L}$", "1", true],
+      ["^\\u00e9$", "é", true],
+      ["^\\u{1F600}$", "😀", true],
+      ["^\\uD83D\\uDE00$", "😀", true],
+      ["^\\x41\\cJ$", "A\n", true],
+      ["^a\\-b$", "a-b", true],
+      ["^[^]$", "\n", true],
+      ["^[]$", "", false],
+      ["^[\\b]$", "\b", true],
+      ["\\bword\\b", "a word here", true],
+      ["^(?<year>\\d{4})-\\d{2}$", "2024-05", true],
+      ["^[\\w.-]+@[a-z]+\\.[a-z]{2,}$", "x.y-z@host.io", true],
+      ["^[[]$", "[", true],
+      ["^\\/\\$\\^$", "/$^", true],
+      ["^a{2,3}$", "aaaa", false],
+      ["x{", "x{", true],
+      ["^\\d+(?:\\.\\d+)?$", "3.14", true]
+    ]
+    for (const [pattern, text, expected] of cases) {
+      const compiled = Pattern.compile(pattern)
+      assert.isTrue(Either.isRight(compiled), `${pattern}: ${JSON.stringify(Either.getLeft(compiled))}`)
+      if (Either.isRight(compiled)) assert.strictEqual(compiled.right.test(text), expected, `${pattern} on ${text}`)
+    }
+  })
+
+  // patterns a backtracking engine runs quickly on short inputs: the native engine is the oracle
+  const atom = FastCheck.constantFrom(
+    "a",
+    "b",
+    ".",
+    "\\d",
+    "\\w",
+    "\\s",
+    "\\S",
+    "[ab]",
+    "[^a]",
+    "[a-c\\d]",
+    "\\u0061",
+    "\\x62",
+    "é",
+    "😀",
+    "\\p{L}",
+    "\\b",
+    "-"
+  )
+  const piece = FastCheck.tuple(atom, FastCheck.constantFrom("", "*", "+", "?", "{1,2}", "*?")).map(([a, q]) =>
+    a === "\\b" ? a : a + q
+  )
+  const sequence = FastCheck.array(piece, { minLength: 1, maxLength: 4 }).map((pieces) => pieces.join(""))
+  const pattern = FastCheck.tuple(
+    FastCheck.constantFrom("", "^"),
+    FastCheck.array(sequence, { minLength: 1, maxLength: 3 }),
+    FastCheck.boolean(),
+    FastCheck.constantFrom("", "$")
+  ).map(([start, alternatives, group, end]) =>
+    `${start}${group ? `(?:${alternatives.join("|")})` : alternatives.join("|")}${end}`
+  )
+  const text = FastCheck.array(FastCheck.constantFrom("a", "b", "c", "1", " ", "\u00a0", "é", "😀", "\n", "-", "_"), {
+    maxLength: 8
+  }).map((chars) => chars.join(""))
+
+  it("random patterns give the native engine's verdict", () => {
+    FastCheck.assert(
+      FastCheck.property(pattern, FastCheck.array(text, { minLength: 1, maxLength: 5 }), (source, texts) => {
+        const compiled = Pattern.compile(source)
+        if (Either.isLeft(compiled)) return false
+        const native = new RegExp(source, "u")
+        return texts.every((t) => compiled.right.test(t) === native.test(t))
+      }),
+      { numRuns: 300 }
+    )
+  })
+})
