@@ -8,16 +8,8 @@ import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as OAuth from "@conduit-mcp/client/OAuth"
-import * as Args from "@effect/cli/Args"
-import type * as CliApp from "@effect/cli/CliApp"
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Span from "@effect/cli/HelpDoc/Span"
-import * as Options from "@effect/cli/Options"
-import type * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -33,6 +25,7 @@ import * as Auth from "./auth.js"
 import * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
+import * as Grammar from "./grammar.js"
 import * as HttpServer from "./httpServer.js"
 import { type CliError, ExitCode, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
@@ -47,45 +40,67 @@ export const version = "0.1.0"
 // ---------------------------------------------------------------------------------------------------------------
 // Options shared by every client command
 
-const connectionOptions = Options.all({
-  stdio: Options.text("stdio").pipe(
-    Options.withDescription("Run this command line as a stdio MCP server (split like a shell would, not run by one)"),
-    Options.optional
-  ),
-  url: Options.text("url").pipe(Options.withDescription("Connect to this Streamable HTTP MCP server"), Options.optional),
-  config: Options.text("config").pipe(
-    Options.withDescription("A JSON file with an mcpServers map (command, args, env, url, headers); needs --server"),
-    Options.optional
-  ),
-  server: Options.text("server").pipe(Options.withDescription("The entry of the --config file"), Options.optional),
-  era: Options.choice("era", ["auto", "legacy", "modern"]).pipe(
-    Options.withDescription("Protocol era: auto (probe, then fall back), legacy (2025 handshake), modern (2026-07-28)"),
-    Options.optional
-  ),
-  protocolVersion: Options.text("protocol-version").pipe(
-    Options.withDescription("Pin one protocol version, such as 2025-11-25 or 2026-07-28"),
-    Options.optional
-  ),
-  header: Options.text("header").pipe(
-    Options.withDescription("An HTTP header \"Name: value\" for --url servers (repeatable)"),
-    Options.repeated
-  ),
-  timeout: Options.text("timeout").pipe(
-    Options.withDescription("Give up after this long: 30s, 500ms, 2m (default: 60s per request)"),
-    Options.optional
-  ),
-  json: Options.boolean("json").pipe(
-    Options.withDescription("Print exactly the JSON result of the MCP call on stdout, and nothing else")
-  )
+/**
+ * The options of every command that talks to a server.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const serverOptions: ReadonlyArray<Grammar.OptionSpec> = [
+  {
+    name: "stdio",
+    value: "\"<command line>\"",
+    description: "Start this server as a child process and talk over stdin/stdout (split like a shell would; no shell runs it)"
+  },
+  { name: "url", value: "<url>", description: "A Streamable HTTP server (either era; falls back to HTTP+SSE)" },
+  { name: "config", value: "<file>", description: "A JSON file with an mcpServers map (command, args, env, cwd, or url, headers); with --server" },
+  { name: "server", value: "<name>", description: "The entry of the --config file to use" },
+  {
+    name: "era",
+    value: "<era>",
+    choices: ["auto", "legacy", "modern"],
+    description: "auto (probe, then fall back; the default), legacy (the 2025 handshake) or modern (2026-07-28)"
+  },
+  { name: "protocol-version", value: "<version>", description: "Pin one protocol version, such as 2025-11-25 or 2026-07-28" },
+  { name: "header", value: "\"Name: value\"", repeatable: true, description: "An extra HTTP header for --url servers" },
+  {
+    name: "timeout",
+    value: "<duration>",
+    description: "Per request and for connecting: 30s, 500ms, 2m (a bare number is seconds; default 60s per request)"
+  },
+  { name: "json", description: "Print exactly the JSON result of the MCP call on stdout, and nothing else" }
+]
+
+const argOption: Grammar.OptionSpec = {
+  name: "arg",
+  value: "key=value",
+  repeatable: true,
+  description: "One argument, read by the type the schema declares; merged over the JSON arguments"
+}
+
+type Options = Grammar.Parsed<unknown>["options"]
+
+const text = (options: Options, name: string): Option.Option<string> =>
+  Option.fromNullable(options.get(name)?.at(-1))
+
+const texts = (options: Options, name: string): ReadonlyArray<string> => options.get(name) ?? []
+
+const flag = (options: Options, name: string): boolean => options.has(name)
+
+const connectionOf = (options: Options): Connection.ConnectionOptions => ({
+  stdio: text(options, "stdio"),
+  url: text(options, "url"),
+  config: text(options, "config"),
+  server: text(options, "server"),
+  era: text(options, "era") as Option.Option<McpClient.EraOption>,
+  protocolVersion: text(options, "protocol-version"),
+  header: texts(options, "header"),
+  timeout: text(options, "timeout"),
+  json: flag(options, "json")
 })
 
-const argOption = Options.text("arg").pipe(
-  Options.withDescription("An argument as key=value (repeatable); merged over the JSON arguments"),
-  Options.repeated
-)
-
 // ---------------------------------------------------------------------------------------------------------------
-// Root
+// Help
 
 const exitCodes: ReadonlyArray<readonly [number, string]> = [
   [ExitCode.Success, "success"],
@@ -98,34 +113,18 @@ const exitCodes: ReadonlyArray<readonly [number, string]> = [
   [ExitCode.Interrupted, "interrupted (Ctrl-C); the in-flight request was cancelled"]
 ]
 
-/**
- * The help footer: exit codes and examples.
- *
- * @since 0.1.0
- * @category help
- */
-export const footer: HelpDoc.HelpDoc = HelpDoc.blocks([
-  HelpDoc.h1("EXIT CODES"),
-  HelpDoc.descriptionList([
-    [Span.text(String(exitCodes[0][0])), HelpDoc.p(exitCodes[0][1])],
-    ...exitCodes.slice(1).map(([code, text]): [Span.Span, HelpDoc.HelpDoc] => [
-      Span.text(String(code)),
-      HelpDoc.p(text)
-    ])
-  ]),
-  HelpDoc.h1("EXAMPLES"),
-  HelpDoc.p("conduit tools list                        (the embedded demo server)"),
-  HelpDoc.p("conduit tools call echo '{\"text\":\"hi\"}'"),
-  HelpDoc.p("conduit --stdio \"npx -y @modelcontextprotocol/server-everything\" probe"),
-  HelpDoc.p("conduit --config mcp.json --server files resources list --json")
-])
-
-const root = Command.make("conduit", { connection: connectionOptions }, () =>
-  new UsageError({ message: "give a command, for example `conduit tools list`; `conduit --help` lists them all" })).pipe(
-    Command.withDescription(
-      "A command-line MCP client. With no server option it talks to an embedded demo server, in-process."
-    )
-  )
+const program = {
+  summary: "conduit, a command-line MCP client. With no server option it talks to an embedded demo server, in-process.",
+  footer: [
+    ["Exit codes:", exitCodes.map(([code, meaning]): readonly [string, string] => [String(code), meaning])],
+    ["Examples:", [
+      ["conduit tools list", "the embedded demo server"],
+      ["conduit tools call echo '{\"text\":\"hi\"}'", "call a tool with JSON arguments"],
+      ["conduit --stdio \"npx -y @modelcontextprotocol/server-everything\" probe", "a server started as a child"],
+      ["conduit --config mcp.json --server files resources list --json", "an entry of a config file, as JSON"]
+    ]]
+  ] as const
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Running a command against a server
@@ -154,10 +153,9 @@ const printServerLogs = (client: McpClient.McpClientService) =>
     )
   })
 
-const withClient = (leaf: Connection.ConnectionOptions, body: Body, options?: { readonly serverLogs?: boolean }) =>
+const withClient = (connection: Connection.ConnectionOptions, body: Body, options?: { readonly serverLogs?: boolean }) =>
   Effect.gen(function*() {
-    const outer = yield* root
-    const resolved = yield* Connection.resolve(Connection.merge(outer.connection, leaf))
+    const resolved = yield* Connection.resolve(connection)
     const layer = Connection.clientLayer(resolved, { interactive: Elicitation.isInteractive(), version })
     yield* Effect.scoped(
       Effect.gen(function*() {
@@ -296,32 +294,27 @@ export const parseReference = (text: string): McpSchema.CompleteReference => {
 // ---------------------------------------------------------------------------------------------------------------
 // Commands
 
-const probe = Command.make("probe", { connection: connectionOptions }, ({ connection }) =>
+const probe = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const session = yield* client.session
       const result = Output.probeResult(session)
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.probe(result, session.transport.target))
-    }))).pipe(
-    Command.withDescription("Connect and show the era, protocol version, transport, server info and capabilities")
-  )
+    }))
 
-const toolsList = Command.make("list", { connection: connectionOptions }, ({ connection }) =>
+const toolsList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
     Effect.flatMap(
       client.listTools(),
       (tools) => resolved.json ? Output.json({ tools }) : Output.stdout(Output.tools(tools))
-    ))).pipe(Command.withDescription("List the server's tools"))
+    ))
 
-const toolsCall = Command.make("call", {
-  connection: connectionOptions,
-  name: Args.text({ name: "name" }).pipe(Args.withDescription("The tool")),
-  json: Args.text({ name: "json-arguments" }).pipe(
-    Args.withDescription("The arguments as a JSON object"),
-    Args.optional
-  ),
-  arg: argOption
-}, ({ arg, connection, json, name }) =>
+const toolsCall = (
+  connection: Connection.ConnectionOptions,
+  name: string,
+  json: Option.Option<string>,
+  arg: ReadonlyArray<string>
+) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const args = yield* toolArguments(client, name, json, arg)
@@ -335,85 +328,57 @@ const toolsCall = Command.make("call", {
       )
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.callResult(result))
       if (result.isError === true) return yield* new ToolFailed({ tool: name })
-    }))).pipe(
-    Command.withDescription("Call a tool; progress is shown on stderr; Ctrl-C cancels the call")
-  )
+    }))
 
-const tools = Command.make("tools").pipe(
-  Command.withDescription("List and call tools"),
-  Command.withSubcommands([toolsList, toolsCall])
-)
-
-const resourcesList = Command.make("list", { connection: connectionOptions }, ({ connection }) =>
+const resourcesList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
     Effect.flatMap(
       client.listResources(),
       (resources) => resolved.json ? Output.json({ resources }) : Output.stdout(Output.resources(resources))
-    ))).pipe(Command.withDescription("List the server's resources"))
+    ))
 
-const resourcesTemplates = Command.make("templates", { connection: connectionOptions }, ({ connection }) =>
+const resourcesTemplates = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
     Effect.flatMap(
       client.listResourceTemplates(),
       (resourceTemplates) =>
         resolved.json ? Output.json({ resourceTemplates }) : Output.stdout(Output.templates(resourceTemplates))
-    ))).pipe(Command.withDescription("List the server's resource templates"))
+    ))
 
-const resourcesRead = Command.make("read", {
-  connection: connectionOptions,
-  uri: Args.text({ name: "uri" }).pipe(Args.withDescription("The resource URI"))
-}, ({ connection, uri }) =>
+const resourcesRead = (connection: Connection.ConnectionOptions, uri: string) =>
   withClient(connection, (client, resolved) =>
     Effect.flatMap(
       client.readResource(uri),
       (result) => resolved.json ? Output.json(result) : Output.stdout(Output.readResult(result))
-    ))).pipe(Command.withDescription("Read a resource"))
+    ))
 
-const resources = Command.make("resources").pipe(
-  Command.withDescription("List and read resources"),
-  Command.withSubcommands([resourcesList, resourcesTemplates, resourcesRead])
-)
-
-const promptsList = Command.make("list", { connection: connectionOptions }, ({ connection }) =>
+const promptsList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
     Effect.flatMap(
       client.listPrompts(),
       (prompts) => resolved.json ? Output.json({ prompts }) : Output.stdout(Output.prompts(prompts))
-    ))).pipe(Command.withDescription("List the server's prompts"))
+    ))
 
-const promptsGet = Command.make("get", {
-  connection: connectionOptions,
-  name: Args.text({ name: "name" }).pipe(Args.withDescription("The prompt")),
-  json: Args.text({ name: "json-arguments" }).pipe(
-    Args.withDescription("The arguments as a JSON object of strings"),
-    Args.optional
-  ),
-  arg: argOption
-}, ({ arg, connection, json, name }) =>
+const promptsGet = (
+  connection: Connection.ConnectionOptions,
+  name: string,
+  json: Option.Option<string>,
+  arg: ReadonlyArray<string>
+) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const args = yield* stringArguments(json, arg)
       const result = yield* client.getPrompt({ name, arguments: args })
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.promptResult(result))
-    }))).pipe(Command.withDescription("Get a prompt with its arguments"))
+    }))
 
-const prompts = Command.make("prompts").pipe(
-  Command.withDescription("List and get prompts"),
-  Command.withSubcommands([promptsList, promptsGet])
-)
-
-const complete = Command.make("complete", {
-  connection: connectionOptions,
-  ref: Args.text({ name: "ref" }).pipe(
-    Args.withDescription("prompt:<name> or resource:<uri-template> (a bare URI means a resource, a name a prompt)")
-  ),
-  argument: Args.text({ name: "argument" }).pipe(Args.withDescription("The argument or template variable")),
-  value: Args.text({ name: "value" }).pipe(Args.withDescription("What was typed so far")),
-  arg: Options.text("arg").pipe(
-    Options.withDescription("An already chosen argument as key=value, sent as context (repeatable)"),
-    Options.repeated
-  )
-}, ({ arg, argument, connection, ref, value }) =>
+const complete = (
+  connection: Connection.ConnectionOptions,
+  ref: string,
+  argument: string,
+  value: string,
+  arg: ReadonlyArray<string>
+) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const context = yield* stringArguments(Option.none(), arg)
@@ -423,7 +388,7 @@ const complete = Command.make("complete", {
         ...(Object.keys(context).length > 0 ? { context: { arguments: context } } : {})
       })
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.completion(result))
-    }))).pipe(Command.withDescription("Ask the server to complete a prompt argument or a template variable"))
+    }))
 
 const listMethods = {
   tools: "notifications/tools/list_changed",
@@ -432,16 +397,15 @@ const listMethods = {
   updated: "notifications/resources/updated"
 } as const
 
-const listen = Command.make("listen", {
-  connection: connectionOptions,
-  tools: Options.boolean("tools").pipe(Options.withDescription("Show tool list changes")),
-  prompts: Options.boolean("prompts").pipe(Options.withDescription("Show prompt list changes")),
-  resources: Options.boolean("resources").pipe(Options.withDescription("Show resource list changes")),
-  uri: Options.text("uri").pipe(
-    Options.withDescription("Subscribe to updates of this resource (repeatable)"),
-    Options.repeated
-  )
-}, (options) =>
+interface ListenOptions {
+  readonly connection: Connection.ConnectionOptions
+  readonly tools: boolean
+  readonly prompts: boolean
+  readonly resources: boolean
+  readonly uri: ReadonlyArray<string>
+}
+
+const listen = (options: ListenOptions) =>
   withClient(options.connection, (client, resolved) =>
     Effect.gen(function*() {
       const notifications = yield* client.subscribe
@@ -507,21 +471,15 @@ const listen = Command.make("listen", {
             detail: "the connection closed while listening"
           })
         )
-    }), { serverLogs: false })).pipe(
-    Command.withDescription("Print server notifications until interrupted (all of them unless filtered)")
-  )
+    }), { serverLogs: false })
 
-const demoServer = Command.make("demo-server", {
-  stdio: Options.boolean("stdio").pipe(Options.withDescription("Serve over stdin/stdout")),
-  http: Options.integer("http").pipe(
-    Options.withDescription("Serve Streamable HTTP at http://127.0.0.1:<port>/mcp (0 picks a free port)"),
-    Options.optional
-  ),
-  era: Options.choice("era", ["auto", "legacy", "modern"]).pipe(
-    Options.withDescription("Which era to speak: auto (both), legacy or modern"),
-    Options.withDefault("auto")
-  )
-}, (options) =>
+interface DemoServerOptions {
+  readonly stdio: boolean
+  readonly http: Option.Option<string>
+  readonly era: "auto" | "legacy" | "modern"
+}
+
+const demoServer = (options: DemoServerOptions) =>
   Effect.gen(function*() {
     const eras: McpServer.Eras = options.era === "auto" ? "both" : options.era
     if (options.stdio && Option.isSome(options.http)) {
@@ -532,9 +490,9 @@ const demoServer = Command.make("demo-server", {
     }
     const server = yield* DemoServer.make(eras)
     if (Option.isSome(options.http)) {
-      const port = options.http.value
+      const port = /^\d+$/.test(options.http.value) ? Number(options.http.value) : Number.NaN
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        return yield* new UsageError({ message: `demo-server --http: not a port: ${port}` })
+        return yield* new UsageError({ message: `demo-server --http: not a port: ${options.http.value}` })
       }
       return yield* HttpServer.serve(server, { port }, (url) =>
         Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${url}`))
@@ -543,17 +501,14 @@ const demoServer = Command.make("demo-server", {
     yield* McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout }).pipe(
       Effect.catchAll((error) => Effect.logError("stdio closed", error))
     )
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.Info))).pipe(
-    Command.withDescription("Run the demo server for other clients (and for conduit --stdio)")
-  )
+  }).pipe(Logger.withMinimumLogLevel(LogLevel.Info))
 
 // ---------------------------------------------------------------------------------------------------------------
 // OAuth
 
-const httpTarget = (leaf: Connection.ConnectionOptions, command: string) =>
+const httpTarget = (connection: Connection.ConnectionOptions, command: string) =>
   Effect.gen(function*() {
-    const outer = yield* root
-    const resolved = yield* Connection.resolve(Connection.merge(outer.connection, leaf))
+    const resolved = yield* Connection.resolve(connection)
     if (resolved.target._tag !== "Http") {
       return yield* new UsageError({
         message: `${command} is for HTTP servers: give --url <url> (or a --config entry with a "url")`
@@ -571,16 +526,14 @@ const withAuthorizer = <A>(
     Effect.provide(Auth.layer(mode))
   )
 
-const login = Command.make("login", {
-  connection: connectionOptions,
-  device: Options.boolean("device").pipe(
-    Options.withDescription("Use the device grant: approve on another device with a code")
-  ),
-  noBrowser: Options.boolean("no-browser").pipe(
-    Options.withDescription("Do not open a browser: show the URL and paste back the address it redirects to")
-  ),
-  scope: Options.text("scope").pipe(Options.withDescription("A scope to ask for (repeatable)"), Options.repeated)
-}, (options) =>
+interface LoginOptions {
+  readonly connection: Connection.ConnectionOptions
+  readonly device: boolean
+  readonly noBrowser: boolean
+  readonly scope: ReadonlyArray<string>
+}
+
+const login = (options: LoginOptions) =>
   Effect.gen(function*() {
     const { json, url } = yield* httpTarget(options.connection, "login")
     const mode: Auth.LoginMode = options.device ? "device" : options.noBrowser ? "no-browser" : "browser"
@@ -592,18 +545,18 @@ const login = Command.make("login", {
     yield* json
       ? Output.json(Auth.tokenJson(info))
       : Output.stdout(`Logged in; the token is stored in ${Auth.tokenFile()}\n${Auth.describeToken(info)}`)
-  })).pipe(Command.withDescription("Sign in to an OAuth-protected HTTP server and store the token"))
+  })
 
-const logout = Command.make("logout", { connection: connectionOptions }, ({ connection }) =>
+const logout = (connection: Connection.ConnectionOptions) =>
   Effect.gen(function*() {
     const { url } = yield* httpTarget(connection, "logout")
     // `current` tells whether there was anything to forget
     const held = yield* withAuthorizer(undefined, url, (authorizer) =>
       Effect.flatMap(authorizer.current, (current) => Effect.as(authorizer.logout, Option.isSome(current))))
     yield* Output.stderr(held ? `Logged out of ${url.href}` : `No token was stored for ${url.href}`)
-  })).pipe(Command.withDescription("Forget the stored token of an HTTP server"))
+  })
 
-const whoami = Command.make("whoami", { connection: connectionOptions }, ({ connection }) =>
+const whoami = (connection: Connection.ConnectionOptions) =>
   Effect.gen(function*() {
     const { json, url } = yield* httpTarget(connection, "whoami")
     const current = yield* withAuthorizer(undefined, url, (authorizer) => authorizer.current)
@@ -615,28 +568,172 @@ const whoami = Command.make("whoami", { connection: connectionOptions }, ({ conn
       })
     }
     yield* json ? Output.json(Auth.tokenJson(current.value)) : Output.stdout(Auth.describeToken(current.value))
-  })).pipe(Command.withDescription("Show the stored token of an HTTP server (never the token itself)"))
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// The command table
+
+type Run = (parsed: Grammar.Parsed<unknown>) => Effect.Effect<void, CliError, Connection.Platform>
+
+const command = (spec: Grammar.CommandSpec<Run>): Grammar.CommandSpec<Run> => spec
+
+const arg = (parsed: Grammar.Parsed<unknown>, index: number): string => parsed.arguments[index] ?? ""
+
+const optionalArg = (parsed: Grammar.Parsed<unknown>, index: number): Option.Option<string> =>
+  Option.fromNullable(parsed.arguments[index])
 
 /**
- * The whole command tree.
+ * Every command, in the order help lists them.
  *
  * @since 0.1.0
  * @category commands
  */
-export const command = root.pipe(
-  Command.withSubcommands([probe, tools, resources, prompts, complete, listen, login, logout, whoami, demoServer])
-)
+export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
+  command({
+    path: ["probe"],
+    description: "Connect and show the era, protocol version, transport, server info and capabilities",
+    run: (p) => probe(connectionOf(p.options))
+  }),
+  command({ path: ["tools", "list"], description: "List the server's tools", run: (p) => toolsList(connectionOf(p.options)) }),
+  command({
+    path: ["tools", "call"],
+    description: "Call a tool; progress is shown on stderr; Ctrl-C cancels the call",
+    arguments: [
+      { name: "name", description: "The tool" },
+      { name: "json-arguments", description: "The arguments as a JSON object, such as '{\"text\":\"hi\"}'", optional: true }
+    ],
+    options: [argOption],
+    run: (p) => toolsCall(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"))
+  }),
+  command({
+    path: ["resources", "list"],
+    description: "List the server's resources",
+    run: (p) => resourcesList(connectionOf(p.options))
+  }),
+  command({
+    path: ["resources", "templates"],
+    description: "List the server's resource templates",
+    run: (p) => resourcesTemplates(connectionOf(p.options))
+  }),
+  command({
+    path: ["resources", "read"],
+    description: "Read a resource",
+    arguments: [{ name: "uri", description: "The resource URI" }],
+    run: (p) => resourcesRead(connectionOf(p.options), arg(p, 0))
+  }),
+  command({ path: ["prompts", "list"], description: "List the server's prompts", run: (p) => promptsList(connectionOf(p.options)) }),
+  command({
+    path: ["prompts", "get"],
+    description: "Get a prompt with its arguments",
+    arguments: [
+      { name: "name", description: "The prompt" },
+      { name: "json-arguments", description: "The arguments as a JSON object of strings", optional: true }
+    ],
+    options: [{ ...argOption, description: "One argument (prompt arguments are strings); merged over the JSON arguments" }],
+    run: (p) => promptsGet(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"))
+  }),
+  command({
+    path: ["complete"],
+    description: "Ask the server to complete a prompt argument or a template variable",
+    arguments: [
+      { name: "ref", description: "prompt:<name> or resource:<uri-template> (a bare URI means a resource, a name a prompt)" },
+      { name: "argument", description: "The argument or template variable" },
+      { name: "value", description: "What was typed so far" }
+    ],
+    options: [{ ...argOption, description: "An argument already chosen, sent as context" }],
+    run: (p) => complete(connectionOf(p.options), arg(p, 0), arg(p, 1), arg(p, 2), texts(p.options, "arg"))
+  }),
+  command({
+    path: ["listen"],
+    description: "Print server notifications until interrupted (all of them unless filtered)",
+    options: [
+      { name: "tools", description: "Show tool list changes" },
+      { name: "prompts", description: "Show prompt list changes" },
+      { name: "resources", description: "Show resource list changes" },
+      { name: "uri", value: "<uri>", repeatable: true, description: "Subscribe to updates of this resource" }
+    ],
+    run: (p) =>
+      listen({
+        connection: connectionOf(p.options),
+        tools: flag(p.options, "tools"),
+        prompts: flag(p.options, "prompts"),
+        resources: flag(p.options, "resources"),
+        uri: texts(p.options, "uri")
+      })
+  }),
+  command({
+    path: ["login"],
+    description: "Sign in to an OAuth-protected HTTP server (--url) and store the token",
+    options: [
+      { name: "device", description: "Use the device grant: approve on another device with a code" },
+      { name: "no-browser", description: "Do not open a browser: show the URL and paste back the address it redirects to" },
+      { name: "scope", value: "<scope>", repeatable: true, description: "A scope to ask for" }
+    ],
+    run: (p) =>
+      login({
+        connection: connectionOf(p.options),
+        device: flag(p.options, "device"),
+        noBrowser: flag(p.options, "no-browser"),
+        scope: texts(p.options, "scope")
+      })
+  }),
+  command({ path: ["logout"], description: "Forget the stored token of an HTTP server", run: (p) => logout(connectionOf(p.options)) }),
+  command({
+    path: ["whoami"],
+    description: "Show the stored token's issuer, scope and expiry (never the token itself)",
+    run: (p) => whoami(connectionOf(p.options))
+  }),
+  command({
+    path: ["demo-server"],
+    description: "Serve the demo server to other clients (and to conduit --stdio)",
+    server: false,
+    options: [
+      { name: "stdio", description: "Serve over stdin/stdout" },
+      { name: "http", value: "<port>", description: "Serve Streamable HTTP at http://127.0.0.1:<port>/mcp (0 picks a free port)" },
+      { name: "era", value: "<era>", choices: ["auto", "legacy", "modern"], description: "auto (both eras; the default), legacy or modern" }
+    ],
+    run: (p) =>
+      demoServer({
+        stdio: flag(p.options, "stdio"),
+        http: text(p.options, "http"),
+        era: Option.getOrElse(text(p.options, "era"), () => "auto") as DemoServerOptions["era"]
+      })
+  })
+]
+
+const helpStyle = (): Grammar.HelpStyle => {
+  const columns = process.stdout.columns
+  return {
+    width: Math.min(typeof columns === "number" && columns > 40 ? columns : 100, 120),
+    bold: Output.styles(process.stdout).bold
+  }
+}
 
 /**
- * Runs `conduit` on the given `process.argv`.
+ * The help text for a command path (empty: the whole program).
+ *
+ * @since 0.1.0
+ * @category help
+ */
+export const helpText = (path: ReadonlyArray<string>): string =>
+  Grammar.help(path, commands, serverOptions, program, helpStyle())
+
+/**
+ * Runs `conduit` on the given arguments (`process.argv` without the node and script paths).
  *
  * @since 0.1.0
  * @category running
  */
-export const run: (
+export const run = (
   argv: ReadonlyArray<string>
-) => Effect.Effect<
-  void,
-  CliError | ValidationError.ValidationError,
-  CommandExecutor.CommandExecutor | CliApp.CliApp.Environment
-> = Command.run(command, { name: "conduit", version, footer })
+): Effect.Effect<void, CliError, Connection.Platform> =>
+  Effect.flatMap(Grammar.parse(argv, commands, serverOptions), (request) => {
+    switch (request._tag) {
+      case "Help":
+        return Output.stdout(helpText(request.path).trimEnd())
+      case "Version":
+        return Output.stdout(version)
+      case "Run":
+        return (request.parsed.command.run as Run)(request.parsed)
+    }
+  })

@@ -233,7 +233,13 @@ export const describeTarget = (target: Target): string => {
   }
 }
 
-type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | Terminal.Terminal
+/**
+ * The services a command runs with (NodeContext gives them all).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | Terminal.Terminal
 
 const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
   Layer.unwrapEffect(Effect.gen(function*() {

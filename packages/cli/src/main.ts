@@ -5,7 +5,6 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -18,14 +17,23 @@ import * as Output from "./output.js"
 // stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr
 const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: "auto" }))
 
-const program: Effect.Effect<number> = Cli.run(process.argv).pipe(
+const argv = process.argv.slice(2)
+// `--json` asks for JSON on stdout, failures included (before any `--`, which ends the options)
+const jsonOutput = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : undefined).includes("--json")
+
+const program: Effect.Effect<number> = Cli.run(argv).pipe(
   Effect.as(ExitCode.Success),
-  Effect.catchAll((error) =>
-    // @effect/cli has already printed what was wrong with the command line
-    ValidationError.isValidationError(error)
-      ? Effect.succeed(ExitCode.Usage)
-      : Effect.as(Output.stderr(`conduit: ${describe(error)}`), exitCodeOf(error))
-  ),
+  Effect.catchAll((error) => {
+    const exitCode = exitCodeOf(error)
+    // a tool's isError result was printed already: under --json it is the one JSON object
+    if (jsonOutput && error._tag === "ToolFailed") return Effect.succeed(exitCode)
+    if (jsonOutput) {
+      return Effect.as(Output.json({ error: { tag: error._tag, message: describe(error), exitCode } }), exitCode)
+    }
+    const message = describe(error)
+    const hint = error._tag === "UsageError" && !message.includes("--help") ? " (conduit --help shows the usage)" : ""
+    return Effect.as(Output.stderr(`conduit: ${message}${hint}`), exitCode)
+  }),
   Effect.catchAllDefect((defect) =>
     Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)
   ),

@@ -175,7 +175,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
         ["tools", "call", "slow", "{\"steps\":3,\"delayMs\":1}"]
       ])
       assert.strictEqual(help.code, 0)
-      assert.include(help.stdout, "EXIT CODES")
+      assert.include(help.stdout, "Exit codes:")
       for (const code of ["124", "130"]) assert.include(help.stdout, code)
       assert.strictEqual(slow.code, 0, slow.stderr)
       assert.strictEqual(slow.stdout, "done after 3 steps\n")
