@@ -13,14 +13,13 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Arguments from "./arguments.js"
 import * as Auth from "./auth.js"
 import * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
@@ -182,98 +181,29 @@ const withClient = (connection: Connection.ConnectionOptions, body: Body, option
 // ---------------------------------------------------------------------------------------------------------------
 // Arguments
 
-const JsonObject = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-const decodeJsonObject = Schema.decodeUnknownEither(JsonObject)
-
-/**
- * Reads the optional `<json-arguments>` positional argument: a JSON object.
- *
- * @since 0.1.0
- * @category arguments
- */
-export const parseJsonArguments = (
-  text: Option.Option<string>
-): Either.Either<Readonly<Record<string, unknown>>, UsageError> =>
-  Option.match(text, {
-    onNone: () => Either.right({}),
-    onSome: (raw) =>
-      Either.mapLeft(
-        decodeJsonObject(raw),
-        () => new UsageError({ message: `the arguments must be a JSON object, such as '{"text":"hi"}'; got ${raw}` })
-      )
-  })
-
-/**
- * Reads `--arg key=value` options (the value may contain `=`).
- *
- * @since 0.1.0
- * @category arguments
- */
-export const parseKeyValues = (
-  list: ReadonlyArray<string>
-): Either.Either<ReadonlyArray<readonly [string, string]>, UsageError> => {
-  const pairs: Array<readonly [string, string]> = []
-  for (const item of list) {
-    const index = item.indexOf("=")
-    if (index <= 0) return Either.left(new UsageError({ message: `--arg must be key=value, got ${JSON.stringify(item)}` }))
-    pairs.push([item.slice(0, index), item.slice(index + 1)])
-  }
-  return Either.right(pairs)
-}
-
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const parseJson = (text: string): Option.Option<unknown> => Option.liftThrowable(JSON.parse)(text)
+const nameList = (names: ReadonlyArray<string>): string =>
+  names.length === 0 ? "none" : names.length > 12 ? `${names.slice(0, 12).join(", ")}, ...` : names.join(", ")
 
-/**
- * Turns the text of `--arg key=value` into the value the tool expects, by the type its input schema declares
- * for `key`: strings stay text, numbers and booleans are read, anything else is read as JSON when it parses.
- *
- * @since 0.1.0
- * @category arguments
- */
-export const coerceArgument = (raw: string, property: unknown): unknown => {
-  const types = isRecord(property)
-    ? Array.isArray(property.type) ? property.type : typeof property.type === "string" ? [property.type] : []
-    : []
-  if (types.includes("string")) return raw
-  if ((types.includes("number") || types.includes("integer")) && raw.trim() !== "" && Number.isFinite(Number(raw))) {
-    return Number(raw)
-  }
-  if (types.includes("boolean") && (raw === "true" || raw === "false")) return raw === "true"
-  return Option.getOrElse(parseJson(raw), () => raw)
-}
-
-const toolArguments = (
-  client: McpClient.McpClientService,
-  name: string,
-  json: Option.Option<string>,
-  args: ReadonlyArray<string>
-) =>
-  Effect.gen(function*() {
-    const base = yield* parseJsonArguments(json)
-    const pairs = yield* parseKeyValues(args)
-    if (pairs.length === 0) return base
-    // the schema says how to read each value; a tool the list does not show gets JSON-or-text
-    const tools = yield* client.listTools()
+// The tool, from the list (also what lets the client check the tool's structured output against its schema).
+const findTool = (client: McpClient.McpClientService, name: string) =>
+  Effect.flatMap(client.listTools(), (tools) => {
     const tool = tools.find((candidate) => candidate.name === name)
-    const properties = tool !== undefined && isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {}
-    const merged: Record<string, unknown> = { ...base }
-    for (const [key, raw] of pairs) merged[key] = coerceArgument(raw, properties[key])
-    return merged
+    return tool !== undefined
+      ? Effect.succeed(tool)
+      : Effect.fail(new UsageError({ message: `unknown tool ${JSON.stringify(name)} (tools: ${nameList(tools.map((t) => t.name))})` }))
   })
 
-const stringArguments = (json: Option.Option<string>, args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const base = yield* parseJsonArguments(json)
-    const pairs = yield* parseKeyValues(args)
-    const merged: Record<string, string> = {}
-    for (const [key, value] of Object.entries(base)) {
-      merged[key] = typeof value === "string" ? value : JSON.stringify(value)
-    }
-    for (const [key, value] of pairs) merged[key] = value
-    return merged
+const findPrompt = (client: McpClient.McpClientService, name: string) =>
+  Effect.flatMap(client.listPrompts(), (prompts) => {
+    const prompt = prompts.find((candidate) => candidate.name === name)
+    return prompt !== undefined
+      ? Effect.succeed(prompt)
+      : Effect.fail(
+        new UsageError({ message: `unknown prompt ${JSON.stringify(name)} (prompts: ${nameList(prompts.map((p) => p.name))})` })
+      )
   })
 
 /**
@@ -317,7 +247,8 @@ const toolsCall = (
 ) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
-      const args = yield* toolArguments(client, name, json, arg)
+      const tool = yield* findTool(client, name)
+      const args = yield* Arguments.toolArguments(tool, json, arg)
       const progress = yield* Progress.make({ quiet: false })
       const result = yield* client.callTool({ name, arguments: args }, {
         onProgress: progress.onProgress,
@@ -367,7 +298,8 @@ const promptsGet = (
 ) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
-      const args = yield* stringArguments(json, arg)
+      const prompt = yield* findPrompt(client, name)
+      const args = yield* Arguments.promptArguments(prompt, json, arg)
       const result = yield* client.getPrompt({ name, arguments: args })
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.promptResult(result))
     }))
@@ -381,7 +313,7 @@ const complete = (
 ) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
-      const context = yield* stringArguments(Option.none(), arg)
+      const context = Object.fromEntries(yield* Arguments.parseKeyValues(arg))
       const result = yield* client.complete({
         ref: parseReference(ref),
         argument: { name: argument, value },

@@ -96,7 +96,6 @@ export const parse = <A>(
   commands: ReadonlyArray<CommandSpec<A>>,
   serverOptions: ReadonlyArray<OptionSpec>
 ): Either.Either<Request<A>, UsageError> => {
-  const fail = (message: string) => Either.left(new UsageError({ message }))
   const path: Array<string> = []
   const positionals: Array<string> = []
   const given = new Map<string, Array<string>>()
@@ -104,6 +103,10 @@ export const parse = <A>(
   let help = false
   let version = false
   let onlyPositionals = false
+  const fail = (message: string) =>
+    Either.left(
+      new UsageError({ message: `${message} (conduit ${path.length > 0 ? `${path.join(" ")} ` : ""}--help shows the usage)` })
+    )
 
   const children = (prefix: ReadonlyArray<string>) =>
     commands.filter((c) => c.path.length > prefix.length && prefix.every((word, i) => c.path[i] === word))
@@ -140,7 +143,7 @@ export const parse = <A>(
     const option = lookup(name, !long)
     if (option === undefined) {
       const where = command !== undefined ? ` for conduit ${command.path.join(" ")}` : ""
-      return fail(`unknown option ${long ? `--${name}` : `-${name}`}${where} (conduit --help lists the options)`)
+      return fail(`unknown option ${long ? `--${name}` : `-${name}`}${where}`)
     }
     let value = "true"
     if (option.value !== undefined) {
@@ -172,7 +175,7 @@ export const parse = <A>(
   if (help) return Either.right({ _tag: "Help", path })
   if (version && path.length === 0) return Either.right({ _tag: "Version" })
   if (command === undefined) {
-    if (path.length === 0) return fail("give a command, for example `conduit tools list`; `conduit --help` lists them all")
+    if (path.length === 0) return fail("give a command, for example `conduit tools list`")
     return fail(`conduit ${path.join(" ")} needs a command: ${nextWords(path).join(", ")}`)
   }
   const specs = command.arguments ?? []

@@ -30,9 +30,7 @@ const program: Effect.Effect<number> = Cli.run(argv).pipe(
     if (jsonOutput) {
       return Effect.as(Output.json({ error: { tag: error._tag, message: describe(error), exitCode } }), exitCode)
     }
-    const message = describe(error)
-    const hint = error._tag === "UsageError" && !message.includes("--help") ? " (conduit --help shows the usage)" : ""
-    return Effect.as(Output.stderr(`conduit: ${message}${hint}`), exitCode)
+    return Effect.as(Output.stderr(`conduit: ${describe(error)}`), exitCode)
   }),
   Effect.catchAllDefect((defect) =>
     Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)

@@ -97,7 +97,11 @@ describe("grammar", () => {
     assert.strictEqual(json.status, 2)
     assert.strictEqual(json.stderr, "")
     assert.deepStrictEqual(JSON.parse(json.stdout), {
-      error: { tag: "UsageError", message: "--era must be one of auto, legacy, modern; got \"bogus\"", exitCode: 2 }
+      error: {
+        tag: "UsageError",
+        message: "--era must be one of auto, legacy, modern; got \"bogus\" (conduit --help shows the usage)",
+        exitCode: 2
+      }
     })
   })
 })

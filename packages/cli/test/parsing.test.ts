@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Arguments from "../src/arguments.js"
 import * as Cli from "../src/cli.js"
 import * as Connection from "../src/connection.js"
 import * as Elicitation from "../src/elicitation.js"
@@ -58,24 +59,73 @@ describe("options", () => {
 
 describe("arguments", () => {
   it("--arg values follow the type the tool declares", () => {
-    assert.strictEqual(Cli.coerceArgument("007", { type: "string" }), "007")
-    assert.strictEqual(Cli.coerceArgument("42", { type: "integer" }), 42)
-    assert.strictEqual(Cli.coerceArgument("abc", { type: "number" }), "abc") // left for the server to refuse
-    assert.strictEqual(Cli.coerceArgument("true", { type: "boolean" }), true)
-    assert.deepStrictEqual(Cli.coerceArgument("[1,2]", { type: "array" }), [1, 2])
-    assert.deepStrictEqual(Cli.coerceArgument("{\"a\":1}", undefined), { a: 1 })
-    assert.strictEqual(Cli.coerceArgument("hello", undefined), "hello")
-    assert.strictEqual(Cli.coerceArgument("12", { type: ["string", "null"] }), "12")
+    const read = (raw: string, property: unknown) => Arguments.coerceArgument(raw, property)
+    assert.deepStrictEqual(read("007", { type: "string" }), Option.some("007"))
+    assert.deepStrictEqual(read("42", { type: "integer" }), Option.some(42))
+    assert.deepStrictEqual(read("4.5", { type: "integer" }), Option.none())
+    assert.deepStrictEqual(read("abc", { type: "number" }), Option.none())
+    assert.deepStrictEqual(read("true", { type: "boolean" }), Option.some(true))
+    assert.deepStrictEqual(read("yes", { type: "boolean" }), Option.some(true))
+    assert.deepStrictEqual(read("maybe", { type: "boolean" }), Option.none())
+    assert.deepStrictEqual(read("[1,2]", { type: "array" }), Option.some([1, 2]))
+    assert.deepStrictEqual(read("a, b", { type: "array", items: { type: "string" } }), Option.some(["a", "b"]))
+    assert.deepStrictEqual(read("1,2", { type: "array", items: { type: "number" } }), Option.some([1, 2]))
+    assert.deepStrictEqual(read("1,x", { type: "array", items: { type: "number" } }), Option.none())
+    assert.deepStrictEqual(read("{\"a\":1}", undefined), Option.some({ a: 1 }))
+    assert.deepStrictEqual(read("hello", undefined), Option.some("hello"))
+    assert.deepStrictEqual(read("12", { type: ["string", "null"] }), Option.some("12"))
+    assert.deepStrictEqual(read("null", { type: ["string", "null"] }), Option.some(null))
+    assert.deepStrictEqual(read("null", { type: "string" }), Option.some("null"))
+  })
+
+  it("tool arguments are checked against the input schema before any call", () => {
+    const tool = {
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: {
+          a: { type: "number" },
+          tags: { type: "array", items: { type: "string" } },
+          flag: { type: "boolean" },
+          address: { type: "object", properties: { city: { type: "string" } } },
+          mode: { type: "string", enum: ["fast", "slow"] }
+        },
+        required: ["a"]
+      }
+    } as const
+    const build = (json: string | undefined, args: ReadonlyArray<string>) =>
+      Arguments.toolArguments(tool, Option.fromNullable(json), args)
+    assert.deepStrictEqual(
+      build(undefined, ["a=2", "tags=x,y", "flag=no", "address.city=Oslo"]),
+      Either.right({ a: 2, tags: ["x", "y"], flag: false, address: { city: "Oslo" } })
+    )
+    const message = (result: Either.Either<unknown, { readonly message: string }>) =>
+      Either.isLeft(result) ? result.left.message : "parsed"
+    assert.include(message(build(undefined, ["a=abc"])), "--arg a: expected a number, got \"abc\"")
+    assert.include(message(build(undefined, ["a=1", "flag=maybe"])), "--arg flag: expected true or false")
+    assert.include(message(build(undefined, ["tags=x"])), "missing a (a number)")
+    assert.include(message(build(undefined, ["a=1", "colour=red"])), "unknown argument \"colour\"")
+    assert.include(message(build("{\"a\":1,\"mode\":\"medium\"}", [])), "mode:")
+    assert.include(message(build("{\"a\":\"1\"}", [])), "a:")
+  })
+
+  it("prompt arguments are checked against the declared ones", () => {
+    const prompt = { name: "p", arguments: [{ name: "topic", required: true }, { name: "tone" }] }
+    assert.deepStrictEqual(Arguments.promptArguments(prompt, Option.none(), ["topic=x"]), Either.right({ topic: "x" }))
+    const left = Arguments.promptArguments(prompt, Option.none(), ["tone=dry"])
+    assert.isTrue(Either.isLeft(left) && left.left.message.includes("missing topic"))
+    const unknown = Arguments.promptArguments(prompt, Option.none(), ["topic=x", "mood=y"])
+    assert.isTrue(Either.isLeft(unknown) && unknown.left.message.includes("unknown argument \"mood\""))
   })
 
   it("key=value pairs and JSON objects", () => {
-    assert.deepStrictEqual(Cli.parseKeyValues(["a=1", "b=x=y", "c="]), Either.right([["a", "1"], ["b", "x=y"], ["c", ""]]))
-    assert.isTrue(Either.isLeft(Cli.parseKeyValues(["=1"])))
-    assert.isTrue(Either.isLeft(Cli.parseKeyValues(["flag"])))
-    assert.deepStrictEqual(Cli.parseJsonArguments(Option.some("{\"a\":[1]}")), Either.right({ a: [1] }))
-    assert.deepStrictEqual(Cli.parseJsonArguments(Option.none()), Either.right({}))
-    assert.isTrue(Either.isLeft(Cli.parseJsonArguments(Option.some("[1]"))))
-    assert.isTrue(Either.isLeft(Cli.parseJsonArguments(Option.some("{oops"))))
+    assert.deepStrictEqual(Arguments.parseKeyValues(["a=1", "b=x=y", "c="]), Either.right([["a", "1"], ["b", "x=y"], ["c", ""]]))
+    assert.isTrue(Either.isLeft(Arguments.parseKeyValues(["=1"])))
+    assert.isTrue(Either.isLeft(Arguments.parseKeyValues(["flag"])))
+    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.some("{\"a\":[1]}")), Either.right({ a: [1] }))
+    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.none()), Either.right({}))
+    assert.isTrue(Either.isLeft(Arguments.parseJsonArguments(Option.some("[1]"))))
+    assert.isTrue(Either.isLeft(Arguments.parseJsonArguments(Option.some("{oops"))))
   })
 
   it("completion references", () => {
