@@ -23,6 +23,7 @@ import * as Arguments from "./arguments.js"
 import * as Auth from "./auth.js"
 import * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
+import * as Describe from "./describe.js"
 import * as Elicitation from "./elicitation.js"
 import * as Grammar from "./grammar.js"
 import * as HttpServer from "./httpServer.js"
@@ -260,6 +261,13 @@ const toolsCall = (
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.callResult(result))
       if (result.isError === true) return yield* new ToolFailed({ tool: name })
     }))
+
+const toolsDescribe = (connection: Connection.ConnectionOptions, name: string) =>
+  withClient(connection, (client, resolved) =>
+    Effect.flatMap(
+      findTool(client, name),
+      (tool) => resolved.json ? Output.json(tool) : Output.stdout(Describe.tool(tool))
+    ))
 
 const resourcesList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
@@ -536,6 +544,12 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
     ],
     options: [argOption],
     run: (p) => toolsCall(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"))
+  }),
+  command({
+    path: ["tools", "describe"],
+    description: "Show one tool: its description, annotations, and its arguments and result as readable text",
+    arguments: [{ name: "name", description: "The tool" }],
+    run: (p) => toolsDescribe(connectionOf(p.options), arg(p, 0))
   }),
   command({
     path: ["resources", "list"],

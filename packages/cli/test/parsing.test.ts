@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Arguments from "../src/arguments.js"
 import * as Cli from "../src/cli.js"
+import * as Describe from "../src/describe.js"
 import * as Connection from "../src/connection.js"
 import * as Elicitation from "../src/elicitation.js"
 import * as Errors from "../src/errors.js"
@@ -198,3 +199,40 @@ describe("progress and exit codes", () => {
     assert.deepStrictEqual(codes, [1, 2, 2, 3, 3, 4, 5, 5, 124, 124])
   })
 })
+
+describe("tools describe", () => {
+  it("shows arguments with their facts, and the structured result", () => {
+    const text = Describe.tool({
+      name: "t",
+      title: "T",
+      description: "Does t.",
+      annotations: { readOnlyHint: true },
+      inputSchema: {
+        type: "object",
+        properties: { n: { type: "integer", minimum: 1, description: "How many" }, tags: { type: "array", items: { type: "string" } } },
+        required: ["n"]
+      },
+      outputSchema: { type: "object", properties: { total: { type: "number" } } }
+    })
+    assert.include(text, "t — T")
+    assert.include(text, "readOnlyHint: true")
+    assert.include(text, "n (integer, required, min 1) — How many")
+    assert.include(text, "tags (list of string, optional)")
+    assert.include(text, "Structured result:\n  total (number, optional)")
+  })
+
+  it("a hostile schema (20,000 levels deep, 100,000 properties) gives bounded text and no stack overflow", () => {
+    let deep: Record<string, unknown> = { type: "string" }
+    for (let i = 0; i < 20_000; i++) deep = { type: "array", items: deep }
+    let nested: Record<string, unknown> = { type: "object", properties: {} }
+    for (let i = 0; i < 20_000; i++) nested = { type: "object", properties: { x: nested } }
+    const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`p${i}`, { type: "string" }]))
+    const text = Describe.tool({
+      name: "hostile",
+      inputSchema: { type: "object", properties: { deep, nested, ...wide } }
+    })
+    assert.isBelow(text.length, 20_000)
+    assert.include(text, "…")
+  })
+})
+
