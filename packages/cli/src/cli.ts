@@ -30,6 +30,7 @@ import * as HttpServer from "./httpServer.js"
 import { type CliError, ExitCode, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
+import * as ServerConfig from "./serverConfig.js"
 
 /**
  * @since 0.1.0
@@ -268,6 +269,30 @@ const toolsDescribe = (connection: Connection.ConnectionOptions, name: string) =
       findTool(client, name),
       (tool) => resolved.json ? Output.json(tool) : Output.stdout(Describe.tool(tool))
     ))
+
+const servers = (connection: Connection.ConnectionOptions) =>
+  Effect.gen(function*() {
+    const files = Option.isSome(connection.config)
+      ? [{ path: connection.config.value, servers: yield* ServerConfig.readAll(connection.config.value) }]
+      : yield* ServerConfig.discover()
+    const rows = files.flatMap((file) =>
+      Object.entries(file.servers).map(([name, entry]) => ({
+        name,
+        kind: entry.url !== undefined ? "http" : "stdio",
+        target: entry.url ?? [entry.command ?? "", ...(entry.args ?? [])].join(" "),
+        file: file.path
+      }))
+    )
+    if (connection.json) return yield* Output.json({ servers: rows })
+    if (rows.length === 0) {
+      return yield* Output.stdout(
+        Option.isSome(connection.config)
+          ? `(no servers in ${connection.config.value})`
+          : `(no config file found; looked in ${ServerConfig.knownLocations().join(", ")})`
+      )
+    }
+    yield* Output.stdout(Output.table(["NAME", "KIND", "COMMAND OR URL", "FILE"], rows.map((r) => [r.name, r.kind, r.target, r.file])))
+  })
 
 const resourcesList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
@@ -529,6 +554,12 @@ const optionalArg = (parsed: Grammar.Parsed<unknown>, index: number): Option.Opt
  * @category commands
  */
 export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
+  command({
+    path: ["servers"],
+    description: "List the servers of a --config file, or of the config files of Claude Desktop, Cursor, VS Code and " +
+      "the project (.mcp.json); --server <name> alone picks from those",
+    run: (p) => servers(connectionOf(p.options))
+  }),
   command({
     path: ["probe"],
     description: "Connect and show the era, protocol version, transport, server info and capabilities",

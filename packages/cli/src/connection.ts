@@ -146,6 +146,21 @@ const parseUrl = (text: string): Effect.Effect<URL, UsageError> =>
     )
   )
 
+// `--server <name>` alone: the first known config file (project files, then the user's) that names it
+const findKnown = (name: string) =>
+  Effect.gen(function*() {
+    const found = yield* ServerConfig.discover()
+    const match = found.find((file) => Object.hasOwn(file.servers, name))
+    if (match !== undefined) return yield* ServerConfig.load(match.path, name)
+    const known = found.flatMap((file) => Object.keys(file.servers))
+    return yield* usage(
+      `no server named ${JSON.stringify(name)} in the known config files` +
+        (found.length === 0
+          ? ` (none exists: ${ServerConfig.knownLocations().join(", ")}); give --config <file>`
+          : ` (they have: ${known.join(", ")}; conduit servers lists them)`)
+    )
+  })
+
 /**
  * Checks the options and finds the target.
  *
@@ -160,11 +175,12 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
       Option.isSome(options.config) ? "--config" : undefined
     ].filter((flag) => flag !== undefined)
     if (chosen.length > 1) return yield* usage(`choose one server: ${chosen.join(" and ")} were both given`)
-    if (Option.isSome(options.server) && Option.isNone(options.config)) {
-      return yield* usage("--server names an entry of a --config file; give --config too")
-    }
     if (Option.isSome(options.config) && Option.isNone(options.server)) {
-      return yield* usage("--config needs --server <name> to pick one of its servers")
+      const names = Object.keys(yield* ServerConfig.readAll(options.config.value))
+      return yield* usage(
+        `--config needs --server <name> to pick one of its servers: ${names.length > 0 ? names.join(", ") : "(it lists none)"}` +
+          ` (conduit servers --config ${options.config.value} describes them)`
+      )
     }
     const headers = yield* Either.mapLeft(parseHeaders(options.header), usage)
     const hasHeaders = Object.keys(headers).length > 0
@@ -178,8 +194,10 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
       target = { _tag: "Stdio", command, args, env: undefined, cwd: undefined }
     } else if (Option.isSome(options.url)) {
       target = { _tag: "Http", url: yield* parseUrl(options.url.value), headers }
-    } else if (Option.isSome(options.config) && Option.isSome(options.server)) {
-      const entry = yield* ServerConfig.load(options.config.value, options.server.value)
+    } else if (Option.isSome(options.server)) {
+      const entry = Option.isSome(options.config)
+        ? yield* ServerConfig.load(options.config.value, options.server.value)
+        : yield* findKnown(options.server.value)
       if (entry.url !== undefined) {
         target = { _tag: "Http", url: yield* parseUrl(entry.url), headers: { ...entry.headers, ...headers } }
       } else {

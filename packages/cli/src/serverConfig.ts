@@ -12,6 +12,9 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Os from "node:os"
+import * as NodePath from "node:path"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { UsageError } from "./errors.js"
@@ -41,7 +44,89 @@ const ConfigFile = Schema.Struct({
   servers: Schema.optional(Schema.Record({ key: Schema.String, value: ServerEntry }))
 })
 
-const decode = Schema.decodeUnknown(Schema.parseJson(ConfigFile))
+const decodeConfig = Schema.decodeUnknown(ConfigFile)
+
+/**
+ * Every server of the config file at `path`, by name. An unreadable file, text that is not JSON, and JSON that is
+ * not an mcpServers file are each one usage error whose first line says which.
+ *
+ * @since 0.1.0
+ * @category loading
+ */
+export const readAll = (
+  path: string
+): Effect.Effect<Readonly<Record<string, ServerEntry>>, UsageError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(path).pipe(
+      Effect.mapError((error) => new UsageError({ message: `cannot read config file ${path}: ${error.message}` }))
+    )
+    const json = Either.try({ try: () => JSON.parse(text) as unknown, catch: (error) => String(error) })
+    if (Either.isLeft(json)) {
+      return yield* new UsageError({ message: `config file ${path} is not JSON: ${json.left.split("\n")[0]}` })
+    }
+    const config = yield* decodeConfig(json.right).pipe(
+      Effect.mapError((error) => {
+        const detail = ParseResult.TreeFormatter.formatErrorSync(error).split("\n")
+        return new UsageError({
+          message: `config file ${path} is not an mcpServers file (each entry needs "command" or "url")` +
+            `\n${detail.slice(0, 8).join("\n")}${detail.length > 8 ? "\n…" : ""}`
+        })
+      })
+    )
+    return { ...config.servers, ...config.mcpServers }
+  })
+
+/**
+ * Where MCP hosts keep their server lists, in the order a bare `--server <name>` searches them: the project's
+ * files in the working directory first (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`), then the user's
+ * (Claude Desktop, Cursor, VS Code) for this platform.
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const knownLocations = (
+  home: string = Os.homedir(),
+  cwd: string = process.cwd(),
+  platform: NodeJS.Platform = process.platform,
+  appData: string | undefined = process.env.APPDATA
+): ReadonlyArray<string> => {
+  const join = NodePath.join
+  const userConfig = platform === "darwin"
+    ? join(home, "Library", "Application Support")
+    : platform === "win32"
+    ? appData ?? join(home, "AppData", "Roaming")
+    : process.env.XDG_CONFIG_HOME ?? join(home, ".config")
+  return [
+    join(cwd, ".mcp.json"),
+    join(cwd, ".cursor", "mcp.json"),
+    join(cwd, ".vscode", "mcp.json"),
+    join(userConfig, "Claude", "claude_desktop_config.json"),
+    join(home, ".cursor", "mcp.json"),
+    join(userConfig, "Code", "User", "mcp.json")
+  ]
+}
+
+/**
+ * The known config files that exist, with their servers (files that cannot be read are passed over).
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const discover = (
+  locations: ReadonlyArray<string> = knownLocations()
+): Effect.Effect<ReadonlyArray<{ readonly path: string; readonly servers: Readonly<Record<string, ServerEntry>> }>, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const found: Array<{ readonly path: string; readonly servers: Readonly<Record<string, ServerEntry>> }> = []
+    for (const path of locations) {
+      const exists = yield* Effect.orElseSucceed(fs.exists(path), () => false)
+      if (!exists) continue
+      const servers = yield* Effect.option(readAll(path))
+      if (servers._tag === "Some") found.push({ path, servers: servers.value })
+    }
+    return found
+  })
 
 /**
  * Loads server `name` from `path`.
@@ -54,18 +139,7 @@ export const load = (
   name: string
 ): Effect.Effect<ServerEntry, UsageError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new UsageError({ message: `cannot read config file ${path}: ${error.message}` }))
-    )
-    const config = yield* decode(text).pipe(
-      Effect.mapError((error) =>
-        new UsageError({
-          message: `config file ${path} is not a valid mcpServers file:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-      )
-    )
-    const servers = { ...config.servers, ...config.mcpServers }
+    const servers = yield* readAll(path)
     const entry = Object.hasOwn(servers, name) ? servers[name] : undefined
     if (entry === undefined) {
       const known = Object.keys(servers)
