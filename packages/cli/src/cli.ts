@@ -27,7 +27,7 @@ import * as Describe from "./describe.js"
 import * as Elicitation from "./elicitation.js"
 import * as Grammar from "./grammar.js"
 import * as HttpServer from "./httpServer.js"
-import { type CliError, ExitCode, TimedOut, ToolFailed, UsageError } from "./errors.js"
+import { type CliError, ExitCode, SystemFailure, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
 import * as ServerConfig from "./serverConfig.js"
@@ -69,7 +69,8 @@ export const serverOptions: ReadonlyArray<Grammar.OptionSpec> = [
     value: "<duration>",
     description: "Per request and for connecting: 30s, 500ms, 2m (a bare number is seconds; default 60s per request)"
   },
-  { name: "json", description: "Print exactly the JSON result of the MCP call on stdout, and nothing else" }
+  { name: "json", description: "Print exactly the JSON result of the MCP call on stdout, and nothing else" },
+  { name: "verbose", short: "v", description: "Show the client's log on stderr (warnings, retries, lines a server wrote that were not MCP)" }
 ]
 
 const argOption: Grammar.OptionSpec = {
@@ -154,13 +155,24 @@ const printServerLogs = (client: McpClient.McpClientService) =>
     )
   })
 
+// A server that cannot be started, said in words: `cannot start "x": command not found`
+const explainStart = (target: Connection.Target, error: CliError): CliError => {
+  if (target._tag !== "Stdio" || error._tag !== "TransportError" || error.reason !== "Spawn") return error
+  const why = /ENOENT|NotFound/.test(error.detail ?? "")
+    ? "command not found"
+    : /EACCES|PermissionDenied/.test(error.detail ?? "")
+    ? "permission denied"
+    : error.detail ?? "the spawn failed"
+  return new SystemFailure({ message: `cannot start ${JSON.stringify(target.command)}: ${why}`, exitCode: ExitCode.Connection })
+}
+
 const withClient = (connection: Connection.ConnectionOptions, body: Body, options?: { readonly serverLogs?: boolean }) =>
   Effect.gen(function*() {
     const resolved = yield* Connection.resolve(connection)
     const layer = Connection.clientLayer(resolved, { interactive: Elicitation.isInteractive(), version })
     yield* Effect.scoped(
       Effect.gen(function*() {
-        const connect = Layer.build(layer)
+        const connect = Layer.build(layer).pipe(Effect.mapError((error) => explainStart(resolved.target, error)))
         const timeout = resolved.timeout
         const context = yield* timeout === undefined ? connect : connect.pipe(
           Effect.timeoutFail({
@@ -174,6 +186,7 @@ const withClient = (connection: Connection.ConnectionOptions, body: Body, option
           })
         )
         const client = Context.get(context, McpClient.McpClient)
+
         if (options?.serverLogs !== false) yield* printServerLogs(client)
         yield* body(client, resolved)
       })
@@ -711,6 +724,11 @@ export const run = (
       case "Version":
         return Output.stdout(version)
       case "Run":
-        return (request.parsed.command.run as Run)(request.parsed)
+        return (request.parsed.command.run as Run)(request.parsed).pipe(
+          // a failure is reported once, as a sentence; the log's own lines are for --verbose
+          request.parsed.command.server !== false
+            ? Logger.withMinimumLogLevel(request.parsed.options.has("verbose") ? LogLevel.Debug : LogLevel.Error)
+            : (effect) => effect
+        )
     }
   })

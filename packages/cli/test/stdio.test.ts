@@ -88,7 +88,8 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
         ["--stdio", "node -e 'oops", "probe"]
       ])
       assert.strictEqual(notFound.code, 3)
-      assert.include(notFound.stderr, "conduit-test-no-such-command")
+      // one sentence, and no log lines before it
+      assert.strictEqual(notFound.stderr, "conduit: cannot start \"conduit-test-no-such-command\": command not found\n")
       assert.strictEqual(exits.code, 3)
       assert.include(exits.stderr, "code 7")
       assert.strictEqual(unbalanced.code, 2)
