@@ -147,8 +147,9 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
       assert.strictEqual(badJson.code, 2)
       assert.include(badJson.stderr, "must be a JSON object")
       assert.strictEqual(badOption.code, 2)
-      assert.strictEqual(unknownTool.code, 5)
-      assert.include(unknownTool.stderr, "Unknown tool: no-such-tool")
+      // an unknown tool is found before any call: a usage error on every server
+      assert.strictEqual(unknownTool.code, 2)
+      assert.include(unknownTool.stderr, "unknown tool \"no-such-tool\"")
       assert.strictEqual(timeout.code, 124, timeout.stderr)
       assert.include(timeout.stderr, "timed out")
       assert.strictEqual(badTimeout.code, 2)
