@@ -954,3 +954,29 @@ export const serve = <EI, EO, RI = never, RO = never>(
     readonly drainTimeout?: Duration.DurationInput | undefined
   }
 ): Effect.Effect<void, EI | EO, RI | RO> => stdio.serve(server, options)
+
+/**
+ * The stdio binding as a layer: serves one connection over `input` and `output` (on Node,
+ * `NodeStream.stdin` and `NodeSink.stdout`) for the life of the layer, as {@link serve} does. When the
+ * streams end or fail, the binding stops and says so in the log; the rest of the program goes on.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStdio = <EI, EO, RI = never, RO = never>(
+  server: Server,
+  options: {
+    readonly input: Stream.Stream<Uint8Array, EI, RI>
+    readonly output: Sink.Sink<unknown, Uint8Array, unknown, EO, RO>
+    readonly drainTimeout?: Duration.DurationInput | undefined
+  }
+): Layer.Layer<never, never, RI | RO> =>
+  Layer.scopedDiscard(
+    Effect.forkScoped(
+      serve(server, options).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("the stdio binding stopped", cause)),
+        Effect.annotateLogs({ module: "McpServer", server: server.info.name })
+      )
+    )
+  )
+
