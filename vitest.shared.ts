@@ -17,7 +17,9 @@ const config: ViteUserConfig = {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    fakeTimers: { toFake: undefined }
+    fakeTimers: { toFake: undefined },
+    // fixture programs the tests start with tsx resolve the workspace packages to their sources too
+    env: { TSX_TSCONFIG_PATH: Url.fileURLToPath(new URL("./tsconfig.base.json", import.meta.url)) }
   }
 }
 
