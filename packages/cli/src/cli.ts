@@ -155,15 +155,32 @@ const printServerLogs = (client: McpClient.McpClientService) =>
     )
   })
 
-// A server that cannot be started, said in words: `cannot start "x": command not found`
-const explainStart = (target: Connection.Target, error: CliError): CliError => {
-  if (target._tag !== "Stdio" || error._tag !== "TransportError" || error.reason !== "Spawn") return error
-  const why = /ENOENT|NotFound/.test(error.detail ?? "")
-    ? "command not found"
-    : /EACCES|PermissionDenied/.test(error.detail ?? "")
-    ? "permission denied"
-    : error.detail ?? "the spawn failed"
-  return new SystemFailure({ message: `cannot start ${JSON.stringify(target.command)}: ${why}`, exitCode: ExitCode.Connection })
+// Why a connection could not be made, said in words: a server that cannot be started (`cannot start "x": command
+// not found`), or a server that does not speak the era asked for with --era (the same exit code on every transport)
+const explainConnect = (resolved: Connection.Resolved, error: CliError): CliError => {
+  const target = resolved.target
+  if (target._tag === "Stdio" && error._tag === "TransportError" && error.reason === "Spawn") {
+    const detail = error.detail ?? ""
+    const why = /ENOENT|NotFound/.test(detail)
+      ? "command not found"
+      : /EACCES|PermissionDenied/.test(detail)
+      ? "permission denied"
+      : detail
+    return new SystemFailure({ message: `cannot start ${JSON.stringify(target.command)}: ${why}`, exitCode: ExitCode.Connection })
+  }
+  const refusedModern = resolved.era === "modern" && (
+    (error._tag === "McpError" && error.code === McpSchema.ErrorCode.MethodNotFound) ||
+    (error._tag === "TransportError" && error.reason === "HttpStatus" && [400, 404, 405].includes(error.status ?? 0))
+  )
+  if (refusedModern) {
+    return new SystemFailure({
+      message: `${Connection.describeTarget(target)} does not speak the 2026-07-28 protocol asked for with --era modern ` +
+        `(it answered server/discover with ${error._tag === "McpError" ? `error ${error.code}` : `HTTP ${error.status}`}); ` +
+        "it may speak only the 2025 protocol: try --era legacy, or leave --era out",
+      exitCode: ExitCode.Protocol
+    })
+  }
+  return error
 }
 
 const withClient = (connection: Connection.ConnectionOptions, body: Body, options?: { readonly serverLogs?: boolean }) =>
@@ -172,7 +189,7 @@ const withClient = (connection: Connection.ConnectionOptions, body: Body, option
     const layer = Connection.clientLayer(resolved, { interactive: Elicitation.isInteractive(), version })
     yield* Effect.scoped(
       Effect.gen(function*() {
-        const connect = Layer.build(layer).pipe(Effect.mapError((error) => explainStart(resolved.target, error)))
+        const connect = Layer.build(layer).pipe(Effect.mapError((error) => explainConnect(resolved, error)))
         const timeout = resolved.timeout
         const context = yield* timeout === undefined ? connect : connect.pipe(
           Effect.timeoutFail({

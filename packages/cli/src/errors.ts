@@ -125,6 +125,16 @@ export const describe = (error: CliError): string => {
       return `${error.message}${
         error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => c.scheme).join(", ")}` : ""
       }\n  to sign in, run: conduit login --url <the server URL>`
+    case "TransportError":
+      if (error.reason === "HttpStatus" && error.status !== undefined) {
+        // the first line of what the server said, cut short, as the explanation
+        const said = (error.body ?? "").split("\n").map((line) => line.trim()).find((line) => line.length > 0)
+        // escape sequences (CSI, OSC) whole, then any other control character
+        const plain = said?.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, "")
+          .replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200)
+        return `the server answered HTTP ${error.status}${plain !== undefined && plain !== "" ? `: ${plain}` : ""}`
+      }
+      return error.message
     default:
       return error.message
   }
