@@ -282,7 +282,11 @@ const transportLayer = (
         command: target.command,
         args: target.args,
         env: target.env,
-        cwd: target.cwd
+        cwd: target.cwd,
+        // a command line tool exits promptly (Ctrl-C, --timeout): the server gets a short grace after its stdin
+        // closes, then SIGTERM, then SIGKILL (the library's defaults are 2 seconds each)
+        closeTimeout: Duration.millis(150),
+        termTimeout: Duration.millis(150)
       })
     case "Http":
       return httpTransport(target)

@@ -50,6 +50,11 @@ NodeRuntime.runMain(program, {
   disablePrettyLogger: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
-    else onExit(Cause.isInterruptedOnly(exit.cause) ? ExitCode.Interrupted : ExitCode.Internal)
+    else if (Cause.isInterruptedOnly(exit.cause)) {
+      // Ctrl-C: the call was cancelled the era's way; say so on a line of its own (a prompt may have left the cursor
+      // mid-line on a terminal)
+      process.stderr.write(`${process.stderr.isTTY === true ? "\n" : ""}conduit: cancelled\n`)
+      onExit(ExitCode.Interrupted)
+    } else onExit(ExitCode.Internal)
   }
 })

@@ -111,14 +111,31 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
         "{\"steps\":600,\"delayMs\":100}"
       ])
       yield* running.awaitStderr("progress 1/600")
+      const interrupted = Date.now()
       yield* running.signal("SIGINT")
       const result = yield* running.result
+      const exitedAfter = Date.now() - interrupted
       assert.strictEqual(result.code, 130, result.stderr)
       assert.strictEqual(result.stdout, "")
+      assert.include(result.stderr, "conduit: cancelled\n")
+      // prompt: the server gets a short grace, not seconds (generous bound for a loaded machine)
+      assert.isBelow(exitedAfter, 1_500, `exited ${exitedAfter} ms after Ctrl-C`)
       // the server got notifications/cancelled: without it the handler would only stop after stdin closed and
       // the drain timeout passed, by which time the client has already killed the process group
       const serverLog = Fs.readFileSync(log, "utf8")
       Fs.rmSync(directory, { recursive: true, force: true })
       assert.include(serverLog, "(tools/call slow) cancelled by the client")
+    }))
+
+  it.effect("--timeout is a deadline: a server that never answers ends the run soon after it", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      const result = yield* Cli.run(["--stdio", `${Cli.node} -e "setTimeout(() => {}, 60000)"`, "--timeout", "1s", "tools", "list"])
+      const took = Date.now() - started
+      assert.strictEqual(result.code, 124, result.stderr)
+      assert.include(result.stderr, "timed out")
+      // 1 s of deadline, the child stopped within a short grace, plus the start of two node processes on a loaded
+      // machine: well under the 4 s that two 2-second graces took before
+      assert.isBelow(took, 3_500, `exited after ${took} ms`)
     }))
 })
