@@ -69,6 +69,12 @@ export const serverOptions: ReadonlyArray<Grammar.OptionSpec> = [
     value: "<duration>",
     description: "Per request and for connecting: 30s, 500ms, 2m (a bare number is seconds; default 60s per request)"
   },
+  {
+    name: "root",
+    value: "<dir>",
+    repeatable: true,
+    description: "Show this directory to the server as a root (servers such as server-filesystem work inside their roots)"
+  },
   { name: "json", description: "Print exactly the JSON result of the MCP call on stdout, and nothing else" },
   { name: "verbose", short: "v", description: "Show the client's log on stderr (warnings, retries, lines a server wrote that were not MCP)" }
 ]
@@ -98,7 +104,8 @@ const connectionOf = (options: Options): Connection.ConnectionOptions => ({
   protocolVersion: text(options, "protocol-version"),
   header: texts(options, "header"),
   timeout: text(options, "timeout"),
-  json: flag(options, "json")
+  json: flag(options, "json"),
+  root: texts(options, "root")
 })
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,11 +8,12 @@ import * as HttpTransport from "@conduit-mcp/client/HttpTransport"
 import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
 import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as RootsProvider from "@conduit-mcp/client/RootsProvider"
 import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
 import type * as Transport from "@conduit-mcp/client/Transport"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type * as Terminal from "@effect/platform/Terminal"
 import * as Duration from "effect/Duration"
@@ -20,6 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as NodePath from "node:path"
+import * as Url from "node:url"
 import * as Auth from "./auth.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
@@ -43,6 +46,8 @@ export interface ConnectionOptions {
   readonly header: ReadonlyArray<string>
   readonly timeout: Option.Option<string>
   readonly json: boolean
+  /** Directories shown to the server as roots. */
+  readonly root: ReadonlyArray<string>
 }
 
 /**
@@ -59,6 +64,7 @@ export const merge = (outer: ConnectionOptions, inner: ConnectionOptions): Conne
   era: Option.orElse(inner.era, () => outer.era),
   protocolVersion: Option.orElse(inner.protocolVersion, () => outer.protocolVersion),
   header: [...outer.header, ...inner.header],
+  root: [...outer.root, ...inner.root],
   timeout: Option.orElse(inner.timeout, () => outer.timeout),
   json: outer.json || inner.json
 })
@@ -92,6 +98,8 @@ export interface Resolved {
   readonly protocolVersion: McpSchema.ProtocolVersion | undefined
   readonly timeout: Duration.Duration | undefined
   readonly json: boolean
+  /** The `--root` directories, as roots (`file://` URIs of absolute paths). */
+  readonly roots: ReadonlyArray<RootsProvider.Root>
 }
 
 /**
@@ -231,7 +239,18 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
     const timeout = Option.isSome(options.timeout)
       ? yield* Either.mapLeft(parseDuration(options.timeout.value), (reason) => usage(`--timeout: ${reason}`))
       : undefined
-    return { target, era, protocolVersion, timeout, json: options.json }
+    const fs = yield* FileSystem.FileSystem
+    const roots: Array<RootsProvider.Root> = []
+    for (const directory of options.root) {
+      const absolute = NodePath.resolve(directory)
+      const isDirectory = yield* fs.stat(absolute).pipe(
+        Effect.map((info) => info.type === "Directory"),
+        Effect.orElseSucceed(() => false)
+      )
+      if (!isDirectory) return yield* usage(`--root ${directory}: not a directory`)
+      roots.push({ uri: Url.pathToFileURL(absolute).href, name: NodePath.basename(absolute) || absolute })
+    }
+    return { target, era, protocolVersion, timeout, json: options.json, roots }
   })
 
 /**
@@ -318,5 +337,10 @@ export const clientLayer = (
     reconnect: false,
     healthCheckInterval: false
   }).pipe(
-    Layer.provide(Layer.merge(transportLayer(resolved.target), Elicitation.layer({ interactive: options.interactive })))
+    Layer.provide(Layer.mergeAll(
+      transportLayer(resolved.target),
+      Elicitation.layer({ interactive: options.interactive }),
+      // the client declares the roots capability only when there are roots to show
+      resolved.roots.length > 0 ? RootsProvider.layer(resolved.roots) : Layer.empty
+    ))
   )
