@@ -100,3 +100,34 @@ describe("codec.decodeTextToolResult", () => {
     for (const input of inputs) assert.isUndefined(codec.decodeTextToolResult(input), String(JSON.stringify(input)))
   })
 })
+
+describe("codec.decodeFrame on hostile frames", () => {
+  const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
+
+  it("a batch nested 200,000 deep is dropped as invalid, not thrown", () => {
+    const decoded = codec.decodeFrame(deep(200_000))
+    assert.deepStrictEqual(decoded.messages, [])
+    assert.strictEqual(decoded.invalid.length, 1)
+    assert.isAtMost(decoded.invalid[0].length, 300)
+  })
+
+  it("deep members of a message, deep objects and huge elements: previews stay short", () => {
+    const frames = [
+      `{"jsonrpc":"2.0","id":1,"bad":${deep(100_000)}}`,
+      `[${"{\"a\":".repeat(50_000)}1${"}".repeat(50_000)}]`,
+      `[{"x":"${"y".repeat(1_000_000)}"}]`,
+      `[${Array.from({ length: 100_000 }, (_, i) => i).join(",")}]`
+    ]
+    for (const frame of frames) {
+      const decoded = codec.decodeFrame(frame)
+      assert.deepStrictEqual(decoded.messages, [])
+      for (const line of decoded.invalid) assert.isAtMost(line.length, 300)
+    }
+  })
+
+  it("preview writes the start of the JSON text", () => {
+    assert.strictEqual(codec.preview({ a: [1, "x", null, { b: true }] }), "{\"a\":[1,\"x\",null,{\"b\":true}]}")
+    assert.strictEqual(codec.preview([]), "[]")
+    assert.strictEqual(codec.preview("x".repeat(10), 5), "\"xxxx…")
+  })
+})

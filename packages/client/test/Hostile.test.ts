@@ -37,4 +37,16 @@ describe("hostile servers", () => {
       assert.include(error.message, "must match the pattern")
       assert.isBelow(millis, 2000)
     }).pipe(Effect.provide(client("redos"))))
+  it.live("a line holding an array nested 200,000 deep is dropped; the connection stays", () =>
+    Effect.gen(function*() {
+      const mcp = yield* McpClient.McpClient
+      const { pid } = (yield* mcp.session).transport
+      const first = yield* mcp.callTool({ name: "echo", arguments: { text: "one" } }, { timeout: "20 seconds" })
+      const second = yield* mcp.callTool({ name: "echo", arguments: { text: "two" } }, { timeout: "20 seconds" })
+      assert.deepStrictEqual([first.content, second.content], [
+        [{ type: "text", text: "one" }],
+        [{ type: "text", text: "two" }]
+      ])
+      assert.strictEqual((yield* mcp.session).transport.pid, pid, "the same connection")
+    }).pipe(Effect.provide(client("deep-batch"))))
 })

@@ -110,4 +110,35 @@ describe("skills frontmatter", () => {
     assert.isFalse(Frontmatter.equal({ a: 1 }, { a: 1, b: undefined }))
     assert.isFalse(Frontmatter.equal([1, 2], [2, 1]))
   })
+  it("mappings have no prototype, and keys that reach one are refused", () => {
+    const value = parsed("name: x\nmetadata:\n  a: 1")
+    assert.isNull(Object.getPrototypeOf(value))
+    assert.isNull(Object.getPrototypeOf(value.metadata))
+    for (const key of ["__proto__", "constructor", "prototype"]) {
+      refused(`${key}:\n  allowed-tools: Bash(*)`)
+      refused(`name: x\nmetadata: {${key}: 1}`)
+      refused(`list:\n  - ${key}: 1`)
+    }
+  })
+
+  it("nesting is bounded: too deep is an error, never a stack overflow", () => {
+    const flow = (depth: number) => `deep: ${"[".repeat(depth)}${"]".repeat(depth)}`
+    parsed(flow(Frontmatter.MAX_DEPTH - 1))
+    refused(flow(Frontmatter.MAX_DEPTH + 1))
+    refused(flow(20_000))
+    const indented = (depth: number) =>
+      Array.from({ length: depth }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n") + " x"
+    parsed(indented(Frontmatter.MAX_DEPTH - 1))
+    refused(indented(3000))
+    const dashes = Array.from({ length: 3000 }, (_, i) => `${" ".repeat(2 * i)}- `).join("\n") + "x"
+    refused(`list:\n${dashes}`)
+  })
+
+  it("no step is quadratic: long lines and many lines are read in linear time", () => {
+    const start = performance.now()
+    refused(`a${" ".repeat(150_000)}x`)
+    assert.strictEqual(Object.keys(parsed(`long: |\n${"  line\n".repeat(300_000)}`)).length, 1)
+    assert.strictEqual((parsed(`list:\n${"  - k: v\n".repeat(50_000)}`).list as ReadonlyArray<unknown>).length, 50_000)
+    assert.isBelow(performance.now() - start, 3000)
+  })
 })

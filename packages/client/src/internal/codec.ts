@@ -14,7 +14,50 @@ export interface DecodedFrame {
   readonly invalid: ReadonlyArray<string>
 }
 
-const describe = (text: string): string => text.length > 200 ? `${text.slice(0, 200)}…` : text
+const PREVIEW = 200
+
+const describe = (text: string): string => text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text
+
+/**
+ * The start of a value's JSON text, at most `max` characters, written without recursion and without serializing
+ * the rest: `JSON.stringify` overflows the stack on a value nested some thousands deep (which `JSON.parse`
+ * builds without complaint), and would serialize megabytes to show two hundred characters.
+ *
+ * @internal
+ */
+export const preview = (value: unknown, max: number = PREVIEW): string => {
+  let out = ""
+  // what is left to write: values, or literal text (closing brackets, separators)
+  const stack: Array<{ readonly text: string } | { readonly value: unknown }> = [{ value }]
+  while (stack.length > 0 && out.length <= max) {
+    const item = stack.pop()!
+    if ("text" in item) {
+      out += item.text
+      continue
+    }
+    const current = item.value
+    if (Array.isArray(current)) {
+      out += "["
+      stack.push({ text: "]" })
+      for (let i = Math.min(current.length, max) - 1; i >= 0; i--) {
+        stack.push({ value: current[i] })
+        if (i > 0) stack.push({ text: "," })
+      }
+    } else if (typeof current === "object" && current !== null) {
+      out += "{"
+      stack.push({ text: "}" })
+      const keys = Object.keys(current).slice(0, max)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        stack.push({ value: (current as Record<string, unknown>)[keys[i]] })
+        stack.push({ text: `${JSON.stringify(keys[i])}:` })
+        if (i > 0) stack.push({ text: "," })
+      }
+    } else {
+      out += JSON.stringify(current) ?? "null"
+    }
+  }
+  return out.length > max || stack.length > 0 ? `${out.slice(0, max)}…` : out
+}
 
 /**
  * Serializes one message compactly: JSON.stringify never emits a raw newline, so the result is one stdio line.
@@ -51,7 +94,7 @@ export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
     for (const element of parsed) {
       const decoded = McpSchema.decodeMessage(element)
       if (Either.isRight(decoded)) messages.push(decoded.right)
-      else invalid.push(`batch element is not JSON-RPC: ${describe(JSON.stringify(element) ?? "")}`)
+      else invalid.push(`batch element is not JSON-RPC: ${preview(element)}`)
     }
     if (parsed.length === 0) invalid.push("empty batch")
     return { messages, invalid }
@@ -59,7 +102,7 @@ export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
   const decoded = McpSchema.decodeMessage(parsed)
   return Either.isRight(decoded)
     ? { messages: [decoded.right], invalid: [] }
-    : { messages: [], invalid: [`not a JSON-RPC message: ${describe(text ?? JSON.stringify(parsed) ?? "")}`] }
+    : { messages: [], invalid: [`not a JSON-RPC message: ${text === undefined ? preview(parsed) : describe(text)}`] }
 }
 
 /**

@@ -4,12 +4,28 @@
  * scalars, flow sequences and mappings of scalars, comments). Anything outside that subset is an error, never a
  * guess: the caller refuses a skill whose frontmatter it cannot read.
  *
+ * The text comes from a server, so the reader is bounded: collections nest at most {@link MAX_DEPTH} levels
+ * (deeper is an error, not a stack overflow), no step is quadratic in a line's length or in the number of lines,
+ * mappings are null-prototype objects, and the keys `__proto__`, `constructor` and `prototype` are refused.
+ *
  * @internal
  */
 import * as Either from "effect/Either"
 
 /** @internal */
 export type Yaml = null | boolean | number | string | ReadonlyArray<Yaml> | { readonly [key: string]: Yaml }
+
+/**
+ * How deeply collections may nest, block and flow levels together.
+ *
+ * @internal
+ */
+export const MAX_DEPTH = 64
+
+/** Keys that would reach an object's prototype, or be mistaken for its machinery. */
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"])
+
+const emptyMapping = (): Record<string, Yaml> => Object.create(null)
 
 /** @internal */
 export interface Split {
@@ -173,21 +189,27 @@ const flowItems = (inside: string): Step<Array<string>> => {
   return items.some((item) => item === "") ? new Failure("an empty entry in a flow collection") : items
 }
 
-/** A scalar or flow collection written on one line. */
-const inlineValue = (text: string): Step<Yaml> => {
+const tooDeep = () => new Failure(`collections nested deeper than ${MAX_DEPTH} levels`)
+
+const keyFailure = (key: string): Failure | undefined =>
+  FORBIDDEN_KEYS.has(key) ? new Failure(`the key ${key} is not allowed`) : undefined
+
+/** A scalar or flow collection written on one line, `depth` levels deep. */
+const inlineValue = (text: string, depth: number): Step<Yaml> => {
   if (text.startsWith("\"") || text.startsWith("'")) {
     const result = quoted(text)
     if (isFailure(result)) return result
     if (result.rest.trim().length > 0) return new Failure("text after a quoted scalar")
     return result.value
   }
+  if ((text.startsWith("[") || text.startsWith("{")) && depth >= MAX_DEPTH) return tooDeep()
   if (text.startsWith("[")) {
     if (!text.endsWith("]")) return new Failure("an unterminated flow sequence")
     const items = flowItems(text.slice(1, -1))
     if (isFailure(items)) return items
     const values: Array<Yaml> = []
     for (const item of items) {
-      const value = inlineValue(item)
+      const value = inlineValue(item, depth + 1)
       if (isFailure(value)) return value
       values.push(value)
     }
@@ -197,11 +219,13 @@ const inlineValue = (text: string): Step<Yaml> => {
     if (!text.endsWith("}")) return new Failure("an unterminated flow mapping")
     const items = flowItems(text.slice(1, -1))
     if (isFailure(items)) return items
-    const out: Record<string, Yaml> = {}
+    const out = emptyMapping()
     for (const item of items) {
       const entry = keyValue(item)
       if (isFailure(entry) || entry === undefined) return new Failure("a flow mapping entry without a key")
-      const value = inlineValue(entry.rest)
+      const forbidden = keyFailure(entry.key)
+      if (forbidden !== undefined) return forbidden
+      const value = inlineValue(entry.rest, depth + 1)
       if (isFailure(value)) return value
       if (Object.hasOwn(out, entry.key)) return new Failure(`the key ${entry.key} appears twice`)
       out[entry.key] = value
@@ -223,32 +247,39 @@ const keyValue = (text: string): Step<{ readonly key: string; readonly rest: str
     if (!after.startsWith(":")) return undefined
     return { key: key.value, rest: after.slice(1).trim() }
   }
-  const match = /^([^\s:#[\]{},][^:]*?)\s*:(?:\s+(.*)|$)/.exec(text)
-  if (match === null) return undefined
-  return { key: match[1], rest: (match[2] ?? "").trim() }
+  // the key runs to the first colon, which must end the line or be followed by whitespace (a scan, not a
+  // backtracking expression: the latter took seconds on a long line of spaces)
+  const colon = text.indexOf(":")
+  if (colon <= 0 || /[\s:#[\]{},]/.test(text[0])) return undefined
+  const after = text.slice(colon + 1)
+  if (after.length > 0 && !/^\s/.test(after)) return undefined
+  return { key: text.slice(0, colon).trimEnd(), rest: after.trim() }
 }
 
 class Parser {
   private position = 0
-  constructor(private readonly lines: ReadonlyArray<Line>) {}
+  private readonly lines: Array<Line>
+  constructor(lines: ReadonlyArray<Line>) {
+    this.lines = [...lines]
+  }
 
   private peek(): Line | undefined {
     return this.lines[this.position]
   }
 
-  /** Any node whose lines are indented by at least `indent`. */
-  block(indent: number): Step<Yaml> {
+  /** Any node whose lines are indented by at least `indent`, `depth` collections deep. */
+  block(indent: number, depth: number): Step<Yaml> {
     const line = this.peek()
     if (line === undefined || line.indent < indent) return null
-    if (line.text === "-" || line.text.startsWith("- ")) return this.sequence(line.indent)
+    if (line.text === "-" || line.text.startsWith("- ")) return this.sequence(line.indent, depth)
     const entry = keyValue(line.text)
     if (isFailure(entry)) return entry
-    if (entry !== undefined) return this.mapping(line.indent)
-    return this.plain(line.indent)
+    if (entry !== undefined) return this.mapping(line.indent, depth)
+    return this.plain(line.indent, depth)
   }
 
   /** A multi-line plain scalar (its lines folded with spaces). */
-  private plain(indent: number): Step<Yaml> {
+  private plain(indent: number, depth: number): Step<Yaml> {
     const parts: Array<string> = []
     let line = this.peek()
     while (line !== undefined && line.indent >= indent) {
@@ -256,19 +287,22 @@ class Parser {
       this.position++
       line = this.peek()
     }
-    return inlineValue(parts.join(" "))
+    return inlineValue(parts.join(" "), depth)
   }
 
-  private mapping(indent: number): Step<Yaml> {
-    const out: Record<string, Yaml> = {}
+  private mapping(indent: number, depth: number): Step<Yaml> {
+    if (depth >= MAX_DEPTH) return tooDeep()
+    const out = emptyMapping()
     let line = this.peek()
     while (line !== undefined && line.indent === indent) {
       const entry = keyValue(line.text)
       if (isFailure(entry)) return entry
       if (entry === undefined) return new Failure(`line ${line.number}: expected "key: value"`)
       if (Object.hasOwn(out, entry.key)) return new Failure(`line ${line.number}: the key ${entry.key} appears twice`)
+      const forbidden = keyFailure(entry.key)
+      if (forbidden !== undefined) return new Failure(`line ${line.number}: ${forbidden.message}`)
       this.position++
-      const value = this.value(entry.rest, indent, true)
+      const value = this.value(entry.rest, indent, true, depth + 1)
       if (isFailure(value)) return value
       out[entry.key] = value
       line = this.peek()
@@ -277,27 +311,24 @@ class Parser {
     return out
   }
 
-  private sequence(indent: number): Step<Yaml> {
+  private sequence(indent: number, depth: number): Step<Yaml> {
+    if (depth >= MAX_DEPTH) return tooDeep()
     const out: Array<Yaml> = []
     let line = this.peek()
     while (line !== undefined && line.indent === indent && (line.text === "-" || line.text.startsWith("- "))) {
       const rest = line.text.slice(1).trim()
       this.position++
       if (rest.length > 0 && keyValue(rest) !== undefined && !isFailure(keyValue(rest))) {
-        // a mapping that starts on the dash line: re-read it as lines indented past the dash
+        // a mapping that starts on the dash line: re-read that line as one indented past the dash (in place: the
+        // line is consumed either way)
         const offset = line.text.length - line.text.slice(1).trimStart().length
         this.position--
-        const replaced: Line = { indent: indent + offset, text: rest, number: line.number }
-        const lines = [...this.lines]
-        lines[this.position] = replaced
-        const nested = new Parser(lines)
-        nested.position = this.position
-        const value = nested.mapping(indent + offset)
+        this.lines[this.position] = { indent: indent + offset, text: rest, number: line.number }
+        const value = this.mapping(indent + offset, depth + 1)
         if (isFailure(value)) return value
-        this.position = nested.position
         out.push(value)
       } else {
-        const value = this.value(rest, indent, false)
+        const value = this.value(rest, indent, false, depth + 1)
         if (isFailure(value)) return value
         out.push(value)
       }
@@ -308,7 +339,7 @@ class Parser {
   }
 
   /** The value after `key:` or `-`: inline, a block scalar, or a nested block. */
-  private value(rest: string, indent: number, inMapping: boolean): Step<Yaml> {
+  private value(rest: string, indent: number, inMapping: boolean, depth: number): Step<Yaml> {
     if (rest.startsWith("|") || rest.startsWith(">")) return this.blockScalar(rest, indent)
     if (rest.length > 0) {
       const next = this.peek()
@@ -321,18 +352,18 @@ class Parser {
           this.position++
           line = this.peek()
         }
-        return inlineValue(parts.join(" "))
+        return inlineValue(parts.join(" "), depth)
       }
-      return inlineValue(rest)
+      return inlineValue(rest, depth)
     }
     const next = this.peek()
     if (next === undefined) return null
     // a sequence may sit at the key's own indentation
     if (inMapping && next.indent === indent && (next.text === "-" || next.text.startsWith("- "))) {
-      return this.sequence(indent)
+      return this.sequence(indent, depth)
     }
     if (next.indent <= indent) return null
-    return this.block(next.indent)
+    return this.block(next.indent, depth)
   }
 
   private blockScalar(header: string, indent: number): Step<Yaml> {
@@ -345,7 +376,9 @@ class Parser {
       raw.push(line)
       this.position++
     }
-    const contentIndent = Math.min(...raw.filter((l) => l.text.length > 0).map((l) => l.indent))
+    // a loop, not Math.min(...lines): spreading a 300,000-line scalar as arguments overflows the stack
+    let contentIndent = Infinity
+    for (const l of raw) if (l.text.length > 0 && l.indent < contentIndent) contentIndent = l.indent
     const texts = raw.map((l) => l.text.length === 0 ? "" : " ".repeat(l.indent - contentIndent) + l.text)
     let body: string
     if (match[1] === "|") {
@@ -393,7 +426,7 @@ export const parse = (text: string): Either.Either<{ readonly [key: string]: Yam
   const first = significant[0]
   if (first === undefined) return Either.right({})
   if (first.text === "---" || first.text === "...") return Either.left("multiple YAML documents")
-  const value = parser.block(first.indent)
+  const value = parser.block(first.indent, 0)
   if (isFailure(value)) return Either.left(value.message)
   const left = parser.rest()
   if (left !== undefined) return Either.left(`line ${left.number}: unexpected content`)
