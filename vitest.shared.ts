@@ -8,8 +8,8 @@ const config: ViteUserConfig = {
   resolve: {
     // the workspace's own packages run from their TypeScript sources (their `exports` name the built files)
     alias: [
-      { find: /^@conduit-mcp\/(client|server|redis)$/, replacement: Path.join(packages, "$1", "src", "index.ts") },
-      { find: /^@conduit-mcp\/(client|server|redis)\/(.*)$/, replacement: Path.join(packages, "$1", "src", "$2.ts") }
+      { find: /^@conduit-mcp\/(client|server|redis|ai)$/, replacement: Path.join(packages, "$1", "src", "index.ts") },
+      { find: /^@conduit-mcp\/(client|server|redis|ai)\/(.*)$/, replacement: Path.join(packages, "$1", "src", "$2.ts") }
     ]
   },
   test: {

@@ -25,7 +25,11 @@ export const bundle = async (outfile) => {
     target: "node20",
     logLevel: "error",
     // the workspace's packages are bundled from their sources (their `exports` name built files)
-    alias: { "@conduit-mcp/client": workspaceSources("client"), "@conduit-mcp/server": workspaceSources("server") },
+    alias: {
+      "@conduit-mcp/client": workspaceSources("client"),
+      "@conduit-mcp/server": workspaceSources("server"),
+      "@conduit-mcp/ai": workspaceSources("ai")
+    },
     // bundled CommonJS dependencies call require()
     banner: {
       js: "import { createRequire as __conduitRequire } from 'node:module'; const require = __conduitRequire(import.meta.url);"

@@ -1,0 +1,239 @@
+/**
+ * MCP tools as an `@effect/ai` `Toolkit`: every tool of one client, or of every server of a hub, offered to a
+ * `LanguageModel`, which can then call any of them.
+ *
+ * Each MCP tool becomes a `Tool` whose parameters' JSON Schema is the server's `inputSchema` as advertised
+ * (the model sees exactly what the server asks for; the server validates the arguments), whose description is the
+ * tool's, and whose annotations carry `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and
+ * `openWorldHint` over to `Tool.Title`, `Tool.Readonly`, `Tool.Destructive`, `Tool.Idempotent` and
+ * `Tool.OpenWorld` (and the MCP definition itself to {@link Origin}). Tools fail in `"return"` mode: a result
+ * with `isError`, a transport failure or a server error comes back to the model as `{ error: "…" }` rather than
+ * ending the generation.
+ *
+ * Names: model providers accept `[A-Za-z0-9_-]{1,64}`; any other character becomes `_`, and a name too long or
+ * taken by another tool is cut and given a short hash of the original, so every tool stays reachable.
+ *
+ * A toolkit is a snapshot of the tool lists. {@link live} keeps one current: it is rebuilt, on next use, after a
+ * server's tool list changes.
+ *
+ * @example
+ * ```ts
+ * import { McpToolkit } from "@conduit-mcp/ai"
+ * import { McpHub } from "@conduit-mcp/client"
+ * import { LanguageModel } from "@effect/ai"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const hub = yield* McpHub.McpHub
+ *   const tools = yield* McpToolkit.live(McpToolkit.fromHub(hub))
+ *   return yield* LanguageModel.generateText({ prompt: "What is 2 + 3?", toolkit: tools.toolkit })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as McpClient from "@conduit-mcp/client/McpClient"
+import type * as McpError from "@conduit-mcp/client/McpError"
+import type * as McpHub from "@conduit-mcp/client/McpHub"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import type * as Tool from "@effect/ai/Tool"
+import type * as Toolkit from "@effect/ai/Toolkit"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as internal from "./internal/toolkit.js"
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sources
+
+/**
+ * One MCP tool offered by a source: `name` is how the source calls it (a hub's namespaced name, or the tool's own
+ * name on a single client).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SourceTool {
+  readonly name: string
+  readonly server?: string | undefined
+  readonly tool: McpSchema.Tool
+}
+
+/**
+ * Where the tools come from and how they are called.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Source<E> {
+  readonly tools: Effect.Effect<ReadonlyArray<SourceTool>, E>
+  readonly call: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    options: McpClient.RequestOptions
+  ) => Effect.Effect<McpSchema.CallToolResult, { readonly message: string }>
+  /** Emits after the tool list changed. */
+  readonly changes: Stream.Stream<unknown>
+}
+
+/**
+ * The tools of one client, under their own names; a `notifications/tools/list_changed` is a change.
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const fromClient: (client: McpClient.McpClientService) => Source<McpError.McpClientError> =
+  internal.fromClient
+
+/**
+ * The tools of every server of a hub (after its filters), under their namespaced names. A server that cannot
+ * list its tools is left out of the toolkit (and logged); the others are offered.
+ *
+ * @since 0.1.0
+ * @category sources
+ */
+export const fromHub: (hub: McpHub.Service) => Source<never> = internal.fromHub
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tools
+
+/**
+ * What the model gets back from a successful call: the tool's content blocks and its structured content.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Success = Schema.Struct({
+  content: Schema.Array(Schema.Unknown),
+  structuredContent: Schema.optional(Schema.Unknown)
+})
+
+/**
+ * What the model gets back from a failed call: the tool's error text (`isError`), or the client's or hub's error
+ * message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Failure = Schema.Struct({ error: Schema.String })
+
+/**
+ * The arguments as the model gives them: any JSON object, described to the model by the tool's `inputSchema`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Parameters = Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/**
+ * One MCP tool as an `@effect/ai` tool.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type McpTool = Tool.Tool<string, {
+  readonly parameters: typeof Parameters
+  readonly success: typeof Success
+  readonly failure: typeof Failure
+  readonly failureMode: "return"
+}>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Tools = Record<string, McpTool>
+
+/**
+ * The MCP origin of a tool, as an annotation: the source's name for it, its server (from a hub) and its
+ * definition.
+ *
+ * @since 0.1.0
+ * @category annotations
+ */
+export class Origin extends Context.Tag("@conduit-mcp/ai/McpToolkit/Origin")<Origin, SourceTool>() {}
+
+/**
+ * A progress notification of a tool call the model asked for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProgressEvent {
+  /** The tool's name as the model knows it. */
+  readonly tool: string
+  readonly origin: SourceTool
+  readonly progress: McpSchema.Progress
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Receives each progress notification of every call (and asks servers for them). Keep it short. */
+  readonly onProgress?: ((event: ProgressEvent) => Effect.Effect<void>) | undefined
+  /** Options of every call (timeout, `resetTimeoutOnProgress`, `_meta`, …). */
+  readonly requestOptions?: Omit<McpClient.RequestOptions, "onProgress"> | undefined
+  /** Longest tool name given to the model (default 64). */
+  readonly maxNameLength?: number | undefined
+}
+
+/**
+ * A toolkit built from one listing of the source: the `Toolkit`, the layer of its handlers (which call the MCP
+ * tools), and both together.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpToolkit {
+  readonly toolkit: Toolkit.Toolkit<Tools>
+  readonly layer: Layer.Layer<Tool.HandlersFor<Tools>>
+  /** The toolkit with its handlers, ready for `LanguageModel.generateText({ toolkit })`. */
+  readonly withHandler: Effect.Effect<Toolkit.WithHandler<Tools>>
+  /** Model-visible name → where it comes from. */
+  readonly origins: ReadonlyMap<string, SourceTool>
+}
+
+/**
+ * Lists the source's tools once and builds their toolkit.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <E>(source: Source<E>, options?: Options) => Effect.Effect<McpToolkit, E> = internal.make
+
+/**
+ * A toolkit kept current: `toolkit` is the latest build, rebuilt on first use after the source's tools change.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Live<E> {
+  /** Pass it as `generateText({ toolkit })`: each generation takes the toolkit current at its start. */
+  readonly toolkit: Effect.Effect<Toolkit.WithHandler<Tools>, E>
+  /** The current build. */
+  readonly current: Effect.Effect<McpToolkit, E>
+  /** Drops the current build; the next use lists the tools again. */
+  readonly invalidate: Effect.Effect<void>
+}
+
+/**
+ * Watches the source's changes for the life of the Scope and rebuilds the toolkit after each.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const live: <E>(source: Source<E>, options?: Options) => Effect.Effect<Live<E>, never, Scope.Scope> =
+  internal.live
+
+/**
+ * The name a source's tool gets for the model, given the names already taken (see the module's note on names).
+ *
+ * @since 0.1.0
+ * @category names
+ */
+export const modelName: (name: string, taken: ReadonlySet<string>, maxLength?: number) => string = internal.modelName

@@ -1,0 +1,158 @@
+/**
+ * Bodies of `McpToolkit`.
+ *
+ * @internal
+ */
+import type * as McpClient from "@conduit-mcp/client/McpClient"
+import type * as McpError from "@conduit-mcp/client/McpError"
+import type * as McpHub from "@conduit-mcp/client/McpHub"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
+import * as Effect from "effect/Effect"
+import * as Hash from "effect/Hash"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import type * as Scope from "effect/Scope"
+import * as McpToolkit from "../McpToolkit.js"
+
+/** @internal */
+export const fromClient = (client: McpClient.McpClientService): McpToolkit.Source<McpError.McpClientError> => ({
+  tools: Effect.map(client.listTools(), (tools) => tools.map((tool) => ({ name: tool.name, tool }))),
+  call: (name, args, options) => client.callTool({ name, arguments: args }, options),
+  changes: client.listen({ toolsListChanged: true }).pipe(
+    Stream.catchAll((error) =>
+      Stream.fromEffect(Effect.logDebug(`McpToolkit: the client stopped sending tool list changes: ${error.message}`))
+        .pipe(Stream.drain)
+    )
+  )
+})
+
+/** @internal */
+export const fromHub = (hub: McpHub.Service): McpToolkit.Source<never> => ({
+  tools: Effect.flatMap(hub.listTools(), ({ errors, items }) =>
+    Effect.as(
+      Effect.forEach(errors, (error) => Effect.logWarning(`McpToolkit: tools left out: ${error.message}`), {
+        discard: true
+      }),
+      items.map((item) => ({ name: item.name, server: item.server, tool: item.tool }))
+    )),
+  call: (name, args, options) => hub.callTool(name, args, options),
+  changes: Stream.filter(hub.changes, (change) => change.list === "tools")
+})
+
+const UNSAFE = /[^A-Za-z0-9_-]/g
+
+/** @internal */
+export const modelName = (name: string, taken: ReadonlySet<string>, maxLength = 64): string => {
+  const safe = name.replace(UNSAFE, "_")
+  if (safe !== "" && safe.length <= maxLength && !taken.has(safe)) return safe
+  const digest = (Hash.string(name) >>> 0).toString(16).padStart(8, "0")
+  for (let attempt = 0;; attempt++) {
+    const suffix = attempt === 0 ? `_${digest}` : `_${digest}_${attempt}`
+    const candidate = `${safe.slice(0, Math.max(1, maxLength - suffix.length))}${suffix}`
+    if (!taken.has(candidate)) return candidate
+  }
+}
+
+const annotationsOf = (tool: McpSchema.Tool): Readonly<Record<string, unknown>> => tool.annotations ?? {}
+
+const toTool = (name: string, origin: McpToolkit.SourceTool): McpToolkit.McpTool => {
+  const mcp = origin.tool
+  const annotations = annotationsOf(mcp)
+  const title = mcp.title ?? (typeof annotations.title === "string" ? annotations.title : undefined)
+  let tool = Tool.make(name, {
+    ...(mcp.description !== undefined ? { description: mcp.description } : {}),
+    success: McpToolkit.Success,
+    failure: McpToolkit.Failure,
+    failureMode: "return"
+  }).setParameters(McpToolkit.Parameters.annotations({ jsonSchema: mcp.inputSchema }))
+  const hint = (key: string) => (typeof annotations[key] === "boolean" ? annotations[key] : undefined)
+  const readOnly = hint("readOnlyHint")
+  const destructive = hint("destructiveHint")
+  const idempotent = hint("idempotentHint")
+  const openWorld = hint("openWorldHint")
+  if (title !== undefined) tool = tool.annotate(Tool.Title, title)
+  if (readOnly !== undefined) tool = tool.annotate(Tool.Readonly, readOnly)
+  if (destructive !== undefined) tool = tool.annotate(Tool.Destructive, destructive)
+  if (idempotent !== undefined) tool = tool.annotate(Tool.Idempotent, idempotent)
+  if (openWorld !== undefined) tool = tool.annotate(Tool.OpenWorld, openWorld)
+  return tool.annotate(McpToolkit.Origin, origin)
+}
+
+const errorText = (result: McpSchema.CallToolResult): string => {
+  const text = result.content.flatMap((block) =>
+    block.type === "text" && "text" in block && typeof block.text === "string" ? [block.text] : []
+  ).join("\n")
+  return text === "" ? "the tool reported an error" : text
+}
+
+const handlerFor = <E>(
+  source: McpToolkit.Source<E>,
+  name: string,
+  origin: McpToolkit.SourceTool,
+  options: McpToolkit.Options | undefined
+) =>
+(
+  params: Readonly<Record<string, unknown>>
+): Effect.Effect<typeof McpToolkit.Success.Type, typeof McpToolkit.Failure.Type> => {
+  const onProgress = options?.onProgress
+  const requestOptions: McpClient.RequestOptions = {
+    ...options?.requestOptions,
+    ...(onProgress !== undefined ? { onProgress: (progress) => onProgress({ tool: name, origin, progress }) } : {})
+  }
+  return source.call(origin.name, params, requestOptions).pipe(
+    Effect.mapError((error) => ({ error: error.message })),
+    Effect.flatMap((result) =>
+      result.isError === true
+        ? Effect.fail({ error: errorText(result) })
+        : Effect.succeed({
+          content: result.content,
+          ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {})
+        })
+    ),
+    Effect.withSpan("McpToolkit.call", { attributes: { "mcp.tool": origin.name, "gen_ai.tool.name": name } })
+  )
+}
+
+/** @internal */
+export const build = <E>(
+  source: McpToolkit.Source<E>,
+  tools: ReadonlyArray<McpToolkit.SourceTool>,
+  options: McpToolkit.Options | undefined
+): McpToolkit.McpToolkit => {
+  const origins = new Map<string, McpToolkit.SourceTool>()
+  for (const origin of tools) {
+    origins.set(modelName(origin.name, new Set(origins.keys()), options?.maxNameLength), origin)
+  }
+  const toolkit = Toolkit.make(...[...origins].map(([name, origin]) => toTool(name, origin)))
+  const handlers: Record<string, ReturnType<typeof handlerFor>> = {}
+  for (const [name, origin] of origins) handlers[name] = handlerFor(source, name, origin, options)
+  const layer = toolkit.toLayer(handlers)
+  return { toolkit, layer, withHandler: Effect.provide(toolkit, layer), origins }
+}
+
+/** @internal */
+export const make = <E>(
+  source: McpToolkit.Source<E>,
+  options?: McpToolkit.Options
+): Effect.Effect<McpToolkit.McpToolkit, E> =>
+  Effect.map(source.tools, (tools) => build(source, tools, options))
+
+/** @internal */
+export const live = <E>(
+  source: McpToolkit.Source<E>,
+  options?: McpToolkit.Options
+): Effect.Effect<McpToolkit.Live<E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const current = yield* SynchronizedRef.make(Option.none<McpToolkit.McpToolkit>())
+    const invalidate = SynchronizedRef.set(current, Option.none())
+    yield* source.changes.pipe(Stream.runForEach(() => invalidate), Effect.forkScoped)
+    const get = SynchronizedRef.modifyEffect(current, (cached) =>
+      Option.match(cached, {
+        onSome: (built) => Effect.succeed([built, cached] as const),
+        onNone: () => Effect.map(make(source, options), (built) => [built, Option.some(built)] as const)
+      }))
+    return { current: get, toolkit: Effect.flatMap(get, (built) => built.withHandler), invalidate }
+  })
