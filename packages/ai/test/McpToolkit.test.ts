@@ -23,6 +23,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import { agent } from "./examples/agent.js"
 
 const conduit = Url.fileURLToPath(new URL("../../cli/bin/conduit.mjs", import.meta.url))
 
@@ -280,6 +281,22 @@ describe("McpToolkit", () => {
         { content: [{ type: "text", text: "3" }], structuredContent: { sum: 3 } }
       ])
     }).pipe(Effect.scoped))
+
+  it.scoped("the README's agent loop: the model asks, reads the results, answers", () =>
+    Effect.gen(function*() {
+      const hub = yield* makeHub
+      const { model, turns } = yield* scripted(({ results }) =>
+        results.length === 0
+          ? [call("c1", "beta__add", { a: 20, b: 22 }), call("c2", "alpha__echo", { text: "hi" })]
+          : [{ type: "text", text: `the sum is ${JSON.stringify(results[0].result)}` }]
+      )
+      const answer = yield* agent("what is 20 + 22?").pipe(
+        Effect.provideService(McpHub.McpHub, hub),
+        Effect.provideService(LanguageModel.LanguageModel, model)
+      )
+      assert.strictEqual(answer, `the sum is {"content":[{"type":"text","text":"42"}],"structuredContent":{"sum":42}}`)
+      assert.strictEqual((yield* Ref.get(turns)).length, 2)
+    }))
 
   it("names a model cannot take are rewritten, kept unique and short", () => {
     const taken = new Set<string>()

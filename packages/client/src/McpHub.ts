@@ -247,8 +247,8 @@ export const config = (
  * @since 0.1.0
  * @category models
  */
-export interface McpHubOptions<R = never> {
-  readonly servers: ReadonlyArray<ServerSpec<R>>
+export interface McpHubOptions<S extends ServerSpec<unknown> = ServerSpec> {
+  readonly servers: ReadonlyArray<S>
   /** How long an unused connection stays open (default 5 minutes; `Infinity` keeps it). */
   readonly idleTimeToLive?: Duration.DurationInput | undefined
   /** Between a server's name and its tool's or prompt's name (default `__`). */
@@ -456,19 +456,33 @@ export class CurrentServer extends Context.Reference<CurrentServer>()("@conduit-
 }) {}
 
 /**
+ * What the servers' transports need (for example `CommandExecutor` for stdio, `HttpClient` for HTTP).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<S> = S extends ServerDefinition<infer R> ? R : never
+
+/**
  * Builds a hub. Nothing connects until a server is used.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: <R = never>(options: McpHubOptions<R>) => Effect.Effect<Service, never, R | Scope.Scope> =
-  internal.make
+export const make = <S extends ServerSpec<unknown>>(
+  options: McpHubOptions<S>
+): Effect.Effect<Service, never, Requirements<S> | Scope.Scope> =>
+  // each server's requirements are its transport layer's: the union over the definitions, which TypeScript
+  // cannot infer from a mixed array without this type parameter
+  internal.make(options) as Effect.Effect<Service, never, Requirements<S> | Scope.Scope>
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = <R = never>(options: McpHubOptions<R>): Layer.Layer<McpHub, never, R> =>
+export const layer = <S extends ServerSpec<unknown>>(
+  options: McpHubOptions<S>
+): Layer.Layer<McpHub, never, Requirements<S>> =>
   Layer.scoped(McpHub, make(options))
 
 /**
@@ -497,8 +511,8 @@ export const layerConfigFile = (
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = <R>(
-  servers: Config.Config<ReadonlyArray<ServerSpec<R>>>,
-  options?: Omit<McpHubOptions<R>, "servers">
-): Layer.Layer<McpHub, ConfigError.ConfigError, R> =>
+export const layerConfig = <S extends ServerSpec<unknown>>(
+  servers: Config.Config<ReadonlyArray<S>>,
+  options?: Omit<McpHubOptions<S>, "servers">
+): Layer.Layer<McpHub, ConfigError.ConfigError, Requirements<S>> =>
   Layer.scoped(McpHub, Effect.flatMap(servers, (specs) => make({ ...options, servers: specs })))

@@ -3,7 +3,10 @@
  * changes, lazy connection and idle release under the TestClock, handlers told the server's name, typed tools.
  */
 import { McpServer } from "@conduit-mcp/server"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -13,8 +16,10 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import { expectTypeOf } from "vitest"
 import * as McpHub from "../src/McpHub.js"
 import * as SamplingHandler from "../src/SamplingHandler.js"
 import * as TypedTool from "../src/TypedTool.js"
@@ -25,9 +30,9 @@ const quick = { healthCheckInterval: false, probeTimeout: "300 millis" } as cons
 const texts = (result: { readonly content: ReadonlyArray<unknown> }) =>
   result.content.map((block) => (block as { readonly text?: string }).text)
 
-const hubOf = <R = never>(
-  servers: ReadonlyArray<McpHub.ServerSpec<R>>,
-  options: Omit<McpHub.McpHubOptions<R>, "servers"> = {}
+const hubOf = <S extends McpHub.ServerSpec<unknown>>(
+  servers: ReadonlyArray<S>,
+  options: Omit<McpHub.McpHubOptions<S>, "servers"> = {}
 ) =>
   McpHub.make({ client: quick, ...options, servers })
 
@@ -297,6 +302,26 @@ describe("McpHub handlers and typed tools", () => {
 })
 
 describe("McpHub configuration", () => {
+  it("a hub needs what its servers' transports need", () => {
+    const hub = McpHub.make({
+      servers: [
+        McpHub.stdio("files", { command: "files-server" }),
+        McpHub.http("docs", { url: "https://example.com/mcp" }),
+        { name: "broken", problem: "no transport" }
+      ]
+    })
+    expectTypeOf(hub).toEqualTypeOf<
+      Effect.Effect<McpHub.Service, never, CommandExecutor.CommandExecutor | HttpClient.HttpClient | Scope.Scope>
+    >()
+    expectTypeOf(McpHub.layerConfigFile("mcp.json")).toEqualTypeOf<
+      Layer.Layer<
+        McpHub.McpHub,
+        McpHub.HubError,
+        FileSystem.FileSystem | CommandExecutor.CommandExecutor | HttpClient.HttpClient
+      >
+    >()
+  })
+
   it.scoped("Claude Desktop's mcpServers and VS Code's servers; disabled entries are skipped", () =>
     Effect.gen(function*() {
       const specs = yield* McpHub.fromConfig({

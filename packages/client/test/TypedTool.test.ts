@@ -13,6 +13,7 @@ import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import * as TypedTool from "../src/TypedTool.js"
+import { program as example } from "./examples/typedTool.js"
 
 const server = McpServer.make({
   name: "typed",
@@ -154,6 +155,11 @@ describe("TypedTool", () => {
       const missing = yield* mismatch(TypedTool.make("nope", { parameters: Schema.Struct({}), success: Schema.Unknown }))
       assert.deepStrictEqual(missing.issues.map((issue) => issue.reason), ["NotAdvertised"])
     }).pipe(Effect.provide(Client)))
+
+  it.effect("the README example binds add and gets its sum", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* example, 5)
+    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(server, InProcessTransport.layer)))))
 
   it("issues() compares a declaration with a tool definition without a server", () => {
     const advertised = {

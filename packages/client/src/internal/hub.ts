@@ -82,7 +82,7 @@ const nameProblem = (name: string, separator: string): string | undefined => {
   return undefined
 }
 
-const checkDefinitions = <R>(options: McpHub.McpHubOptions<R>, separator: string) => {
+const checkDefinitions = <R>(options: McpHub.McpHubOptions<McpHub.ServerSpec<R>>, separator: string) => {
   const counts = new Map<string, number>()
   for (const spec of options.servers) counts.set(spec.name, (counts.get(spec.name) ?? 0) + 1)
   const entries = new Map<string, Entry<R>>()
@@ -163,7 +163,9 @@ const handlersFor = (server: string) =>
   })
 
 /** @internal */
-export const make = <R>(options: McpHub.McpHubOptions<R>): Effect.Effect<McpHub.Service, never, R | Scope.Scope> =>
+export const make = <R>(
+  options: McpHub.McpHubOptions<McpHub.ServerSpec<R>>
+): Effect.Effect<McpHub.Service, never, R | Scope.Scope> =>
   Effect.gen(function*() {
     const separator = options.separator ?? "__"
     if (separator === "") return yield* Effect.dieMessage("McpHub: the separator may not be empty")
