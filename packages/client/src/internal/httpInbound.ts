@@ -1,0 +1,318 @@
+/**
+ * What comes back over one HTTP connection: the messages of a JSON body or an event stream reported as transport
+ * events (the answer to the exchange's own request settled at once when the client can), what the transport learns
+ * from answers (the legacy version, `x-mcp-header` declarations), and the classification of the answer to a POST:
+ * a refusal, a JSON body, an event stream, or something else.
+ *
+ * @internal
+ */
+import type * as Headers from "@effect/platform/Headers"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as McpError from "../McpError.js"
+import * as McpSchema from "../McpSchema.js"
+import * as Transport from "../Transport.js"
+import * as codec from "./codec.js"
+import * as Body from "./httpResponse.js"
+import type { Sender } from "./httpSender.js"
+import type { Cursor, Resolved, Route, Source, State } from "./httpState.js"
+import { EVENT_STREAM, isObject, JSON_TYPE, newCursor, transportError } from "./httpState.js"
+import * as McpHeaders from "./mcpHeaders.js"
+
+/**
+ * What one frame from the server held.
+ *
+ * @internal
+ */
+export interface Delivered {
+  readonly answered: boolean
+  readonly messages: number
+}
+
+const ErrorBody = Schema.parseJson(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
+const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
+
+/**
+ * The JSON-RPC error object a refusal's body carries, if it is one.
+ *
+ * @internal
+ */
+export const jsonRpcError = (body: string): McpSchema.JsonRpcErrorObject | undefined =>
+  body.length === 0 ? undefined : Option.getOrUndefined(Option.map(decodeErrorBody(body), (decoded) => decoded.error))
+
+/**
+ * A response stream that ended or broke before the answer to its request.
+ *
+ * @internal
+ */
+export const streamEnded = (request: McpSchema.JsonRpcRequest, broken: McpError.TransportError | undefined) =>
+  transportError(
+    "StreamEnded",
+    broken === undefined
+      ? `the response stream of ${request.method} ended before its answer (the request may have run)`
+      : `the response stream of ${request.method} broke off before its answer (the request may have run): ${
+        broken.detail ?? broken.reason
+      }`,
+    broken
+  )
+
+/**
+ * The inbound half of one connection.
+ *
+ * @internal
+ */
+export interface Inbound {
+  /** Reports an event unless the connection is closing. */
+  readonly emitOpen: (event: Transport.TransportEvent) => Effect.Effect<void>
+  /** Reports a JSON-RPC error as the answer to `request`. */
+  readonly emitResponse: (
+    request: McpSchema.JsonRpcRequest,
+    error: McpSchema.JsonRpcErrorObject
+  ) => Effect.Effect<void>
+  /** Reports the messages of one frame, in order; `answered` when it held the answer to the source's request. */
+  readonly deliver: (text: string, source: Source) => Effect.Effect<Delivered>
+  /** Reads an event stream until it ends or carries the answer to the source's request. */
+  readonly readEvents: (
+    response: HttpClientResponse.HttpClientResponse,
+    source: Source,
+    cursor: Cursor
+  ) => Effect.Effect<boolean, McpError.TransportError, Scope.Scope>
+  /** Handles the answer to a request POST (or a resumption GET); fails when the request got no answer. */
+  readonly answer: (
+    response: HttpClientResponse.HttpClientResponse,
+    request: McpSchema.JsonRpcRequest,
+    options: Transport.WireOptions,
+    route: Route,
+    how?: Answering
+  ) => Effect.Effect<void, McpError.TransportFailure, Scope.Scope>
+}
+
+/**
+ * How an answer is taken beyond the defaults.
+ *
+ * @internal
+ */
+export interface Answering {
+  /** Takes the answer instead of the connection (the transport's own requests). */
+  readonly capture?: ((answer: McpSchema.JsonRpcResponse) => void) | undefined
+  /** Resumes a response stream that broke after an event id (legacy sessions). */
+  readonly resume?:
+    | ((request: McpSchema.JsonRpcRequest, cursor: Cursor) => Effect.Effect<void, McpError.TransportFailure>)
+    | undefined
+}
+
+/** @internal */
+export const make = (resolved: Resolved, state: State, sender: Sender, emit: Transport.Emit): Inbound => {
+  const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+
+  /**
+   * Learns from the answer to one of our requests, and returns the result to report when it differs from the one
+   * received: the negotiated legacy version from `initialize`; the `x-mcp-header` declarations from a modern
+   * `tools/list`, whose tools with an invalid declaration are left out (2026-07-28 `server/tools.mdx`: an HTTP
+   * client MUST reject them).
+   */
+  const onAnswer = (
+    request: McpSchema.JsonRpcRequest,
+    route: Route,
+    result: unknown
+  ): Effect.Effect<unknown> | undefined => {
+    if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
+      state.legacyVersion = result.protocolVersion
+    }
+    if (request.method !== "tools/list" || route !== "modern") return undefined
+    const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
+    for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
+    for (const { tool } of index.invalid) state.tools.delete(tool)
+    if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) return undefined
+    const rejected = new Set(index.invalid.map(({ tool }) => tool))
+    const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
+    return Effect.as(
+      Effect.forEach(
+        index.invalid,
+        ({ reason, tool }) => Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
+        { discard: true }
+      ),
+      { ...result, tools }
+    )
+  }
+
+  /**
+   * Reports the answer to the source's request. It is handed to the client at once when the client can settle it
+   * without running an effect (`unsafeEmit`), so call this only as the reply is due, not ahead.
+   */
+  const reply = (source: Source, answer: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+    const capture = source.capture
+    if (capture !== undefined) return Effect.sync(() => capture(answer))
+    if (state.closed) return Effect.void
+    const event = Transport.TransportEvent.Response({ message: answer })
+    return emit.unsafeEmit?.(event) === true ? Effect.void : emit(event)
+  }
+
+  /** Reports one message from the server; true when it is the answer to the source's request. */
+  const deliverOne = (message: McpSchema.JsonRpcMessage, source: Source): Effect.Effect<boolean> => {
+    if (McpSchema.isResponse(message)) {
+      const request = source.request
+      // an error without an id on a request's own stream or body answers that request
+      const own = request !== undefined &&
+        (message.id === request.id || (message.id === null && "error" in message))
+      if (!own || request === undefined) {
+        return Effect.as(emitOpen(Transport.TransportEvent.Response({ message })), false)
+      }
+      if (!("result" in message)) return Effect.as(reply(source, { ...message, id: request.id }), true)
+      const learned = onAnswer(request, source.route, message.result)
+      if (learned === undefined) return Effect.as(reply(source, message), true)
+      return Effect.flatMap(learned, (result) => Effect.as(reply(source, { ...message, result }), true))
+    }
+    if (McpSchema.isRequest(message)) {
+      if (source.route === "modern") {
+        return Effect.as(
+          Effect.logWarning(`dropped a ${message.method} request a modern server sent on its stream`),
+          false
+        )
+      }
+      return Effect.as(
+        emitOpen(Transport.TransportEvent.ServerRequest({ message, related: source.request?.id })),
+        false
+      )
+    }
+    return Effect.as(emitOpen(Transport.TransportEvent.Notification({ message })), false)
+  }
+
+  const deliver: Inbound["deliver"] = (text, source) =>
+    Effect.suspend(() => {
+      const frame = codec.decodeFrame(text)
+      const messages = frame.messages
+      let answered = false
+      const from = (index: number): Effect.Effect<Delivered> =>
+        index === messages.length
+          ? Effect.succeed({ answered, messages: messages.length })
+          : Effect.flatMap(deliverOne(messages[index]!, source), (own) => {
+            answered ||= own
+            return from(index + 1)
+          })
+      if (frame.invalid.length === 0) return from(0)
+      return Effect.zipRight(
+        Effect.forEach(frame.invalid, (problem) => Effect.logWarning(`dropped a message from the server: ${problem}`), {
+          discard: true
+        }),
+        Effect.suspend(() => from(0))
+      )
+    })
+
+  const readEvents: Inbound["readEvents"] = (response, source, cursor) =>
+    Effect.suspend(() => {
+      let answered = false
+      return Body.forEachSseItem(response, "the event stream broke off", resolved.maxEventBytes, (item) => {
+        switch (item._tag) {
+          case "Id":
+            cursor.lastEventId = item.id
+            return true
+          case "Retry":
+            cursor.retry = item.millis
+            return true
+          case "Event":
+            cursor.events++
+            // keep-alive and priming events carry no message
+            if (item.event !== "message" || item.data.trim().length === 0) return true
+            // once the answer came, the rest is not read
+            return Effect.map(deliver(item.data, source), (outcome) => {
+              answered ||= outcome.answered
+              return !answered
+            })
+        }
+      }).pipe(Effect.map(() => answered))
+    })
+
+  const emitResponse: Inbound["emitResponse"] = (request, error) =>
+    emitOpen(Transport.TransportEvent.Response({ message: { jsonrpc: "2.0", id: request.id, error } }))
+
+  /** A refusal: its JSON-RPC error is the answer (not for the era probe), else a status error. */
+  const refusal = (
+    response: HttpClientResponse.HttpClientResponse,
+    request: McpSchema.JsonRpcRequest,
+    options: Transport.WireOptions,
+    source: Source
+  ) =>
+    Effect.flatMap(Body.readSnippet(response), (body) => {
+      const status = response.status
+      if (!Body.isSuccess(status) && options.probe !== true) {
+        // a JSON-RPC error in a refusal (a modern 400 HeaderMismatch, a 404 method not found) is the answer
+        const error = jsonRpcError(body)
+        if (error !== undefined) return reply(source, { jsonrpc: "2.0", id: request.id, error })
+      }
+      return Effect.fail(Body.statusError(response, body, `the server answered ${request.method} with HTTP ${status}`))
+    })
+
+  /** A JSON body: it must hold the answer. */
+  const jsonAnswer = (
+    response: HttpClientResponse.HttpClientResponse,
+    headers: Headers.Headers,
+    request: McpSchema.JsonRpcRequest,
+    source: Source
+  ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
+    Effect.flatMap(
+      // a body that breaks off loses the answer as a broken stream does
+      Effect.catchIf(
+        Body.readBody(response, resolved.maxEventBytes, headers),
+        (error) => error.reason === "Read",
+        (error) => Effect.fail(streamEnded(request, error))
+      ),
+      (text) =>
+        Effect.flatMap(deliver(text, source), (outcome) => {
+          if (outcome.answered) return Effect.void
+          return Effect.fail(
+            new McpError.TransportError({
+              transport: "http",
+              reason: "Read",
+              detail: outcome.messages === 0
+                ? `the JSON answer to ${request.method} is not a JSON-RPC message`
+                : `the JSON answer to ${request.method} holds no response to request ${request.id}`,
+              status: response.status,
+              contentType: headers["content-type"] ?? JSON_TYPE,
+              body: text.length > Body.SNIPPET_BYTES ? text.slice(0, Body.SNIPPET_BYTES) : text
+            })
+          )
+        })
+    )
+
+  const answer: Inbound["answer"] = (response, request, options, route, how) => {
+    const source: Source = { request, route, capture: how?.capture }
+    const status = response.status
+    if (status === 401 || status === 403) return Effect.fail(sender.authError(status, response))
+    if (!Body.isSuccess(status) || status === 202 || status === 204) return refusal(response, request, options, source)
+    // the HTTP client may rebuild its headers on every read: read them once
+    const headers = response.headers
+    const type = Body.mediaTypeOf(headers)
+    if (type === JSON_TYPE) return jsonAnswer(response, headers, request, source)
+    if (type === EVENT_STREAM) {
+      const cursor = newCursor()
+      return Effect.flatMap(Effect.either(readEvents(response, source, cursor)), (outcome) => {
+        if (Either.isRight(outcome) && outcome.right) return Effect.void
+        const broken = Either.isLeft(outcome) ? outcome.left : undefined
+        if (broken?.reason === "FrameTooLarge") return Effect.fail(broken)
+        const resume = how?.resume
+        if (resume !== undefined && cursor.lastEventId !== undefined) return resume(request, cursor)
+        return Effect.fail(streamEnded(request, broken))
+      })
+    }
+    return Effect.flatMap(Body.readSnippet(response), (body) => {
+      const actual = headers["content-type"]
+      return Effect.fail(
+        new McpError.TransportError({
+          transport: "http",
+          reason: "Read",
+          detail: `the server answered ${request.method} with the unexpected content type ${actual ?? "(none)"}`,
+          status,
+          ...(actual === undefined ? {} : { contentType: actual }),
+          body
+        })
+      )
+    })
+  }
+
+  return { emitOpen, emitResponse, deliver, readEvents, answer }
+}

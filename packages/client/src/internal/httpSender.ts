@@ -1,0 +1,160 @@
+/**
+ * Sending HTTP requests for the HTTP transport, whatever the binding: the credentials of each request (a static
+ * bearer, or OAuth with its retry on 401/403), the names the HTTP client must redact, the redirect policy, and the
+ * one re-send a request gets when it provably did not reach the server.
+ *
+ * @internal
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as McpError from "../McpError.js"
+import type * as McpSchema from "../McpSchema.js"
+import * as OAuth from "../OAuth.js"
+import * as codec from "./codec.js"
+import * as HttpAuth from "./httpAuth.js"
+import * as Redaction from "./httpRedaction.js"
+import * as Body from "./httpResponse.js"
+import type { Resolved } from "./httpState.js"
+import { JSON_TYPE } from "./httpState.js"
+import * as Idempotent from "./idempotent.js"
+import * as ScopedHttpClient from "./scopedHttpClient.js"
+import * as WwwAuthenticate from "./wwwAuthenticate.js"
+
+/**
+ * The sending half of one HTTP transport, shared by its connections.
+ *
+ * @internal
+ */
+export interface Sender {
+  readonly auth: HttpAuth.HttpAuth
+  /** The MCP endpoint as the HTTP client takes it best. */
+  readonly target: URL | string
+  /** The caller's redacted header names plus ours (set once on an exchange's fiber). */
+  readonly withSecrets: (names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>
+  /**
+   * Sends one HTTP request. With the OAuth service, the request carries the authorizer's credentials, and a
+   * 401/403 is handed to the authorizer (authorize, refresh, step up, take a DPoP nonce) and re-sent, until it
+   * passes or the authorizer gives up with `AuthError`.
+   */
+  readonly execute: (
+    request: HttpClientRequest.HttpClientRequest
+  ) => Effect.Effect<
+    HttpClientResponse.HttpClientResponse,
+    HttpClientError.HttpClientError | McpError.AuthError,
+    Scope.Scope
+  >
+  /**
+   * POSTs one message. A request that only reads (see `resendable`) whose connection was closed under it before
+   * any answer (a kept-alive connection the server closed as it was reused) is sent once more, on another one.
+   */
+  readonly post: (
+    url: URL | string,
+    message: McpSchema.JsonRpcMessage,
+    headers: Record<string, string>,
+    what: string
+  ) => Effect.Effect<HttpClientResponse.HttpClientResponse, McpError.TransportFailure, Scope.Scope>
+  /** The configured headers and the current `Authorization`. */
+  readonly baseHeaders: () => Record<string, string>
+  /** A 401/403 for a request sent without OAuth, naming the static bearer it carried (by fingerprint). */
+  readonly authError: (status: 401 | 403, response: HttpClientResponse.HttpClientResponse) => McpError.AuthError
+  /** A failed send: an authorization that gave up stays an `AuthError`; anything else is a connect error. */
+  readonly sendError: (
+    what: string
+  ) => (error: HttpClientError.HttpClientError | McpError.AuthError) => McpError.TransportFailure
+  /** Fails with the refusal of `what`, its body read for the error. */
+  readonly refused: (
+    response: HttpClientResponse.HttpClientResponse,
+    what: string
+  ) => Effect.Effect<never, McpError.TransportError>
+}
+
+/** A request that only reads: sent once more when its connection is closed under it (see `post`). */
+const resendable = (message: McpSchema.JsonRpcMessage): boolean =>
+  "method" in message && "id" in message && Idempotent.isIdempotent(message.method)
+
+/** @internal */
+export const make = (
+  resolved: Resolved,
+  client: HttpClient.HttpClient,
+  oauth: OAuth.OAuthShape | undefined
+): Sender => {
+  const scopedClient = ScopedHttpClient.withScope(client)
+  // what the HTTP client may record in spans: never credentials or the session id
+  const withSecrets = Redaction.redactedNames(Redaction.secretHeaderNames(resolved.headers))
+  const guarded = Redaction.guarded(withSecrets)
+  const send = (
+    request: HttpClientRequest.HttpClientRequest
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> => {
+    // an exchange's fiber already redacts our names and refuses redirects (see httpExchanges.ts)
+    const sent = guarded(scopedClient.execute(request))
+    const redacted = Redaction.redactQuery(request)
+    return redacted === undefined ? sent : Redaction.withRedactedUrl(sent, redacted)
+  }
+  // a URL without a query goes to the HTTP client as text, which it takes as is (a URL object is copied, split
+  // into its parts and put together again on every request)
+  const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
+  // the credentials are read when each request is sent: `setAuth` swaps them for every later send
+  const auth = HttpAuth.make(resolved.url, resolved.bearerToken, oauth)
+  const authError = (status: 401 | 403, response: HttpClientResponse.HttpClientResponse): McpError.AuthError =>
+    Body.authError(status, response, auth.fingerprintOf(response.request.headers["authorization"]))
+
+  const execute: Sender["execute"] = (request) => {
+    const mode = auth.current()
+    if (mode.authorizer === undefined) return send(request)
+    return Effect.flatMap(mode.authorizer, (authorizer) =>
+      authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
+        Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
+          const nonce = response.headers["dpop-nonce"]
+          if (response.status !== 401 && response.status !== 403) {
+            return nonce === undefined
+              ? Effect.succeed(response)
+              : Effect.as(authorizer.observeNonce(nonce), response)
+          }
+          const header = response.headers["www-authenticate"]
+          // the refusal's body is read (and dropped) so that its connection can serve the re-send
+          return Effect.zipRight(
+            Body.readSnippet(response),
+            Effect.fail(
+              new OAuth.Unauthorized({
+                status: response.status,
+                challenges: header === undefined ? [] : WwwAuthenticate.parse(header),
+                dpopNonce: nonce
+              })
+            )
+          )
+        })))
+  }
+
+  const sendError: Sender["sendError"] = (what) => (error) =>
+    error._tag === "AuthError" ? error : Body.connectError(what)(error)
+
+  const post: Sender["post"] = (url, message, headers, what) => {
+    const body = codec.encode(message)
+    const posted = HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)
+    const sent = resendable(message)
+      ? Effect.catchIf(execute(posted), Body.isClosedUnderRequest, (error) =>
+        Effect.zipRight(
+          Effect.logDebug(`${what}: the connection was closed before any answer; sending it again`, error.cause),
+          execute(posted)
+        ))
+      : execute(posted)
+    return Effect.mapError(sent, (error) => sendError(`${what} could not be sent`)(error))
+  }
+
+  const baseHeaders = (): Record<string, string> => {
+    const headers: Record<string, string> = { ...resolved.headers }
+    const bearer = auth.current().header
+    if (bearer !== undefined) headers.authorization = bearer
+    return headers
+  }
+
+  const refused: Sender["refused"] = (response, what) =>
+    Effect.flatMap(Body.readSnippet(response), (body) =>
+      Effect.fail(Body.statusError(response, body, `the server answered ${what} with HTTP ${response.status}`)))
+
+  return { auth, target, withSecrets, execute, post, baseHeaders, authError, sendError, refused }
+}

@@ -1,0 +1,189 @@
+/**
+ * What the parts of one HTTP connection share: the checked options, the connection's state, the binding
+ * interface every binding (modern, legacy session, HTTP+SSE) implements, and the small helpers they all use.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import type * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as McpError from "../McpError.js"
+import type * as McpSchema from "../McpSchema.js"
+import type * as Transport from "../Transport.js"
+import type * as McpHeaders from "./mcpHeaders.js"
+
+/** @internal */
+export type BindingOption = "auto" | "streamable-http" | "sse"
+
+/**
+ * Checked options.
+ *
+ * @internal
+ */
+export interface Resolved {
+  readonly url: URL
+  readonly origin: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly bearerToken: Redacted.Redacted<string> | undefined
+  readonly binding: BindingOption
+  readonly maxEventBytes: number
+  readonly connectTimeout: Duration.Duration
+  readonly closeTimeout: Duration.Duration
+  readonly maxRetryDelay: Duration.Duration
+  readonly resumeAttempts: number
+  readonly allowNumberHeaders: boolean
+}
+
+/**
+ * Which binding carries a message: modern Streamable HTTP, a legacy Streamable HTTP session, or HTTP+SSE.
+ *
+ * @internal
+ */
+export type Route = "modern" | "legacy" | "sse"
+
+/**
+ * A request waiting for a new legacy session.
+ *
+ * @internal
+ */
+export interface Parked {
+  readonly message: McpSchema.JsonRpcRequest
+  readonly options: Transport.WireOptions
+  /** Whether this is already the one re-send a request gets after its session expired. */
+  readonly resent: boolean
+}
+
+/**
+ * Where an SSE stream stands, for resuming it.
+ *
+ * @internal
+ */
+export interface Cursor {
+  lastEventId: string | undefined
+  retry: number | undefined
+  events: number
+  /** The GET stream of the session was open once (a later 404 then means the session is gone). */
+  opened?: boolean
+}
+
+/** @internal */
+export const newCursor = (): Cursor => ({ lastEventId: undefined, retry: undefined, events: 0 })
+
+/**
+ * Whose messages a body or stream carries.
+ *
+ * @internal
+ */
+export interface Source {
+  readonly request: McpSchema.JsonRpcRequest | undefined
+  readonly route: Route
+  /** Takes the answer to `request` instead of the connection: the transport's own requests. */
+  readonly capture?: ((answer: McpSchema.JsonRpcResponse) => void) | undefined
+}
+
+/**
+ * The state of one connection, shared by its parts.
+ *
+ * @internal
+ */
+export interface State {
+  closed: boolean
+  binding: "streamable-http" | "sse"
+  era: McpSchema.Era | undefined
+  version: McpSchema.ProtocolVersion | undefined
+  /** The legacy version the server agreed to, known from the `initialize` answer on (before `setSession`). */
+  legacyVersion: string | undefined
+  sessionId: string | undefined
+  /** The legacy session the server forgot, until a new one starts. */
+  expiredSession: string | undefined
+  negotiated: boolean
+  sse: Deferred.Deferred<URL, McpError.TransportFailure> | undefined
+  readonly parked: Map<McpSchema.RequestId, Parked>
+  /** `x-mcp-header` declarations by tool name, from the `tools/list` answers this connection carried. */
+  readonly tools: Map<string, ReadonlyArray<McpHeaders.ParamHeader>>
+}
+
+/**
+ * What a binding does with the messages routed to it.
+ *
+ * @internal
+ */
+export interface Binding {
+  /**
+   * A request's exchange: sends it and reports what comes back until its answer, in the given Scope (which closes
+   * its response). `resent` marks the one re-send a legacy request gets after its session expired.
+   */
+  readonly exchange: (
+    request: McpSchema.JsonRpcRequest,
+    options: Transport.WireOptions,
+    resent: boolean
+  ) => Effect.Effect<void, McpError.TransportFailure, Scope.Scope>
+  /** Sends a notification or a response, which the server acknowledges. */
+  readonly oneWay: (
+    message: McpSchema.JsonRpcNotification | McpSchema.JsonRpcResponse,
+    what: string
+  ) => Effect.Effect<void, McpError.TransportFailure>
+  /** A cancelled request is announced with `notifications/cancelled` (else aborting its exchange is enough). */
+  readonly announcesCancel: boolean
+}
+
+/** @internal */
+export const ACCEPT_BOTH = "application/json, text/event-stream"
+/** @internal */
+export const EVENT_STREAM = "text/event-stream"
+/** @internal */
+export const JSON_TYPE = "application/json"
+
+/** @internal */
+export const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** @internal */
+export const transportError = (
+  reason: McpError.TransportError["reason"],
+  detail: string,
+  cause?: unknown
+): McpError.TransportError =>
+  new McpError.TransportError({
+    transport: "http",
+    reason,
+    detail,
+    ...(cause === undefined ? {} : { cause })
+  })
+
+/**
+ * A short form of a session id for errors: the id is a secret.
+ *
+ * @internal
+ */
+export const redactSession = (id: string): string => id.length <= 8 ? "…" : `${id.slice(0, 4)}…`
+
+/**
+ * A background stream that died of a defect: logged, and the `Read` error its connection closes with.
+ *
+ * @internal
+ */
+export const unexpected = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<McpError.TransportError> =>
+  Effect.as(
+    Effect.logError(`${what} failed unexpectedly`, cause),
+    transportError("Read", `${what} failed unexpectedly`, Cause.squash(cause))
+  )
+
+/**
+ * How long to wait before reopening a broken event stream: the server's `retry` is a floor (it MUST be waited,
+ * even past `maxRetryDelay`); our own backoff, capped by `maxRetryDelay`, keeps a broken stream from spinning.
+ *
+ * @internal
+ */
+export const backoff = (resolved: Resolved, retry: number | undefined, attempt: number): Duration.Duration => {
+  const exponential = Duration.min(
+    Duration.millis(initialBackoffMillis * 2 ** Math.min(attempt, 16)),
+    resolved.maxRetryDelay
+  )
+  return retry === undefined ? exponential : Duration.max(Duration.millis(retry), exponential)
+}
+
+const initialBackoffMillis = 250
