@@ -105,40 +105,42 @@ export interface Answering {
     | undefined
 }
 
+/**
+ * Learns from the answer to one of our requests, and returns the result to report when it differs from the one
+ * received: the negotiated legacy version from `initialize`; the `x-mcp-header` declarations from a modern
+ * `tools/list`, whose tools with an invalid declaration are left out (2026-07-28 `server/tools.mdx`: an HTTP
+ * client MUST reject them).
+ */
+const learn = (
+  resolved: Resolved,
+  state: State,
+  request: McpSchema.JsonRpcRequest,
+  route: Route,
+  result: unknown
+): Effect.Effect<unknown> | undefined => {
+  if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
+    state.legacyVersion = result.protocolVersion
+  }
+  if (request.method !== "tools/list" || route !== "modern") return undefined
+  const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
+  for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
+  for (const { tool } of index.invalid) state.tools.delete(tool)
+  if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) return undefined
+  const rejected = new Set(index.invalid.map(({ tool }) => tool))
+  const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
+  return Effect.as(
+    Effect.forEach(
+      index.invalid,
+      ({ reason, tool }) => Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
+      { discard: true }
+    ),
+    { ...result, tools }
+  )
+}
+
 /** @internal */
 export const make = (resolved: Resolved, state: State, sender: Sender, emit: Transport.Emit): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
-
-  /**
-   * Learns from the answer to one of our requests, and returns the result to report when it differs from the one
-   * received: the negotiated legacy version from `initialize`; the `x-mcp-header` declarations from a modern
-   * `tools/list`, whose tools with an invalid declaration are left out (2026-07-28 `server/tools.mdx`: an HTTP
-   * client MUST reject them).
-   */
-  const onAnswer = (
-    request: McpSchema.JsonRpcRequest,
-    route: Route,
-    result: unknown
-  ): Effect.Effect<unknown> | undefined => {
-    if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
-      state.legacyVersion = result.protocolVersion
-    }
-    if (request.method !== "tools/list" || route !== "modern") return undefined
-    const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
-    for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
-    for (const { tool } of index.invalid) state.tools.delete(tool)
-    if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) return undefined
-    const rejected = new Set(index.invalid.map(({ tool }) => tool))
-    const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
-    return Effect.as(
-      Effect.forEach(
-        index.invalid,
-        ({ reason, tool }) => Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
-        { discard: true }
-      ),
-      { ...result, tools }
-    )
-  }
 
   /**
    * Reports the answer to the source's request. It is handed to the client at once when the client can settle it
@@ -163,7 +165,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
         return Effect.as(emitOpen(Transport.TransportEvent.Response({ message })), false)
       }
       if (!("result" in message)) return Effect.as(reply(source, { ...message, id: request.id }), true)
-      const learned = onAnswer(request, source.route, message.result)
+      const learned = learn(resolved, state, request, source.route, message.result)
       if (learned === undefined) return Effect.as(reply(source, message), true)
       return Effect.flatMap(learned, (result) => Effect.as(reply(source, { ...message, result }), true))
     }
@@ -230,6 +232,27 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
   const emitResponse: Inbound["emitResponse"] = (request, error) =>
     emitOpen(Transport.TransportEvent.Response({ message: { jsonrpc: "2.0", id: request.id, error } }))
 
+  const answer = classify(resolved, sender, { deliver, readEvents, reply })
+
+  return { emitOpen, emitResponse, deliver, readEvents, answer }
+}
+
+/**
+ * The classification of the answer to a request POST (or a resumption GET): a refusal (whose JSON-RPC error, if
+ * it carries one, is the answer), a JSON body that must hold the answer, an event stream read until the answer
+ * (resumed when the binding can), or an unexpected content type.
+ */
+const classify = (
+  resolved: Resolved,
+  sender: Sender,
+  delivery: {
+    readonly deliver: Inbound["deliver"]
+    readonly readEvents: Inbound["readEvents"]
+    readonly reply: (source: Source, answer: McpSchema.JsonRpcResponse) => Effect.Effect<void>
+  }
+): Inbound["answer"] => {
+  const { deliver, readEvents, reply } = delivery
+
   /** A refusal: its JSON-RPC error is the answer (not for the era probe), else a status error. */
   const refusal = (
     response: HttpClientResponse.HttpClientResponse,
@@ -279,7 +302,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
         })
     )
 
-  const answer: Inbound["answer"] = (response, request, options, route, how) => {
+  return (response, request, options, route, how) => {
     const source: Source = { request, route, capture: how?.capture }
     const status = response.status
     if (status === 401 || status === 403) return Effect.fail(sender.authError(status, response))
@@ -313,6 +336,4 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
       )
     })
   }
-
-  return { emitOpen, emitResponse, deliver, readEvents, answer }
 }

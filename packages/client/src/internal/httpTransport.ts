@@ -53,6 +53,83 @@ const cancelReason = (reason: Transport.CancelReason): string =>
   reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
 
 /**
+ * The fallback chain: `initialize` got 400/404/405 under the `auto` binding, so the server may be an HTTP+SSE
+ * (2024-11-05) one; try its stream on the same URL and send `initialize` there. A refusal naming the versions the
+ * server supports is a Streamable HTTP server's answer, not a reason to fall back.
+ */
+const fallBackToSse = (
+  state: State,
+  inbound: Inbound.Inbound,
+  sse: Sse.Sse,
+  exchanges: Exchanges.Exchanges
+) =>
+(
+  response: HttpClientResponse.HttpClientResponse,
+  request: McpSchema.JsonRpcRequest
+): Effect.Effect<void, McpError.TransportFailure> =>
+  Effect.gen(function*() {
+    const body = yield* Body.readSnippet(response)
+    const error = Inbound.jsonRpcError(body)
+    // a server that names the versions it supports is a Streamable HTTP server: its error is the answer
+    if (error !== undefined && error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
+      return yield* inbound.emitResponse(request, error)
+    }
+    const endpoint = yield* Effect.either(sse.endpoint)
+    if (Either.isLeft(endpoint)) {
+      if (endpoint.left._tag === "AuthError") return yield* Effect.fail(endpoint.left)
+      if (error !== undefined) return yield* inbound.emitResponse(request, error)
+      const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
+      return yield* Effect.fail(
+        new McpError.TransportError({
+          ...refusal,
+          detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.left.message}`,
+          cause: endpoint.left
+        })
+      )
+    }
+    yield* Effect.logDebug("the server speaks HTTP+SSE (2024-11-05)")
+    state.binding = "sse"
+    exchanges.reroute(request.id, "sse")
+    yield* sse.post(request, request.method)
+  })
+
+/**
+ * Cancels a request: a parked one is forgotten (it never reached the server); a running one's exchange is
+ * interrupted, after `notifications/cancelled` where its binding announces cancellations.
+ */
+const canceller = (
+  state: State,
+  bindings: Record<Route, Binding>,
+  exchanges: Exchanges.Exchanges,
+  sessionRoute: () => Route
+) =>
+(id: McpSchema.RequestId, reason: Transport.CancelReason): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    // a request waiting for a new session never reached the server
+    if (state.parked.delete(id)) return Effect.void
+    const binding = bindings[exchanges.routeOf(id) ?? sessionRoute()]
+    const stop = exchanges.stop(id)
+    if (!binding.announcesCancel) return stop
+    const cancelled: McpSchema.JsonRpcNotification = {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: cancelReason(reason) }
+    }
+    return Effect.zipRight(
+      binding.oneWay(cancelled, cancelled.method).pipe(
+        Effect.catchAll((error) => Effect.logDebug(`notifications/cancelled was not delivered: ${error.message}`))
+      ),
+      stop
+    )
+  }).pipe(
+    // interruptible: callers run this in release steps, where a plain timeout would not fire
+    Effect.interruptible,
+    Effect.timeout(cancelTimeout),
+    Effect.ignore,
+    Effect.annotateLogs({ module: "HttpTransport", method: "cancel" })
+  )
+
+/**
  * Builds the transport service. The HTTP client is the one given here for every connection, so its connection
  * pool outlives reconnect attempts. The era verdicts of this transport are kept per origin.
  *
@@ -105,7 +182,7 @@ export const make = (
 
       const sse = Sse.make(resolved, state, sender, inbound, (stream) => Effect.asVoid(FiberSet.run(background, stream)))
       const legacy = Legacy.make(resolved, state, sender, inbound, {
-        fallback: (response, request) => fallBackToSse(response, request),
+        fallback: (response, request) => fallBackToSse(state, inbound, sse, exchanges)(response, request),
         restart: (parked) => exchanges.start("legacy", parked.message, parked.options, parked.resent),
         runGetStream: (stream) => Effect.asVoid(FiberHandle.run(getStream, stream))
       })
@@ -115,37 +192,6 @@ export const make = (
         legacy,
         sse
       }
-
-      /** `initialize` got 400/404/405: try the HTTP+SSE transport on the same URL and send it there. */
-      const fallBackToSse = (
-        response: HttpClientResponse.HttpClientResponse,
-        request: McpSchema.JsonRpcRequest
-      ): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.gen(function*() {
-          const body = yield* Body.readSnippet(response)
-          const error = Inbound.jsonRpcError(body)
-          // a server that names the versions it supports is a Streamable HTTP server: its error is the answer
-          if (error !== undefined && error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
-            return yield* inbound.emitResponse(request, error)
-          }
-          const endpoint = yield* Effect.either(sse.endpoint)
-          if (Either.isLeft(endpoint)) {
-            if (endpoint.left._tag === "AuthError") return yield* Effect.fail(endpoint.left)
-            if (error !== undefined) return yield* inbound.emitResponse(request, error)
-            const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
-            return yield* Effect.fail(
-              new McpError.TransportError({
-                ...refusal,
-                detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.left.message}`,
-                cause: endpoint.left
-              })
-            )
-          }
-          yield* Effect.logDebug("the server speaks HTTP+SSE (2024-11-05)")
-          state.binding = "sse"
-          exchanges.reroute(request.id, "sse")
-          yield* sse.post(request, request.method)
-        })
 
       /** The route of a message: the binding's, the negotiated era's, or before that the era it claims. */
       const routeOf = (message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification): Route => {
@@ -194,31 +240,7 @@ export const make = (
           return bounds(bindings[sessionRoute()].oneWay(message, "a response"), "a response")
         }).pipe(Effect.annotateLogs({ module: "HttpTransport", method: "respond" }))
 
-      const cancel = (id: McpSchema.RequestId, reason: Transport.CancelReason): Effect.Effect<void> =>
-        Effect.suspend(() => {
-          // a request waiting for a new session never reached the server
-          if (state.parked.delete(id)) return Effect.void
-          const binding = bindings[exchanges.routeOf(id) ?? sessionRoute()]
-          const stop = exchanges.stop(id)
-          if (!binding.announcesCancel) return stop
-          const cancelled: McpSchema.JsonRpcNotification = {
-            jsonrpc: "2.0",
-            method: "notifications/cancelled",
-            params: { requestId: id, reason: cancelReason(reason) }
-          }
-          return Effect.zipRight(
-            binding.oneWay(cancelled, cancelled.method).pipe(
-              Effect.catchAll((error) => Effect.logDebug(`notifications/cancelled was not delivered: ${error.message}`))
-            ),
-            stop
-          )
-        }).pipe(
-          // interruptible: callers run this in release steps, where a plain timeout would not fire
-          Effect.interruptible,
-          Effect.timeout(cancelTimeout),
-          Effect.ignore,
-          Effect.annotateLogs({ module: "HttpTransport", method: "cancel" })
-        )
+      const cancel = canceller(state, bindings, exchanges, sessionRoute)
 
       const setSession = (session: Transport.SessionInfo): Effect.Effect<void> =>
         Effect.suspend(() => {
