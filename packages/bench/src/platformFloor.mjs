@@ -2,11 +2,12 @@
 // benchmark's legacy `tools/call` to the benchmark server at 64 in flight, against undici's Pool as the raw
 // client does it. Prints the client's CPU per call (the least and the median of 8 rounds of 5 000 calls) and,
 // with --ops, the Effect operations per call. Conduit's own cost over HTTP is what it adds on top of this floor.
-//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream|source] [--no-span] [--ops]
+//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream|source] [--no-span] [--scope] [--ops]
 // --read stream reads the body through `response.stream` pulled chunk by chunk (as Conduit reads a body from an
 // HTTP client of an unknown shape); text reads it in one piece (`response.text`, unbounded); source reads the
 // undici or node:http body Readable under the response in one wait, as Conduit does for the platform's clients. --no-span turns the
-// HTTP client's own span off (`HttpClient.withTracerDisabledWhen`).
+// HTTP client's own span off (`HttpClient.withTracerDisabledWhen`). --scope sends each request through
+// `HttpClient.withScope` (aborted when its Scope closes).
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -79,6 +80,8 @@ if (which === "raw") {
   )
   let client = await runtime.runPromise(HttpClient.HttpClient)
   if (argv.includes("--no-span")) client = HttpClient.withTracerDisabledWhen(client, () => true)
+  // --scope: each request aborted when its Scope closes (`HttpClient.withScope`), as Conduit's exchanges are
+  if (argv.includes("--scope")) client = HttpClient.withScope(client)
   const utf8 = new TextDecoder()
   // as Conduit pulls a body of unknown length: the stream's channel, chunk by chunk
   const readStream = (response) =>
@@ -128,7 +131,11 @@ if (which === "raw") {
     ).pipe(
       Effect.flatMap((response) => {
         session ??= response.headers["mcp-session-id"]
-        return read === "stream" ? readStream(response) : read === "source" ? readSource(response) : response.text
+        return read === "stream"
+          ? readStream(response)
+          : read === "source"
+          ? readSource(response)
+          : response.text
       }),
       Effect.map((text) => JSON.parse(text)),
       Effect.scoped
@@ -159,7 +166,11 @@ if (countOps && opsSoFar !== undefined) {
   opsLine = `, ${((opsSoFar() - before) / 1_000).toFixed(0)} Effect operations per call (CPU numbers of an --ops run mean nothing)`
 }
 process.stdout.write(
-  `${which}${which === "raw" ? "" : `, read ${read}${argv.includes("--no-span") ? ", no span" : ""}`}: ` +
+  `${which}${
+    which === "raw"
+      ? ""
+      : `, read ${read}${argv.includes("--no-span") ? ", no span" : ""}${argv.includes("--scope") ? ", withScope" : ""}`
+  }: ` +
     `${perCall[0].toFixed(0)} µs CPU per call (least of 8 rounds), median ${perCall[4].toFixed(0)}${opsLine}\n`
 )
 server.kill("SIGTERM")

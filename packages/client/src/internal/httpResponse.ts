@@ -17,7 +17,6 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import { concatBytes } from "./bytes.js"
-import * as BodySource from "./httpBodySource.js"
 import * as Sse from "./sse.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
@@ -116,21 +115,15 @@ export const connectError = (what: string) => (error: HttpClientError.HttpClient
   })
 }
 
-/** A body read from the response's source that broke: a `Read` failure, as a broken body read as a stream. */
-const brokenBody = (what: string) => (broken: BodySource.BodyBroken): McpError.TransportError => {
-  const { cause, detail } = describeCause(broken.cause, "the body broke off")
-  return new McpError.TransportError({ transport: "http", reason: "Read", detail: `${what}: ${detail}`, cause })
-}
-
 /**
  * Runs `f` on each chunk of a response body, in order, until the body ends or `f` answers false. A body left
- * unread is destroyed when the reading stops (read through the response's stream: aborted when the given Scope
- * closes, as the platform's clients abort any request of a closed Scope). A broken body fails with a `Read` error
- * naming `what`.
+ * unread is released when the reading stops, and the request is aborted when the given Scope closes (the
+ * transport's client aborts every request of a closed Scope). A broken body fails with a `Read` error naming
+ * `what`.
  *
- * The body is read from the response's source when the HTTP client is one of the platform's (see
- * `httpBodySource.ts`), else pulled chunk by chunk from the response's stream rather than run into a sink: per
- * request either is far less work for the one or two chunks a JSON answer usually comes in.
+ * The body is pulled chunk by chunk from the response's stream (its channel pulled directly: one step less per
+ * pull than `Stream.toPull`) rather than run into a sink: per request far less work for the one or two chunks a
+ * JSON answer usually comes in.
  *
  * @internal
  */
@@ -139,46 +132,6 @@ export const forEachChunk = <E>(
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
 ): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
-  Effect.suspend(() => {
-    const source = BodySource.reader(response)
-    return source === undefined ? forEachStreamChunk(response, what, f) : forEachSourceChunk(source, what, f)
-  })
-
-const forEachSourceChunk = <E>(
-  source: BodySource.BodyReader,
-  what: string,
-  f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
-): Effect.Effect<void, E | McpError.TransportError> => {
-  const broken = brokenBody(what)
-  // the body is released as soon as the reading ends, however it ends (a pull interrupted while it waits
-  // releases it too)
-  const stop = (): Effect.Effect<void> => {
-    source.release()
-    return Effect.void
-  }
-  const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(source.pull, {
-    onFailure: (error) => {
-      source.release()
-      return Effect.fail(broken(error))
-    },
-    onSuccess: (chunk) =>
-      chunk === undefined ? stop() : Effect.matchCauseEffect(f(chunk), {
-        onFailure: (cause) => {
-          source.release()
-          return Effect.failCause(cause)
-        },
-        onSuccess: (more) => more ? next : stop()
-      })
-  })
-  return next
-}
-
-const forEachStreamChunk = <E>(
-  response: HttpClientResponse.HttpClientResponse,
-  what: string,
-  f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
-): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
-  // the stream's channel pulled directly: one step less per pull than `Stream.toPull`
   Effect.flatMap(Channel.toPull(Stream.toChannel(response.stream)), (pull) => {
     const each = (chunks: ReadonlyArray<Uint8Array>, index: number): Effect.Effect<void, E | McpError.TransportError> =>
       index === chunks.length
@@ -248,10 +201,10 @@ export const declaredLength = (headers: Headers.Headers): number | undefined => 
 /**
  * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
  *
- * A body whose `content-length` exceeds the limit is refused before it is read. A body from one of the platform's
- * clients is read from its source (see `httpBodySource.ts`) and counted as it comes. From an HTTP client of an
- * unknown shape, a body with a `content-length` within the limit is read in one piece (the client enforces that
- * length; cheaper than its stream) and any other is pulled from its stream and counted.
+ * A body whose `content-length` exceeds the limit is refused before it is read; one whose `content-length` is
+ * within the limit is read in one piece (the HTTP client reads no more than that length, and a whole read is
+ * cheaper than the stream); any other (a chunked body) is pulled from the response's stream and counted as it
+ * comes.
  *
  * @internal
  */
@@ -262,21 +215,12 @@ export const readBody = (
 ): Effect.Effect<string, McpError.TransportError, Scope.Scope> => {
   const length = declaredLength(headers)
   if (length !== undefined && length > limit) return Effect.fail(tooLarge(length, limit))
+  if (length !== undefined) return Effect.mapError(response.text, connectError("the response body broke off"))
   return Effect.suspend(() => {
-    const source = BodySource.reader(response)
-    if (source !== undefined) {
-      return Effect.mapBoth(source.readAll(limit), {
-        onFailure: (error) =>
-          "tooLarge" in error ? tooLarge(error.tooLarge, limit) : brokenBody("the response body broke off")(error),
-        onSuccess: (bytes) => utf8.decode(bytes)
-      })
-    }
-    // a client of another shape: a declared length within the limit is read in one piece
-    if (length !== undefined) return Effect.mapError(response.text, connectError("the response body broke off"))
     const chunks: Array<Uint8Array> = []
     let size = 0
     return Effect.map(
-      forEachStreamChunk(response, "the response body broke off", (chunk) => {
+      forEachChunk(response, "the response body broke off", (chunk) => {
         size += chunk.length
         if (size > limit) return Effect.fail(tooLarge(size, limit))
         chunks.push(chunk)

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -21,7 +21,6 @@ import * as Body from "./httpResponse.js"
 import type { Resolved } from "./httpState.js"
 import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
-import * as ScopedHttpClient from "./scopedHttpClient.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /**
@@ -82,7 +81,8 @@ export const make = (
   client: HttpClient.HttpClient,
   oauth: OAuth.OAuthShape | undefined
 ): Sender => {
-  const scopedClient = ScopedHttpClient.withScope(client)
+  // each request is aborted when the Scope it was sent in closes (an exchange's, when the exchange ends)
+  const scopedClient = HttpClient.withScope(client)
   // what the HTTP client may record in spans: never credentials or the session id
   const withSecrets = Redaction.redactedNames(Redaction.secretHeaderNames(resolved.headers))
   const guarded = Redaction.guarded(withSecrets)
