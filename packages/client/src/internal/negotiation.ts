@@ -1,4 +1,5 @@
 /** @internal */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as McpError from "../McpError.js"
@@ -177,4 +178,338 @@ export const initializeNamesOnlyModern = (error: McpError.McpError): boolean => 
   const data = decodeSupported(error.data)
   if (Either.isLeft(data) || data.right.supported.length === 0) return false
   return data.right.supported.every(McpSchema.isModernVersion)
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The negotiator: the probe / initialize loop that finds a server's era on each new connection.
+
+/**
+ * Internal signal: the child went away during the probe, so restart it and speak legacy.
+ *
+ * @internal
+ */
+export class RestartAsLegacy {
+  readonly _tag = "RestartAsLegacy"
+}
+
+/**
+ * Internal signal: the cached legacy verdict proved wrong, so probe again.
+ *
+ * @internal
+ */
+export class Reprobe {
+  readonly _tag = "Reprobe"
+}
+
+/**
+ * How a negotiation ends without a session.
+ *
+ * @internal
+ */
+export type NegotiationError = McpError.ConnectError | RestartAsLegacy | Reprobe
+
+/**
+ * What the negotiation agreed on.
+ *
+ * @internal
+ */
+export interface Negotiated {
+  readonly era: McpSchema.Era
+  readonly protocolVersion: McpSchema.ProtocolVersion
+  readonly serverInfo: McpSchema.Implementation | undefined
+  readonly capabilities: McpSchema.ServerCapabilities
+  readonly instructions: string | undefined
+}
+
+/**
+ * The connection being negotiated, as the negotiator sees it.
+ *
+ * @internal
+ */
+export interface Channel {
+  /** The era the transport already knows the server speaks (the HTTP transport keeps verdicts per origin). */
+  readonly knownEra: McpSchema.Era | undefined
+  /** Sends one of the negotiation's requests; `era` and `version` shape its `_meta`, `probeId` marks the probe. */
+  readonly request: (
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: {
+      readonly era: McpSchema.Era | "probe"
+      readonly version: McpSchema.ProtocolVersion
+      readonly timeoutMillis: number
+      readonly probeId?: string | undefined
+    }
+  ) => Effect.Effect<unknown, McpError.McpClientError>
+  readonly notifyInitialized: Effect.Effect<void, McpError.TransportFailure>
+  /** Whether the transport closed (some legacy servers quit on any request before `initialize`). */
+  readonly closed: Effect.Effect<boolean>
+  /** The era is known (before the negotiation returns: what the server sends next is read in it). */
+  readonly onEra: (era: McpSchema.Era) => void
+}
+
+/**
+ * @internal
+ */
+export interface NegotiatorConfig {
+  readonly kind: McpError.TransportKind
+  readonly eraOption: "auto" | "legacy" | "modern"
+  readonly pinned: McpSchema.ProtocolVersion | undefined
+  readonly supported: ReadonlyArray<McpSchema.ProtocolVersion>
+  readonly probeTimeout: number
+  readonly initializeTimeout: number
+  readonly clientInfo: McpSchema.Implementation
+  readonly capabilitiesFor: (version: McpSchema.ProtocolVersion) => McpSchema.ClientCapabilities
+  /** Runs when the era probe starts (the client's state becomes `Probing`). */
+  readonly onProbe: Effect.Effect<void>
+}
+
+/**
+ * @internal
+ */
+export interface Negotiator {
+  /** Finds the era of a new connection: the verdict known so far, else the probe. */
+  readonly negotiate: (channel: Channel) => Effect.Effect<Negotiated, NegotiationError>
+  /** The legacy handshake, offering `version` (the newest supported when undefined). */
+  readonly initialize: (
+    channel: Channel,
+    version: McpSchema.LegacyVersion | undefined
+  ) => Effect.Effect<Negotiated, NegotiationError>
+  /**
+   * An attempt ended with a signal: the verdict turns and the client connects again at once (undefined), unless the
+   * server's answers keep contradicting each other (the error to report).
+   */
+  readonly turn: (signal: RestartAsLegacy | Reprobe) => McpError.ProtocolError | undefined
+  /** A session was established: contradictions are counted afresh. */
+  readonly established: () => void
+}
+
+const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation, McpSchema.preserve)
+
+/**
+ * @internal
+ */
+export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
+  const { eraOption, kind, pinned, supported } = config
+  const supportedLegacy = supported.filter(McpSchema.isLegacyVersion)
+  const supportedModern = supported.filter(McpSchema.isModernVersion)
+  let probeCount = 0
+  // changes of era since the last session: a server whose answers contradict each other (its probe says legacy, its
+  // initialize names only modern versions) must not keep the client switching forever
+  let eraSwitches = 0
+  let verdict: McpSchema.Era | undefined = pinned !== undefined
+    ? McpSchema.eraOf(pinned)
+    : eraOption === "auto"
+    ? undefined
+    : eraOption
+
+  const initialize = (
+    channel: Channel,
+    version: McpSchema.LegacyVersion | undefined
+  ): Effect.Effect<Negotiated, NegotiationError> =>
+    Effect.gen(function*() {
+      const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
+      if (offered === undefined) {
+        return yield* new McpError.ProtocolError({
+          reason: "UnsupportedVersion",
+          method: "initialize",
+          detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
+        })
+      }
+      const raw = yield* channel.request(
+        "initialize",
+        { protocolVersion: offered, capabilities: config.capabilitiesFor(offered), clientInfo: config.clientInfo },
+        { era: "legacy", version: offered, timeoutMillis: config.initializeTimeout }
+      ).pipe(
+        Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
+          // (legacy by this client's verdict, or by the one its transport kept for the server)
+          (channel.knownEra ?? verdict) === "legacy" && eraOption === "auto" && pinned === undefined &&
+            initializeNamesOnlyModern(error)
+            ? Effect.fail(new Reprobe())
+            : Effect.fail(error))
+      )
+      const result = yield* decodeInitialize(raw)
+      const agreed = result.protocolVersion
+      if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
+        return yield* new McpError.ProtocolError({
+          reason: "UnsupportedVersion",
+          method: "initialize",
+          detail: `the server answered with protocol version ${agreed}; this client supports ${
+            supportedLegacy.join(", ")
+          }`
+        })
+      }
+      channel.onEra("legacy")
+      yield* channel.notifyInitialized
+      return {
+        era: "legacy" as const,
+        protocolVersion: agreed,
+        serverInfo: result.serverInfo,
+        capabilities: result.capabilities,
+        instructions: result.instructions
+      }
+    })
+
+  const discover = (channel: Channel, version: McpSchema.ProtocolVersion) =>
+    channel.request("server/discover", undefined, {
+      era: "probe",
+      version,
+      timeoutMillis: config.probeTimeout,
+      probeId: `conduit-probe-${++probeCount}`
+    })
+
+  const modernSession = (
+    channel: Channel,
+    version: McpSchema.ModernVersion,
+    result: McpSchema.DiscoverResult
+  ): Negotiated => {
+    channel.onEra("modern")
+    const serverInfo = decodeImplementation(result._meta?.[McpSchema.MetaKeys.serverInfo])
+    return {
+      era: "modern",
+      protocolVersion: version,
+      serverInfo: Either.getOrUndefined(serverInfo),
+      capabilities: result.capabilities,
+      instructions: result.instructions
+    }
+  }
+
+  /** What a failed probe means. */
+  const classifyFailure = (
+    channel: Channel,
+    error: McpError.McpClientError,
+    retried: boolean
+  ): Effect.Effect<ProbeVerdict, NegotiationError> => {
+    switch (error._tag) {
+      case "McpError":
+        return Effect.succeed(classifyProbeError(error, supported, retried))
+      case "RequestTimeout":
+        // On HTTP silence is an outage; and a server known to be modern is never quietly downgraded.
+        if (kind === "http" || verdict === "modern") {
+          return Effect.fail(
+            new McpError.TransportError({
+              transport: kind,
+              reason: "Timeout",
+              detail: "the server did not answer the era probe"
+            })
+          )
+        }
+        return Effect.succeed({ _tag: "Legacy", version: undefined })
+      case "TransportError":
+        if (kind === "http" || verdict === "modern") {
+          return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+        }
+        // Some legacy servers quit on any request before initialize: restart and speak legacy.
+        return Effect.flatMap(channel.closed, (closed) =>
+          closed
+            ? Effect.fail(new RestartAsLegacy())
+            : Effect.succeed(classifyProbeFailure(kind, error, supported, retried)))
+      case "ProtocolError":
+        return Effect.fail(error)
+      default:
+        return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+    }
+  }
+
+  const probe = (channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
+    Effect.gen(function*() {
+      let version: McpSchema.ModernVersion = supportedModern[supportedModern.length - 1] ?? "2026-07-28"
+      let retried = false
+      while (true) {
+        const outcome = yield* Effect.either(discover(channel, version))
+        const verdictNow = Either.isRight(outcome)
+          ? classifyProbeResult(outcome.right, supported)
+          : yield* classifyFailure(channel, outcome.left, retried)
+        switch (verdictNow._tag) {
+          case "Modern":
+            verdict = "modern"
+            return modernSession(channel, verdictNow.version, verdictNow.discover)
+          case "RetryModern":
+            version = verdictNow.version
+            retried = true
+            continue
+          case "Legacy":
+            if (supportedLegacy.length === 0) {
+              return yield* new McpError.ProtocolError({
+                reason: "UnsupportedVersion",
+                method: "server/discover",
+                detail: "the server is not a modern server and this client is pinned to the modern era"
+              })
+            }
+            verdict = "legacy"
+            return yield* initialize(channel, verdictNow.version)
+          case "Fail":
+            return yield* Effect.fail(verdictNow.error)
+        }
+      }
+    })
+
+  /** Pinned to modern: discover for capabilities; a modern server must answer it. */
+  const discoverPinned = (channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
+    Effect.flatMap(discover(channel, supportedModern[supportedModern.length - 1]!), (raw) => {
+      const verdictNow = classifyProbeResult(raw, supported)
+      return verdictNow._tag === "Modern"
+        ? Effect.succeed(modernSession(channel, verdictNow.version, verdictNow.discover))
+        : Effect.fail(
+          new McpError.ProtocolError({
+            reason: "Negotiation",
+            method: "server/discover",
+            detail: "the server did not answer server/discover like a modern server"
+          })
+        )
+    })
+
+  return {
+    negotiate: (channel) =>
+      Effect.suspend(() => {
+        const known = channel.knownEra ?? verdict
+        if (known === "legacy") return initialize(channel, undefined)
+        if (known === "modern" && eraOption !== "auto") return discoverPinned(channel)
+        return Effect.zipRight(config.onProbe, probe(channel))
+      }),
+    initialize,
+    turn: (signal) => {
+      if (++eraSwitches <= 2) {
+        // Reprobe: initialize was refused naming only modern versions, so the server is modern, however slow its
+        // probe was
+        verdict = signal._tag === "RestartAsLegacy" ? "legacy" : "modern"
+        return undefined
+      }
+      return new McpError.ProtocolError({
+        reason: "Negotiation",
+        method: "initialize",
+        detail: "the server's answers contradict each other about its era (the probe and initialize)"
+      })
+    },
+    established: () => {
+      eraSwitches = 0
+    }
+  }
+}
+
+const decodeInitializeResult = Schema.decodeUnknownEither(McpSchema.InitializeResult, McpSchema.preserve)
+
+/** The answer to `initialize`: a complete result decoded with the schema, or a ProtocolError. */
+const decodeInitialize = (raw: unknown): Effect.Effect<McpSchema.InitializeResult, McpError.ProtocolError> => {
+  if (typeof raw !== "object" || raw === null) {
+    return Effect.fail(
+      new McpError.ProtocolError({ reason: "InvalidResult", method: "initialize", detail: "the result is not an object" })
+    )
+  }
+  const resultType = "resultType" in raw ? raw.resultType : undefined
+  if (resultType !== undefined && resultType !== "complete") {
+    return Effect.fail(
+      new McpError.ProtocolError({
+        reason: "InvalidResultType",
+        method: "initialize",
+        detail: `unknown resultType ${String(resultType)}`
+      })
+    )
+  }
+  return Either.match(decodeInitializeResult(raw), {
+    onLeft: (cause) =>
+      Effect.fail(
+        new McpError.ProtocolError({ reason: "InvalidResult", method: "initialize", detail: cause.message, cause })
+      ),
+    onRight: Effect.succeed
+  })
 }

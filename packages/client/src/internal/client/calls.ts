@@ -1,0 +1,240 @@
+/**
+ * Calls as users make them: the session awaited, the request sent through the core send (a read lost with its
+ * stream issued once more), through the result cache when it applies, its `input_required` rounds served, the
+ * result decoded, all in the call's span and metrics.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Mailbox from "effect/Mailbox"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as Idempotent from "../idempotent.js"
+import type * as Cache from "./cache.js"
+import type * as Connection from "./connection.js"
+import type * as Envelope from "./envelope.js"
+import * as InputRounds from "./inputRounds.js"
+import type * as Requester from "./requester.js"
+import type * as Telemetry from "./telemetry.js"
+import * as Options from "./options.js"
+
+/**
+ * Decodes a raw result.
+ *
+ * @internal
+ */
+export type Decoder<A> = (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>
+
+/**
+ * Decodes a raw result synchronously.
+ *
+ * @internal
+ */
+export type SyncDecoder<A> = (method: string, raw: unknown) => Either.Either<A, McpError.ProtocolError>
+
+/**
+ * A complete result (no `resultType`, or `complete`) or a ProtocolError.
+ *
+ * @internal
+ */
+export const checkResultType = (method: string, result: unknown): Either.Either<object, McpError.ProtocolError> => {
+  if (typeof result !== "object" || result === null) {
+    return Either.left(new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" }))
+  }
+  const resultType = "resultType" in result ? result.resultType : undefined
+  if (resultType === undefined || resultType === "complete") return Either.right(result)
+  return Either.left(
+    new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
+  )
+}
+
+/**
+ * Decodes a result with any schema.
+ *
+ * @internal
+ */
+export const decodeResult = <A, I>(method: string, schema: Schema.Schema<A, I>, raw: unknown) =>
+  Either.match(checkResultType(method, raw), {
+    onLeft: (error): Effect.Effect<A, McpError.ProtocolError> => Effect.fail(error),
+    onRight: (result) =>
+      Effect.mapError(
+        Schema.decodeUnknown(schema, McpSchema.preserve)(result),
+        (cause) => new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })
+      )
+  })
+
+/**
+ * Decodes a result with one of the library's schemas (synchronous ones); `quick` may recognise the usual shape and
+ * build the same value by hand, else the schema decodes it.
+ *
+ * @internal
+ */
+export const resultDecoder = <A, I>(schema: Schema.Schema<A, I>, quick?: (raw: unknown) => A | undefined) => {
+  const decodeEither = Schema.decodeUnknownEither(schema, McpSchema.preserve)
+  return (method: string, raw: unknown): Either.Either<A, McpError.ProtocolError> =>
+    Either.flatMap(checkResultType(method, raw), (result) => {
+      const value = quick?.(result)
+      if (value !== undefined) return Either.right(value)
+      return Either.mapLeft(decodeEither(result), (cause) =>
+        new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause }))
+    })
+}
+
+/**
+ * @internal
+ */
+export interface Calls {
+  /** The send options of a call. */
+  readonly sendOptions: (options: McpClient.RequestOptions | undefined) => Requester.SendOptions
+  /** One request, no cache, no rounds. */
+  readonly raw: Cache.Leg
+  readonly inputRounds: InputRounds.InputRounds
+  /** One call: the request (its rounds, through the result cache when it applies), decoded, instrumented. */
+  readonly call: <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Decoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined
+  ) => Effect.Effect<A, McpError.McpClientError>
+  readonly request: <A, I>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    schema: Schema.Schema<A, I>,
+    options?: McpClient.RequestOptions
+  ) => Effect.Effect<A, McpError.McpClientError>
+  readonly notify: (
+    method: string,
+    params?: Readonly<Record<string, unknown>> | undefined
+  ) => Effect.Effect<void, McpError.McpClientError>
+}
+
+/**
+ * @internal
+ */
+export const make = (deps: {
+  readonly status: Connection.Status
+  readonly requester: Requester.Requester
+  readonly envelope: Envelope.Envelope
+  readonly cache: Cache.Cache
+  readonly telemetry: Telemetry.Telemetry
+  readonly requestTimeout: number
+  readonly maxInputRounds: number
+}): Calls => {
+  const { cache, requestTimeout, requester, status, telemetry } = deps
+
+  const defaults: Requester.SendOptions = {
+    timeoutMillis: requestTimeout,
+    resetOnProgress: false,
+    maxTotalMillis: undefined,
+    onProgress: undefined,
+    meta: undefined,
+    cancellable: true,
+    probe: false
+  }
+  const sendOptions = (options: McpClient.RequestOptions | undefined): Requester.SendOptions => {
+    if (options === undefined) return defaults
+    return {
+      timeoutMillis: options.timeout === undefined ? requestTimeout : Options.toMillis(options.timeout),
+      resetOnProgress: options.resetTimeoutOnProgress ?? false,
+      maxTotalMillis: options.maxTotalTimeout === undefined ? undefined : Options.toMillis(options.maxTotalTimeout),
+      onProgress: options.onProgress,
+      meta: options.meta,
+      cancellable: true,
+      probe: false
+    }
+  }
+
+  /**
+   * Sends one request. A request that only reads, lost with its response stream (`StreamEnded`: the answer can
+   * no longer come), is issued once more as a new request, with a new id; any other stays lost, with its error.
+   */
+  const raw: Cache.Leg = (method, params, options) => {
+    const send = sendOptions(options)
+    const once = Effect.flatMap(status.awaitSession(send.timeoutMillis, method), (session) =>
+      Effect.map(requester.send(session.wire, method, params, send), (result) => [result, session] as const))
+    if (!Idempotent.isIdempotent(method)) return once
+    return Effect.catchIf(
+      once,
+      (error): error is McpError.TransportError => error._tag === "TransportError" && error.reason === "StreamEnded",
+      (error) => Effect.zipRight(Effect.logDebug(`${error.message}; issuing ${method} again`), once)
+    )
+  }
+
+  /** The first leg of a call, through the result cache when there is one and the method is cacheable. */
+  const firstLeg = cache.wrap(raw, (options, method) => status.awaitSession(sendOptions(options).timeoutMillis, method))
+  const inputRounds = InputRounds.make(raw, deps.envelope, deps.maxInputRounds)
+
+  const call = <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Decoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined
+  ): Effect.Effect<A, McpError.McpClientError> =>
+    telemetry.instrument(
+      method,
+      tool,
+      Effect.flatMap(
+        // the first round, which is usually the only one, runs without the rounds' loop
+        Effect.flatMap(firstLeg(method, params, options), (first) =>
+          InputRounds.isInputRequired(first[0])
+            ? inputRounds(method, params, options, first)
+            : Effect.succeed(first[0])),
+        (result) => decode(method, result)
+      )
+    )
+
+  const request = <A, I>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    schema: Schema.Schema<A, I>,
+    options?: McpClient.RequestOptions
+  ): Effect.Effect<A, McpError.McpClientError> => call(method, params, (m, result) => decodeResult(m, schema, result), options)
+
+  const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
+    Effect.flatMap(status.awaitSession(requestTimeout, method), (session) => {
+      const withMeta = session.era === "modern"
+        ? {
+          ...params,
+          _meta: {
+            [McpSchema.MetaKeys.protocolVersion]: session.protocolVersion,
+            ...(typeof params?._meta === "object" ? params._meta : undefined)
+          }
+        }
+        : params
+      return session.connection.notify(
+        withMeta === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params: withMeta }
+      )
+    })
+
+  return { sendOptions, raw, inputRounds, call, request, notify }
+}
+
+/**
+ * Runs a call that reports progress as a Stream of progress events ending with the result. Progress reports to a
+ * slow reader: the oldest are dropped (each report carries the whole progress so far); the result, offered last,
+ * never is. Ending the stream early interrupts the call, which cancels it.
+ *
+ * @internal
+ */
+export const progressEvents = <A>(
+  bufferSize: number,
+  run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, McpError.McpClientError>
+): Stream.Stream<McpClient.CallEvent<A>, McpError.McpClientError> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const events = yield* Mailbox.make<McpClient.CallEvent<A>, McpError.McpClientError>({
+      capacity: bufferSize,
+      strategy: "sliding"
+    })
+    yield* run((progress) => Effect.sync(() => events.unsafeOffer({ _tag: "Progress", progress }))).pipe(
+      Effect.flatMap((result) => events.offer({ _tag: "Result", result })),
+      Mailbox.into(events),
+      Effect.forkScoped
+    )
+    return Mailbox.toStream(events)
+  }))

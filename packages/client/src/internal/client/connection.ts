@@ -1,0 +1,393 @@
+/**
+ * The connection: one fiber, owned by the client's Scope, that connects through the transport, negotiates the era,
+ * publishes the session, checks the health of a quiet connection, starts a new legacy session when the server
+ * forgot the old one, and reconnects on the `reconnect` schedule when the transport closes.
+ *
+ * Its phase (waiting for a session, a session, closed for good) is a `SubscriptionRef`: callers wait on its changes
+ * while no session is up, and read the session at once while one is.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import type * as Transport from "../../Transport.js"
+import * as Negotiation from "../negotiation.js"
+import type * as Options from "./options.js"
+import * as Requester from "./requester.js"
+import type * as RequestTable from "./requestTable.js"
+import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
+
+/**
+ * Whether callers can send: a session, none yet (connecting or reconnecting), or none ever again.
+ *
+ * @internal
+ */
+export type Phase =
+  | { readonly _tag: "Waiting" }
+  | { readonly _tag: "Ready"; readonly session: Session }
+  | { readonly _tag: "Failed"; readonly error: McpError.McpClientError }
+
+const waiting: Phase = { _tag: "Waiting" }
+
+const isSettled = (phase: Phase): phase is Exclude<Phase, { readonly _tag: "Waiting" }> => phase._tag !== "Waiting"
+
+/**
+ * What the rest of the client reads of the connection.
+ *
+ * @internal
+ */
+export interface Status {
+  readonly phase: SubscriptionRef.SubscriptionRef<Phase>
+  /** The public state. */
+  readonly state: SubscriptionRef.SubscriptionRef<McpClient.ConnectionState>
+  /** The session, while one is up (read without waiting). */
+  readonly current: () => Session | undefined
+  /** The attempt whose session is published, while it is alive. */
+  readonly published: () => Attempt | undefined
+  /** The session; while none is up, waits for one (failing with `RequestTimeout` after `timeoutMillis`). */
+  readonly awaitSession: (
+    timeoutMillis: number | undefined,
+    method: string
+  ) => Effect.Effect<Session, McpError.McpClientError>
+}
+
+/**
+ * The connection's own handle on its status.
+ *
+ * @internal
+ */
+export interface Control extends Status {
+  readonly publish: (session: Session) => Effect.Effect<void>
+  /** The attempt's session is no longer usable: callers wait for the next. */
+  readonly unpublish: (attempt: Attempt | undefined) => Effect.Effect<void>
+  readonly fail: (error: McpError.McpClientError) => Effect.Effect<void>
+}
+
+/**
+ * @internal
+ */
+export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
+  const phase = yield* SubscriptionRef.make<Phase>(waiting)
+  const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
+  let current: Session | undefined
+  const settled: Effect.Effect<Session, McpError.McpClientError> = Effect.flatMap(
+    Stream.runHead(Stream.filter(phase.changes, isSettled)),
+    (first) =>
+      Option.isNone(first)
+        ? Effect.never
+        : first.value._tag === "Ready"
+        ? Effect.succeed(first.value.session)
+        : Effect.fail(first.value.error)
+  )
+  const control: Control = {
+    phase,
+    state,
+    current: () => current,
+    published: () => current?.attempt,
+    awaitSession: (timeoutMillis, method) =>
+      Effect.suspend(() => {
+        // connected: the session is there, so no timer is needed to wait for it
+        if (current !== undefined) return Effect.succeed(current)
+        if (timeoutMillis === undefined) return settled
+        return Effect.timeoutFail(settled, {
+          duration: timeoutMillis,
+          onTimeout: () => new McpError.RequestTimeout({ method, timeoutMillis })
+        })
+      }),
+    publish: (session) =>
+      Effect.suspend(() => {
+        current = session
+        return SubscriptionRef.set(phase, { _tag: "Ready", session })
+      }),
+    unpublish: (attempt) =>
+      Effect.suspend(() => {
+        if (current === undefined || (attempt !== undefined && current.attempt !== attempt)) return Effect.void
+        // Callers arriving from now on wait for the next session instead of using this dead one.
+        current = undefined
+        return SubscriptionRef.update(phase, (now) => now._tag === "Ready" ? waiting : now)
+      }),
+    fail: (error) =>
+      Effect.suspend(() => {
+        current = undefined
+        return SubscriptionRef.set(phase, { _tag: "Failed", error })
+      })
+  }
+  return control
+})
+
+/**
+ * What the connection asks of the rest of the client.
+ *
+ * @internal
+ */
+export interface Hooks {
+  /** Routes what the transport delivers, but for `Closed` and `SessionExpired`, which the connection handles. */
+  readonly route: (attempt: Attempt, event: Transport.TransportEvent) => Effect.Effect<void>
+  /** A session is up; `renewed` for every session after the first. Runs in the attempt's Scope. */
+  readonly onSession: (session: Session, renewed: boolean) => Effect.Effect<void, never, Scope.Scope>
+  /** The server forgot its legacy session and a new one was made on the same transport. */
+  readonly onReinitialized: (session: Session) => Effect.Effect<void, never, Scope.Scope>
+  /** An attempt ended: what it served stops. */
+  readonly onAttemptEnd: Effect.Effect<void>
+}
+
+/**
+ * @internal
+ */
+export interface Config {
+  readonly transport: Transport.Transport["Type"]
+  readonly options: Options.Resolved
+  readonly negotiator: Negotiation.Negotiator
+  readonly requester: Requester.Requester
+  readonly requests: RequestTable.RequestTable
+  readonly hooks: Hooks
+}
+
+/**
+ * Starts the connection in the Scope; succeeds once the first session is up, fails when the first attempt fails.
+ *
+ * @internal
+ */
+export const run = (
+  control: Control,
+  config: Config
+): Effect.Effect<void, McpError.ConnectError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { hooks, negotiator, options, requester, requests, transport } = config
+    const kind = options.kind
+
+    const closeAttempt = (attempt: Attempt, error: McpError.TransportError) =>
+      Effect.suspend(() => {
+        attempt.closedError ??= error
+        return Effect.zipRight(
+          control.unpublish(attempt),
+          Effect.zipRight(Deferred.succeed(attempt.closed, error), Effect.sync(() => requests.failAll(error)))
+        )
+      })
+
+    const channelOf = (attempt: Attempt, connection: Transport.TransportConnection): Negotiation.Channel => ({
+      get knownEra() {
+        return connection.info.era
+      },
+      request: (method, params, o) =>
+        requester.send(
+          { attempt, connection, era: o.era, version: o.version },
+          method,
+          params,
+          Requester.internal(o.timeoutMillis, o.probeId === undefined ? undefined : { probe: true, id: o.probeId })
+        ),
+      notifyInitialized: connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      closed: Deferred.isDone(attempt.closed),
+      onEra: (era) => {
+        attempt.era = era
+      }
+    })
+
+    // legacy session expiry: a new session on the same transport, nothing failed; the transport re-sends
+    const reinitialize = (attempt: Attempt): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const connection = attempt.connection
+        const version = attempt.version
+        if (attempt.reinitializing || connection === undefined || version === undefined) return Effect.void
+        if (!McpSchema.isLegacyVersion(version)) return Effect.void
+        attempt.reinitializing = true
+        return negotiator.initialize(channelOf(attempt, connection), version).pipe(
+          Effect.flatMap((negotiated) => {
+            const session = sessionOf(negotiated, attempt, connection)
+            return Effect.zipRight(
+              connection.setSession({ era: session.era, protocolVersion: session.protocolVersion }),
+              Scope.extend(hooks.onReinitialized(session), attempt.scope)
+            )
+          }),
+          Effect.catchAll((error) =>
+            closeAttempt(
+              attempt,
+              new McpError.TransportError({
+                transport: kind,
+                reason: "Closed",
+                detail: `the server forgot the session and a new one could not be started: ${
+                  "message" in error ? error.message : error._tag
+                }`
+              })
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => (attempt.reinitializing = false))),
+          Effect.annotateLogs({ module: "McpClient", method: "reinitialize" }),
+          Effect.forkIn(attempt.scope),
+          Effect.asVoid
+        )
+      })
+
+    const emitFor = (attempt: Attempt): Transport.Emit => {
+      const route = (event: Transport.TransportEvent): Effect.Effect<void> => {
+        switch (event._tag) {
+          case "SessionExpired":
+            return reinitialize(attempt)
+          case "Closed":
+            return closeAttempt(attempt, event.error)
+          default:
+            return hooks.route(attempt, event)
+        }
+      }
+      // A defect while handling a message (a bug, here or in a callback) drops that message: it must not kill the
+      // transport's reader, whose death would leave every pending request waiting.
+      const emit = (event: Transport.TransportEvent) =>
+        Effect.catchAllDefect(
+          Effect.suspend(() => {
+            attempt.inbound++
+            return route(event)
+          }),
+          (defect) =>
+            Effect.logError(`an inbound ${event._tag} could not be handled and was dropped`, Cause.die(defect))
+        )
+      // the answer to a pending request settles it at once: nothing else to run
+      const unsafeEmit = (event: Transport.TransportEvent): boolean => {
+        if (event._tag !== "Response") return false
+        const entry = requests.get(event.message.id)
+        if (entry === undefined) return false
+        attempt.inbound++
+        requests.settleResponse(event.message, entry)
+        return true
+      }
+      return Object.assign(emit, { unsafeEmit })
+    }
+
+    const healthCheck = (attempt: Attempt, session: Session, interval: number) =>
+      Effect.gen(function*() {
+        const wire: Wire = { attempt, connection: session.connection, era: session.era, version: session.protocolVersion }
+        const send = Requester.internal(options.healthTimeout, { cancellable: true })
+        while (true) {
+          const before = attempt.inbound
+          yield* Effect.sleep(Duration.millis(interval))
+          if (attempt.inbound !== before) continue
+          const check = requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
+          const failed = yield* check.pipe(
+            Effect.as(false),
+            Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
+          )
+          if (failed) {
+            const error = new McpError.TransportError({
+              transport: kind,
+              reason: "Timeout",
+              detail: "the connection failed its health check"
+            })
+            yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
+            return yield* closeAttempt(attempt, error)
+          }
+        }
+      })
+
+    const ready = yield* Deferred.make<void, McpError.ConnectError>()
+    /** False until a first session existed: only later sessions have state to restore. */
+    let renewed = false
+
+    // one connection attempt: connect, negotiate, serve until the transport closes
+    const runAttempt = (onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
+      Effect.scoped(Effect.gen(function*() {
+        const attempt: Attempt = {
+          closed: yield* Deferred.make<McpError.TransportError>(),
+          closedError: undefined,
+          connection: undefined,
+          era: undefined,
+          inbound: 0,
+          scope: yield* Effect.scope,
+          reinitializing: false,
+          version: undefined,
+          serverName: undefined
+        }
+        yield* Effect.addFinalizer(() =>
+          Effect.zipRight(
+            Effect.sync(() =>
+              requests.failAll(
+                new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
+              )
+            ),
+            Effect.zipRight(hooks.onAttemptEnd, control.unpublish(undefined))
+          )
+        )
+        yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
+        const connection = yield* transport.connect(emitFor(attempt))
+        attempt.connection = connection
+        const negotiated = yield* negotiator.negotiate(channelOf(attempt, connection))
+        const session = sessionOf(negotiated, attempt, connection)
+        attempt.version = session.protocolVersion
+        attempt.serverName = session.serverInfo?.name
+        yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
+        onEstablished()
+        negotiator.established()
+        yield* control.publish(session)
+        yield* Deferred.succeed(ready, undefined)
+        yield* SubscriptionRef.set(control.state, {
+          _tag: "Connected",
+          era: session.era,
+          protocolVersion: session.protocolVersion
+        })
+        yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
+          Effect.annotateLogs({ module: "McpClient", transport: kind })
+        )
+        yield* hooks.onSession(session, renewed)
+        renewed = true
+        if (options.healthInterval !== undefined) {
+          yield* Effect.forkScoped(healthCheck(attempt, session, options.healthInterval))
+        }
+        return yield* Effect.flatMap(Deferred.await(attempt.closed), Effect.fail)
+      }))
+
+    const closedFor = (error: McpError.ConnectError) =>
+      Effect.zipRight(SubscriptionRef.set(control.state, { _tag: "Closed", error }), control.fail(error))
+
+    const loop = Effect.gen(function*() {
+      const driver = yield* Schedule.driver(options.reconnect)
+      let attemptNumber = 0
+      while (true) {
+        let established = false
+        const signal = yield* Effect.flip(runAttempt(() => (established = true)))
+        let outcome: McpError.ConnectError
+        if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
+          const refused = negotiator.turn(signal)
+          if (refused === undefined) continue
+          outcome = refused
+        } else {
+          outcome = signal
+        }
+        if (!(yield* Deferred.isDone(ready))) {
+          // The first connection failed: report it to the constructor instead of retrying a bad setup.
+          yield* Deferred.fail(ready, outcome)
+          return yield* closedFor(outcome)
+        }
+        if (established) {
+          attemptNumber = 0
+          yield* driver.reset
+        }
+        attemptNumber++
+        yield* SubscriptionRef.set(control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
+        yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
+          Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
+        )
+        const next = yield* Effect.either(driver.next(outcome))
+        if (Either.isLeft(next)) return yield* closedFor(outcome)
+      }
+    })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
+        yield* control.fail(closed)
+        requests.failAll(closed)
+        yield* SubscriptionRef.set(control.state, { _tag: "Closed", error: undefined })
+      })
+    )
+    yield* Effect.forkScoped(Effect.interruptible(loop))
+    yield* Deferred.await(ready)
+  })

@@ -1,0 +1,203 @@
+/**
+ * The fast path of the calls whose result decodes synchronously (`tools/call`, `resources/read`, `prompts/get`,
+ * `completion/complete`), connected and with no cache in the way: span, registration and send in one step, then
+ * the reply decoded, the span ended and the metrics recorded in one continuation. Everything else (and any call
+ * while the tracer is disabled) goes through `Calls.call`, which does the same with `Effect.withSpan` and
+ * `Metric.trackDuration`.
+ *
+ * Why by hand: see the measurement in packages/bench/README.md ("The client core rebuilt"): with `Calls.call` for
+ * these methods too, CPU per call at 64 in flight rose by the amount recorded there over stdio. The span is the one
+ * `Effect.withSpan` would start (same parent, links, annotations and attributes) and the metrics are the same
+ * `Metric.timer` and counter, updated without an effect. With Effect's own tracer and no caller span nothing can
+ * observe a span, so it is made only if something comes to need it (an `input_required` round).
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+import type * as McpClient from "../../McpClient.js"
+import type * as McpError from "../../McpError.js"
+import * as Tracing from "../tracing.js"
+import type * as Cache from "./cache.js"
+import type * as Calls from "./calls.js"
+import type * as Connection from "./connection.js"
+import * as InputRounds from "./inputRounds.js"
+import type * as Requester from "./requester.js"
+import type * as Telemetry from "./telemetry.js"
+
+/** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
+const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> =>
+  Option.flatMap(span, (s) =>
+    Context.get(s.context, Tracer.DisablePropagation)
+      ? s._tag === "Span" ? propagatedParent(s.parent) : Option.none()
+      : Option.some(s))
+
+/** A call under way: its span (when made), and what its metrics need. */
+interface CallTrace {
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly method: string
+  readonly tool: string | undefined
+  readonly metrics: Telemetry.MethodMetrics
+  readonly clock: Clock.Clock
+  readonly timing: boolean
+  /** Undefined while a deferred span is not needed. */
+  span: Tracer.Span | undefined
+  readonly start: bigint
+}
+
+const annotated = <A, E>(effect: Effect.Effect<A, E>, tool: string | undefined): Effect.Effect<A, E> =>
+  tool === undefined ? effect : Effect.annotateSpans(effect, "mcp.tool", tool)
+
+/** What runs in a call's span: with the span as the parent, and the call's tool annotating nested spans. */
+const inSpan = (span: Tracer.Span, tool: string | undefined) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.withParentSpan(annotated(effect, tool), span)
+
+/**
+ * A call whose result decodes synchronously.
+ *
+ * @internal
+ */
+export type CallSync = <A>(
+  method: string,
+  params: Readonly<Record<string, unknown>> | undefined,
+  decode: Calls.SyncDecoder<A>,
+  options: McpClient.RequestOptions | undefined,
+  tool?: string | undefined
+) => Effect.Effect<A, McpError.McpClientError>
+
+/**
+ * @internal
+ */
+export const make = (deps: {
+  readonly kind: McpError.TransportKind
+  readonly status: Connection.Status
+  readonly requester: Requester.Requester
+  readonly calls: Calls.Calls
+  readonly cache: Cache.Cache
+  readonly telemetry: Telemetry.Telemetry
+}): CallSync => {
+  const { cache, calls, kind, requester, status, telemetry } = deps
+
+  /** The span `Effect.withSpan` would start in this fiber (but not made the parent). */
+  const startSpan = (trace: CallTrace): Tracer.Span => {
+    const { fiber, method, tool } = trace
+    const spanOptions = telemetry.spanOptionsFor(method)
+    const span = fiber.currentTracer.span(
+      `McpClient ${method}`,
+      propagatedParent(Context.getOption(fiber.currentContext, Tracer.ParentSpan)),
+      Context.empty(),
+      Chunk.toReadonlyArray(fiber.getFiberRef(FiberRef.currentTracerSpanLinks)),
+      trace.timing ? trace.start : BigInt(0),
+      spanOptions.kind ?? "internal",
+      spanOptions
+    )
+    HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+    // a call's tool is an annotation of its spans: set before the attributes, as annotations are
+    if (tool !== undefined) span.attribute("mcp.tool", tool)
+    for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
+    return span
+  }
+
+  /** Starts a call's metrics and its span, or defers the span when nothing can observe it. */
+  const beginCall = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    method: string,
+    tool: string | undefined,
+    deferSpan: boolean
+  ): CallTrace => {
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+    const start = clock.unsafeCurrentTimeNanos()
+    const metrics = telemetry.metricsFor(method)
+    const trace: CallTrace = { fiber, method, tool, metrics, clock, timing, span: undefined, start }
+    if (!deferSpan) trace.span = startSpan(trace)
+    return trace
+  }
+
+  /** The call's span, made now if it was deferred, with the start time it would have had. */
+  const spanOf = (trace: CallTrace): Tracer.Span => trace.span ??= startSpan(trace)
+
+  /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
+  const endCall = <A>(
+    trace: CallTrace,
+    exit: Exit.Exit<A, McpError.McpClientError>
+  ): Exit.Exit<A, McpError.McpClientError> => {
+    const { clock, metrics, span } = trace
+    const labels = trace.fiber.getFiberRef(FiberRef.currentMetricLabels)
+    if (Exit.isFailure(exit)) {
+      const error = Cause.failureOption(exit.cause)
+      if (Option.isSome(error)) metrics.errorsBy(error.value._tag).unsafeUpdate(1, labels)
+    }
+    metrics.duration.unsafeUpdate(Duration.nanos(clock.unsafeCurrentTimeNanos() - trace.start), labels)
+    if (span !== undefined && span.status._tag !== "Ended") {
+      span.end(trace.timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+    }
+    return exit
+  }
+
+  return <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Calls.SyncDecoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined
+  ): Effect.Effect<A, McpError.McpClientError> => {
+    // read when the call is made, as every call's options are
+    const send = calls.sendOptions(options)
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
+        const session = status.current()
+        if (session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+          return restore(calls.call(method, params, decode, options, tool))
+        }
+        const wire = session.wire
+        // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
+        // call over stdio runs nothing under its span and sends no trace context; any other call needs its span
+        // only under a caller's span, whose trace the server may join.
+        const trace = beginCall(
+          fiber,
+          method,
+          tool,
+          Tracing.untraced(fiber) ||
+            (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
+        )
+        const span = trace.span
+        if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
+        const registered = requester.register(fiber, wire, method, params, send, span)
+        const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
+        return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
+          onFailure: (cause) => {
+            const exit = Exit.failCause(cause)
+            const cancel = requester.abandoned(wire, registered, send, cause)
+            return cancel === undefined ? endCall(trace, exit) : Effect.flatMap(cancel, () => endCall(trace, exit))
+          },
+          onSuccess: (raw) => {
+            requester.completed(registered)
+            if (InputRounds.isInputRequired(raw)) {
+              // the rounds after the first, still in the call's span
+              const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
+                decode(method, last))
+              return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
+                onFailure: (cause) => endCall(trace, Exit.failCause(cause)),
+                onSuccess: (value) => endCall(trace, Exit.succeed(value))
+              })
+            }
+            const decoded = decode(method, raw)
+            return endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left))
+          }
+        })
+      })
+    )
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Inbound routing: what the server sends, to where it belongs. Answers settle their requests, progress goes to
+ * its request's caller, notifications tagged with a modern listen's id go to that listen alone and the rest to
+ * every reader, server requests to their handlers.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
+import * as Schema from "effect/Schema"
+import * as McpSchema from "../../McpSchema.js"
+import type * as Transport from "../../Transport.js"
+import type * as Cache from "./cache.js"
+import type * as NotificationHub from "./notificationHub.js"
+import type * as RequestTable from "./requestTable.js"
+import type * as ServerRequests from "./serverRequests.js"
+import type { Attempt } from "./session.js"
+
+const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
+const CancelledParams = Schema.Struct({ requestId: McpSchema.RequestId })
+const decodeCancelled = Schema.decodeUnknownEither(CancelledParams)
+const SubscriptionMeta = Schema.Struct({
+  _meta: Schema.Struct({ [McpSchema.MetaKeys.subscriptionId]: McpSchema.RequestId })
+})
+const decodeSubscriptionMeta = Schema.decodeUnknownEither(SubscriptionMeta)
+const decodeLogMessage = Schema.decodeUnknownEither(McpSchema.LoggingMessageParams)
+
+const subscriptionIdOf = (params: unknown): McpSchema.RequestId | undefined => {
+  if (typeof params !== "object" || params === null || !("_meta" in params)) return undefined
+  return Either.getOrUndefined(
+    Either.map(decodeSubscriptionMeta(params), (p) => p._meta[McpSchema.MetaKeys.subscriptionId])
+  )
+}
+
+const isInvalidating = (method: string): boolean =>
+  method === "notifications/tools/list_changed" || method === "notifications/prompts/list_changed" ||
+  method === "notifications/resources/list_changed" || method === "notifications/resources/updated"
+
+const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  notice: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  critical: LogLevel.Error,
+  alert: LogLevel.Error,
+  emergency: LogLevel.Fatal
+}
+
+/**
+ * Receives the notifications of one modern listen.
+ *
+ * @internal
+ */
+export type Listener = (notification: McpSchema.ServerNotification) => Effect.Effect<void>
+
+/**
+ * @internal
+ */
+export interface Inbound {
+  /** Routes one event of the transport (all but `Closed` and `SessionExpired`). */
+  readonly route: (attempt: Attempt, event: Transport.TransportEvent) => Effect.Effect<void>
+  /** Routes the notifications tagged with a listen's request id to it, until `unlisten`. */
+  readonly listen: (id: McpSchema.RequestId, listener: Listener) => void
+  readonly unlisten: (id: McpSchema.RequestId) => void
+}
+
+/**
+ * @internal
+ */
+export const make = (options: {
+  readonly requests: RequestTable.RequestTable
+  readonly notifications: NotificationHub.NotificationHub
+  readonly serverRequests: ServerRequests.ServerRequests
+  readonly cache: Cache.Cache
+  /** The attempt whose session is published, if any: its target keys the cache, its server names logs. */
+  readonly published: () => Attempt | undefined
+  readonly serverLogs: "stream" | "logger"
+}): Inbound => {
+  const { cache, notifications, requests, serverRequests } = options
+  const listeners = new Map<McpSchema.RequestId, Listener>()
+
+  const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
+    const entry = requests.get(message.id)
+    if (entry === undefined) {
+      return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
+        Effect.annotateLogs({ module: "McpClient", id: String(message.id) })
+      )
+    }
+    requests.settleResponse(message, entry)
+    return Effect.void
+  }
+
+  const onProgress = (params: unknown): Effect.Effect<void> => {
+    const decoded = decodeProgress(params)
+    if (Either.isLeft(decoded)) return Effect.logDebug("dropped a malformed progress notification")
+    const entry = requests.get(decoded.right.progressToken)
+    if (entry === undefined) return Effect.void
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      entry.lastActivity = now
+      const callback = entry.onProgress
+      // the caller's callback may throw as well as fail: neither reaches the connection
+      return callback === undefined ? Effect.void : Effect.catchAllCause(
+        Effect.suspend(() => callback(decoded.right)),
+        (cause) => Effect.logWarning("a progress callback failed", cause)
+      )
+    })
+  }
+
+  /** The server ended a listen: its request completes as if answered. */
+  const endListen = (id: McpSchema.RequestId): Effect.Effect<void> =>
+    Effect.sync(() => requests.succeed(id, { resultType: "complete" }))
+
+  const forwardLog = (params: unknown): Effect.Effect<void> => {
+    const decoded = decodeLogMessage(params)
+    if (Either.isLeft(decoded)) return Effect.void
+    const { data, level, logger } = decoded.right
+    const text = typeof data === "string" ? data : JSON.stringify(data)
+    return Effect.logWithLevel(logLevels[level], text).pipe(
+      Effect.annotateLogs({
+        module: "McpServer",
+        server: options.published()?.serverName ?? "unknown",
+        logger: logger ?? ""
+      })
+    )
+  }
+
+  const dispatch = (
+    message: McpSchema.JsonRpcNotification,
+    notification: McpSchema.ServerNotification
+  ): Effect.Effect<void> => {
+    const subscription = subscriptionIdOf(message.params)
+    if (subscription !== undefined) {
+      const listener = listeners.get(subscription)
+      if (listener !== undefined) {
+        return message.method === "notifications/cancelled" ? endListen(subscription) : listener(notification)
+      }
+    }
+    const published = notifications.publish(notification)
+    if (message.method === "notifications/elicitation/complete") {
+      return Effect.zipRight(serverRequests.elicitationCompleted(message.params), published)
+    }
+    if (message.method === "notifications/message" && options.serverLogs === "logger") {
+      return Effect.zipRight(forwardLog(message.params), published)
+    }
+    if (message.method === "notifications/cancelled") {
+      const decoded = decodeCancelled(message.params)
+      if (Either.isRight(decoded)) {
+        const id = decoded.right.requestId
+        // On stdio a server ends a listen by cancelling it.
+        if (listeners.has(id)) return endListen(id)
+        return Effect.zipRight(serverRequests.cancel(id), published)
+      }
+    }
+    return published
+  }
+
+  const onNotification = (message: McpSchema.JsonRpcNotification): Effect.Effect<void> => {
+    if (message.method === "notifications/progress") return onProgress(message.params)
+    const notification = { method: message.method, params: message.params }
+    if (isInvalidating(message.method)) {
+      const target = options.published()?.connection?.info.target
+      return Effect.zipRight(cache.invalidate(target, notification), dispatch(message, notification))
+    }
+    return dispatch(message, notification)
+  }
+
+  return {
+    route: (attempt, event) => {
+      switch (event._tag) {
+        case "Response":
+          return onResponse(event.message)
+        case "RequestFailed":
+          return Effect.sync(() => requests.fail(event.id, event.error))
+        case "Notification":
+          return onNotification(event.message)
+        case "ServerRequest":
+          return serverRequests.handle(attempt, event.message, event.related)
+        default:
+          return Effect.void
+      }
+    },
+    listen: (id, listener) => {
+      listeners.set(id, listener)
+    },
+    unlisten: (id) => {
+      listeners.delete(id)
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The client's options, checked before any I/O and resolved to the values the components use.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as Transport from "../../Transport.js"
+
+const VERSION = "0.1.0"
+
+/**
+ * @internal
+ */
+export interface Resolved {
+  readonly kind: McpError.TransportKind
+  readonly probeTimeout: number
+  readonly initializeTimeout: number
+  readonly requestTimeout: number
+  readonly healthTimeout: number
+  /** Undefined: no health checks. */
+  readonly healthInterval: number | undefined
+  readonly maxPages: number
+  readonly maxInputRounds: number
+  readonly notificationBufferSize: number
+  readonly maxServerRequests: number
+  readonly eraOption: McpClient.EraOption
+  readonly pinned: McpSchema.ProtocolVersion | undefined
+  /** Every version this client may speak, oldest first. */
+  readonly supported: ReadonlyArray<McpSchema.ProtocolVersion>
+  readonly supportedLegacy: ReadonlyArray<McpSchema.LegacyVersion>
+  readonly supportedModern: ReadonlyArray<McpSchema.ModernVersion>
+  readonly clientInfo: McpSchema.Implementation
+  readonly capabilities: McpSchema.ClientCapabilities
+  readonly reconnect: Schedule.Schedule<unknown, McpError.ConnectError>
+  readonly serverLogs: "stream" | "logger"
+  readonly spanAttributes: Readonly<Record<string, unknown>>
+}
+
+const defaultReconnect: Schedule.Schedule<unknown, McpError.ConnectError> = Schedule.exponential("200 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("10 seconds")),
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(20))
+)
+
+const millis = (
+  name: string,
+  input: Duration.DurationInput | undefined,
+  fallback: number
+): Effect.Effect<number, McpError.InvalidOption> =>
+  Effect.suspend(() => {
+    if (input === undefined) return Effect.succeed(fallback)
+    const decoded = Duration.decodeUnknown(input)
+    if (Option.isNone(decoded)) {
+      return Effect.fail(new McpError.InvalidOption({ option: name, detail: "not a duration" }))
+    }
+    const value = Duration.toMillis(decoded.value)
+    return value > 0
+      ? Effect.succeed(value)
+      : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive duration" }))
+  })
+
+const count = (
+  name: string,
+  input: number | undefined,
+  fallback: number
+): Effect.Effect<number, McpError.InvalidOption> =>
+  input === undefined
+    ? Effect.succeed(fallback)
+    : Number.isInteger(input) && input >= 1
+    ? Effect.succeed(input)
+    : Effect.fail(new McpError.InvalidOption({ option: name, detail: "must be a positive integer" }))
+
+const versions = (
+  eraOption: McpClient.EraOption,
+  pinned: McpSchema.ProtocolVersion | undefined
+): Effect.Effect<ReadonlyArray<McpSchema.ProtocolVersion>, McpError.InvalidOption> => {
+  if (pinned !== undefined && !McpSchema.isLegacyVersion(pinned) && !McpSchema.isModernVersion(pinned)) {
+    return Effect.fail(new McpError.InvalidOption({ option: "protocolVersion", detail: `unknown version ${pinned}` }))
+  }
+  if (pinned !== undefined && eraOption !== "auto" && McpSchema.eraOf(pinned) !== eraOption) {
+    return Effect.fail(
+      new McpError.InvalidOption({
+        option: "protocolVersion",
+        detail: `${pinned} does not belong to the ${eraOption} era`
+      })
+    )
+  }
+  return Effect.succeed(
+    pinned !== undefined
+      ? [pinned]
+      : eraOption === "legacy"
+      ? McpSchema.LEGACY_VERSIONS
+      : eraOption === "modern"
+      ? McpSchema.MODERN_VERSIONS
+      : [...McpSchema.LEGACY_VERSIONS, ...McpSchema.MODERN_VERSIONS]
+  )
+}
+
+/**
+ * @internal
+ */
+export const resolve = (
+  options: McpClient.McpClientOptions,
+  kind: McpError.TransportKind
+): Effect.Effect<Resolved, McpError.InvalidOption> =>
+  Effect.gen(function*() {
+    const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, Transport.defaultProbeTimeoutMillis(kind))
+    const initializeTimeout = yield* millis("initializeTimeout", options.initializeTimeout, 30_000)
+    const requestTimeout = yield* millis("requestTimeout", options.requestTimeout, 60_000)
+    const healthTimeout = yield* millis("healthCheckTimeout", options.healthCheckTimeout, 10_000)
+    const healthInterval = options.healthCheckInterval === false
+      ? undefined
+      : yield* millis("healthCheckInterval", options.healthCheckInterval, 30_000)
+    const maxPages = yield* count("maxPages", options.maxPages, 100)
+    const notificationBufferSize = yield* count("notificationBufferSize", options.notificationBufferSize, 1_000)
+    const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
+    const eraOption = options.era ?? "auto"
+    const supported = yield* versions(eraOption, options.protocolVersion)
+    return {
+      kind,
+      probeTimeout,
+      initializeTimeout,
+      requestTimeout,
+      healthTimeout,
+      healthInterval,
+      maxPages,
+      maxInputRounds: options.maxInputRounds ?? 10,
+      notificationBufferSize,
+      maxServerRequests,
+      eraOption,
+      pinned: options.protocolVersion,
+      supported,
+      supportedLegacy: supported.filter(McpSchema.isLegacyVersion),
+      supportedModern: supported.filter(McpSchema.isModernVersion),
+      clientInfo: options.clientInfo ?? { name: "conduit", version: VERSION },
+      capabilities: options.capabilities ?? {},
+      reconnect: options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect,
+      serverLogs: options.serverLogs ?? "stream",
+      spanAttributes: { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
+    }
+  })
+
+/**
+ * A duration option given per call, in milliseconds.
+ *
+ * @internal
+ */
+export const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))

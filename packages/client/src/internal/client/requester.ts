@@ -1,0 +1,223 @@
+/**
+ * The core send: a request registered in the request table, its message built with the `_meta` envelope, handed to
+ * the transport, and waited for; dropped whatever the outcome, and cancelled the way the binding requires when its
+ * caller gives up. Every feature of the client (negotiation, health checks, calls, the cache, input rounds,
+ * subscriptions) sends through it.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
+import type * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
+import type * as Transport from "../../Transport.js"
+import * as Envelope from "./envelope.js"
+import type * as RequestTable from "./requestTable.js"
+import type { Wire } from "./session.js"
+
+/**
+ * How one request is sent and waited for.
+ *
+ * @internal
+ */
+export interface SendOptions {
+  readonly timeoutMillis: number | undefined
+  readonly resetOnProgress: boolean
+  readonly maxTotalMillis: number | undefined
+  readonly onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
+  readonly meta: Readonly<Record<string, unknown>> | undefined
+  /** Cancelled on the wire when given up (timed out, or its caller interrupted). */
+  readonly cancellable: boolean
+  /** The era probe: HTTP transports report refusals in detail. */
+  readonly probe: boolean
+  readonly id?: string | undefined
+  /** Told the request id before the request is sent (a listen routes its notifications by it). */
+  readonly onId?: ((id: McpSchema.RequestId) => void) | undefined
+}
+
+/**
+ * The options of the client's own requests (negotiation, health checks, restores).
+ *
+ * @internal
+ */
+export const internal = (timeoutMillis: number | undefined, extra?: Partial<SendOptions>): SendOptions => ({
+  timeoutMillis,
+  resetOnProgress: false,
+  maxTotalMillis: undefined,
+  onProgress: undefined,
+  meta: undefined,
+  cancellable: false,
+  probe: false,
+  ...extra
+})
+
+/**
+ * A request registered (its id taken, its entry pending) and its message built: `sent` sends it.
+ *
+ * @internal
+ */
+export interface Registered {
+  readonly entry: RequestTable.Entry
+  /** The transport's send, still to run; undefined when the request went out at once. */
+  readonly sent: Effect.Effect<void, McpError.TransportFailure> | undefined
+}
+
+/**
+ * @internal
+ */
+export interface Requester {
+  /**
+   * Sends one request and waits for its outcome. The request is registered (and its deadline set) before it is
+   * sent and dropped whatever the outcome; a request given up (timed out, or its caller interrupted) is cancelled
+   * when `options.cancellable`.
+   */
+  readonly send: (
+    wire: Wire,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: SendOptions
+  ) => RequestTable.Reply
+  /**
+   * What precedes every send, in the caller's fiber. `span` is the request's span (the fiber's current span when
+   * undefined): its trace context goes in `_meta` on modern requests.
+   */
+  readonly register: (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    wire: Wire,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: SendOptions,
+    span: Tracer.Span | undefined
+  ) => Registered
+  /** Sends a registered request (unless it went out at once) and waits; `around` runs the transport's part. */
+  readonly transmit: (
+    registered: Registered,
+    around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+  ) => RequestTable.Reply
+  /** A request answered: its entry is dropped. */
+  readonly completed: (registered: Registered) => void
+  /**
+   * A request that did not succeed is dropped; one given up (timed out, or its caller interrupted) is cancelled
+   * when `options.cancellable`: the effect that cancels it, if any.
+   */
+  readonly abandoned: (
+    wire: Wire,
+    registered: Registered,
+    options: SendOptions,
+    cause: Cause.Cause<McpError.McpClientError>
+  ) => Effect.Effect<void> | undefined
+}
+
+/**
+ * Sends a request through the transport's synchronous path when it has one and it takes the request now. A
+ * transport's throw counts as not sent: its `request` then runs, where a failure is the call's.
+ */
+const sentAtOnce = (
+  connection: Transport.TransportConnection,
+  message: McpSchema.JsonRpcRequest,
+  options: Transport.WireOptions
+): boolean => {
+  const unsafeRequest = connection.unsafeRequest
+  if (unsafeRequest === undefined) return false
+  try {
+    return unsafeRequest(message, options)
+  } catch {
+    return false
+  }
+}
+
+/** The request's own span, when it is a span of this process whose trace a server can join. */
+const propagatedSpan = (span: Tracer.AnySpan | undefined) =>
+  span !== undefined && span._tag === "Span" ? span : undefined
+
+/**
+ * @internal
+ */
+export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Envelope): Requester => {
+  const register = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    wire: Wire,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    send: SendOptions,
+    span: Tracer.Span | undefined
+  ): Registered => {
+    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    const entry = requests.register(method, now, send, send.onProgress, send.id)
+    const id = entry.id
+    send.onId?.(id)
+    const timeout = send.timeoutMillis
+    const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
+    const finalParams = envelope.params(
+      wire,
+      id,
+      params,
+      send,
+      wire.era === "legacy" ? undefined : Envelope.traceContext(span ?? propagatedSpan(fiber.currentSpan))
+    )
+    const message: McpSchema.JsonRpcRequest = finalParams === undefined
+      ? { jsonrpc: "2.0", id, method }
+      : { jsonrpc: "2.0", id, method, params: finalParams }
+    const options: Transport.WireOptions = {
+      probe: send.probe,
+      deadline: budget === undefined ? undefined : now + budget,
+      listen: method === "subscriptions/listen"
+    }
+    const connection = wire.connection
+    const sent = sentAtOnce(connection, message, options) ? undefined : connection.request(message, options)
+    return { entry, sent }
+  }
+
+  const transmit = (
+    registered: Registered,
+    around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
+  ): RequestTable.Reply => {
+    const sent = registered.sent
+    if (sent === undefined) return requests.await(registered.entry)
+    return Effect.flatMap(around === undefined ? sent : around(sent), () => requests.await(registered.entry))
+  }
+
+  const completed = (registered: Registered): void => requests.completed(registered.entry)
+
+  const abandoned = (
+    wire: Wire,
+    registered: Registered,
+    send: SendOptions,
+    cause: Cause.Cause<McpError.McpClientError>
+  ): Effect.Effect<void> | undefined => {
+    if (!requests.abandon(registered.entry) || !send.cancellable) return undefined
+    const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
+    if (!timedOut && !Cause.isInterrupted(cause)) return undefined
+    return wire.connection.cancel(registered.entry.id, timedOut ? "timeout" : "interrupted")
+  }
+
+  const send = (
+    wire: Wire,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options: SendOptions
+  ): RequestTable.Reply =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
+        if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
+        const registered = register(fiber, wire, method, params, options, undefined)
+        return Effect.matchCauseEffect(restore(transmit(registered, undefined)), {
+          onFailure: (cause) => {
+            const cancel = abandoned(wire, registered, options, cause)
+            return cancel === undefined ? Effect.failCause(cause) : Effect.zipRight(cancel, Effect.failCause(cause))
+          },
+          onSuccess: (value) => {
+            completed(registered)
+            return Effect.succeed(value)
+          }
+        })
+      })
+    )
+
+  return { send, register, transmit, completed, abandoned }
+}

@@ -1,0 +1,87 @@
+/**
+ * Tool output validation: the output schema of every tool listed so far, and the check that a call's
+ * `structuredContent` matches it (and, for `callToolStructured`, the caller's own Schema).
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as JsonSchema from "../../JsonSchema.js"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
+
+const invalid = (detail: string, cause?: unknown) =>
+  new McpError.ProtocolError({
+    reason: "InvalidResult",
+    method: "tools/call",
+    detail,
+    ...(cause !== undefined ? { cause } : {})
+  })
+
+/**
+ * @internal
+ */
+export interface ToolOutput {
+  /** Remembers (or forgets) the output schemas of a page of tools. */
+  readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
+  readonly check: (
+    name: string,
+    result: McpSchema.CallToolResult
+  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+}
+
+/**
+ * @internal
+ */
+export const make = (): ToolOutput => {
+  const outputSchemas = new Map<string, Readonly<Record<string, unknown>>>()
+  const schemaCache = JsonSchema.unsafeMakeCache()
+  return {
+    learn: (tools) => {
+      for (const tool of tools) {
+        if (tool.outputSchema === undefined) outputSchemas.delete(tool.name)
+        else outputSchemas.set(tool.name, tool.outputSchema)
+      }
+    },
+    check: (name, result) => {
+      const schema = outputSchemas.get(name)
+      if (schema === undefined || result.isError === true) return Either.right(result)
+      if (result.structuredContent === undefined) {
+        return Either.left(invalid(`${name} declares an output schema but returned no structuredContent`))
+      }
+      const verdict = schemaCache.validate(schema, result.structuredContent)
+      if (Either.isRight(verdict)) return Either.right(result)
+      const error = verdict.left
+      return Either.left(invalid(
+        error._tag === "JsonSchemaMismatch"
+          ? `the structuredContent of ${name} does not match its output schema: ${JsonSchema.formatIssues(error.issues)}`
+          : `the output schema of ${name} cannot be used: ${error.message}`
+      ))
+    }
+  }
+}
+
+/**
+ * A result's `structuredContent` decoded with the caller's Schema; an `isError` result is still a value.
+ *
+ * @internal
+ */
+export const structured = <A, I>(
+  params: McpClient.CallToolParams,
+  schema: Schema.Schema<A, I>,
+  result: McpSchema.CallToolResult
+): Effect.Effect<
+  { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
+  McpError.ProtocolError
+> => {
+  if (result.isError === true) return Effect.succeed({ result, structured: undefined })
+  if (result.structuredContent === undefined) return Effect.fail(invalid(`${params.name} returned no structuredContent`))
+  return Effect.mapBoth(Schema.decodeUnknown(schema)(result.structuredContent), {
+    onFailure: (cause) =>
+      invalid(`the structuredContent of ${params.name} does not match the expected schema: ${cause.message}`, cause),
+    onSuccess: (structured) => ({ result, structured })
+  })
+}
