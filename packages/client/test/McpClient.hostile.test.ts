@@ -84,7 +84,8 @@ const checkDrops = (received: ReadonlyArray<McpSchema.ServerNotification>, kept:
 
 describe("a flood of notifications at a slow reader", () => {
   it.live(
-    `legacy: ${COUNT} notifications at a subscriber that does not read stay under ${BOUND_MIB} MiB; it sees the drop count`,
+    `legacy: ${COUNT} notifications at a subscriber that does not read stay under ${BOUND_MIB} MiB; ` +
+      "it sees the drop count",
     () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
@@ -100,7 +101,8 @@ describe("a flood of notifications at a slow reader", () => {
   )
 
   it.live(
-    `modern: ${COUNT} notifications at a listen stream that does not read stay under ${BOUND_MIB} MiB; it sees the drop count`,
+    `modern: ${COUNT} notifications at a listen stream that does not read stay under ${BOUND_MIB} MiB; ` +
+      "it sees the drop count",
     () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
@@ -129,7 +131,8 @@ describe("a flood of notifications at a slow reader", () => {
         for (let j = 0; j < 5; j++) yield* Effect.yieldNow()
       }
       const all = Chunk.toReadonlyArray(yield* Fiber.join(fastRead))
-      assert.deepStrictEqual(all.map((n) => (n.params as { data: number }).data), Array.from({ length: 25 }, (_, i) => i))
+      const data = (n: McpSchema.ServerNotification) => (n.params as { data: number }).data
+      assert.deepStrictEqual(all.map(data), Array.from({ length: 25 }, (_, i) => i))
       const kept = yield* readAll(slow, 10)
       assert.deepStrictEqual(kept[0], { method: McpClient.NotificationsDropped, params: { dropped: 15 } })
       assert.deepStrictEqual(kept.slice(1).map((n) => (n.params as { data: number }).data), [

@@ -153,7 +153,10 @@ describe("the era negotiator", () => {
   it.effect("a probe unanswered: legacy over stdio, an outage over HTTP", () =>
     Effect.gen(function*() {
       const timeout = Effect.fail(new McpError.RequestTimeout({ method: "server/discover", timeoutMillis: 3_000 }))
-      const stdio = yield* channel({ "server/discover": [timeout], "initialize": [Effect.succeed(initialized("2025-11-25"))] })
+      const stdio = yield* channel({
+        "server/discover": [timeout],
+        "initialize": [Effect.succeed(initialized("2025-11-25"))]
+      })
       assert.strictEqual((yield* negotiator().negotiate(stdio.value)).era, "legacy")
       const http = yield* channel({ "server/discover": [timeout] })
       const error = yield* Effect.flip(negotiator({ kind: "http" }).negotiate(http.value))

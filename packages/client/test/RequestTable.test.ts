@@ -168,11 +168,12 @@ describe("RequestTable", () => {
   it.scoped("a watched request without progress times out after its timeout; its default total is ten timeouts", () =>
     Effect.gen(function*() {
       const table = yield* RequestTable.make
-      const silent = yield* register(table, "silent", { timeoutMillis: 100, resetOnProgress: true, maxTotalMillis: undefined })
+      const restarting: RequestTable.Timing = { timeoutMillis: 100, resetOnProgress: true, maxTotalMillis: undefined }
+      const silent = yield* register(table, "silent", restarting)
       const silentWait = yield* Effect.fork(table.await(silent))
       yield* TestClock.adjust("100 millis")
       assert.strictEqual((yield* Effect.flip(Fiber.join(silentWait)))._tag, "RequestTimeout")
-      const busy = yield* register(table, "busy", { timeoutMillis: 100, resetOnProgress: true, maxTotalMillis: undefined })
+      const busy = yield* register(table, "busy", restarting)
       const busyWait = yield* Effect.fork(table.await(busy))
       for (let i = 0; i < 10; i++) {
         yield* TestClock.adjust("99 millis")

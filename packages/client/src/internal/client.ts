@@ -66,7 +66,8 @@ export const make = (
       sampling: yield* Effect.serviceOption(SamplingHandler.SamplingHandler),
       roots: yield* Effect.serviceOption(RootsProvider.RootsProvider)
     })
-    const cache = yield* Cache.make(yield* Effect.serviceOption(ResultCache.ResultCache), transport, options.credentialId)
+    const resultCache = yield* Effect.serviceOption(ResultCache.ResultCache)
+    const cache = yield* Cache.make(resultCache, transport, options.credentialId)
     const requests = yield* RequestTable.make
     const requester = Requester.make(requests, envelope)
     const notifications = NotificationHub.makeHub(resolved.notificationBufferSize)
@@ -204,7 +205,10 @@ const service = (parts: {
     request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
   const streamResources = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("resources/list", (cursor) =>
-      Effect.map(listResourcesPage(cursor, options), (r) => ({ items: r.resources, nextCursor: r.nextCursor })), refused)
+      Effect.map(
+        listResourcesPage(cursor, options),
+        (r) => ({ items: r.resources, nextCursor: r.nextCursor })
+      ), refused)
   const streamResourceTemplates = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("resources/templates/list", (cursor) =>
       Effect.map(
@@ -223,7 +227,8 @@ const service = (parts: {
     callSync(
       "tools/call",
       nameAndArguments(params),
-      (method, raw) => Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
+      (method, raw) =>
+        Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
       options,
       params.name
     )
@@ -247,7 +252,10 @@ const service = (parts: {
     ) => Effect.flatMap(callTool(params, options), (result) => ToolOutput.structured(params, schema, result)),
     listen: parts.subscriptions.listen,
     callToolStream: (params, options) =>
-      Calls.progressEvents(resolved.notificationBufferSize, (onProgress) => callTool(params, { ...options, onProgress })),
+      Calls.progressEvents(
+        resolved.notificationBufferSize,
+        (onProgress) => callTool(params, { ...options, onProgress })
+      ),
     listResources: (options) => collect((refused) => streamResources(options, refused), "resources/list"),
     listResourcesPage,
     streamResources: (options) => streamResources(options),

@@ -285,193 +285,209 @@ export interface Negotiator {
 
 const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation, McpSchema.preserve)
 
+/** The negotiator's state: its configuration and what it learnt of the server. */
+interface State {
+  readonly config: NegotiatorConfig
+  readonly supportedLegacy: ReadonlyArray<McpSchema.LegacyVersion>
+  readonly supportedModern: ReadonlyArray<McpSchema.ModernVersion>
+  probeCount: number
+  /**
+   * Changes of era since the last session: a server whose answers contradict each other (its probe says legacy,
+   * its initialize names only modern versions) must not keep the client switching forever.
+   */
+  eraSwitches: number
+  /** The era this server speaks, as far as known. */
+  verdict: McpSchema.Era | undefined
+}
+
+const initialize = (
+  state: State,
+  channel: Channel,
+  version: McpSchema.LegacyVersion | undefined
+): Effect.Effect<Negotiated, NegotiationError> =>
+  Effect.gen(function*() {
+    const { config, supportedLegacy } = state
+    const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
+    if (offered === undefined) {
+      return yield* new McpError.ProtocolError({
+        reason: "UnsupportedVersion",
+        method: "initialize",
+        detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
+      })
+    }
+    const raw = yield* channel.request(
+      "initialize",
+      { protocolVersion: offered, capabilities: config.capabilitiesFor(offered), clientInfo: config.clientInfo },
+      { era: "legacy", version: offered, timeoutMillis: config.initializeTimeout }
+    ).pipe(
+      Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
+        // (legacy by this client's verdict, or by the one its transport kept for the server)
+        (channel.knownEra ?? state.verdict) === "legacy" && config.eraOption === "auto" &&
+          config.pinned === undefined && initializeNamesOnlyModern(error)
+          ? Effect.fail(new Reprobe())
+          : Effect.fail(error))
+    )
+    const result = yield* decodeInitialize(raw)
+    const agreed = result.protocolVersion
+    if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
+      return yield* new McpError.ProtocolError({
+        reason: "UnsupportedVersion",
+        method: "initialize",
+        detail: `the server answered with protocol version ${agreed}; this client supports ${
+          supportedLegacy.join(", ")
+        }`
+      })
+    }
+    channel.onEra("legacy")
+    yield* channel.notifyInitialized
+    return {
+      era: "legacy" as const,
+      protocolVersion: agreed,
+      serverInfo: result.serverInfo,
+      capabilities: result.capabilities,
+      instructions: result.instructions
+    }
+  })
+
+const discover = (state: State, channel: Channel, version: McpSchema.ProtocolVersion) =>
+  channel.request("server/discover", undefined, {
+    era: "probe",
+    version,
+    timeoutMillis: state.config.probeTimeout,
+    probeId: `conduit-probe-${++state.probeCount}`
+  })
+
+const modernSession = (
+  channel: Channel,
+  version: McpSchema.ModernVersion,
+  result: McpSchema.DiscoverResult
+): Negotiated => {
+  channel.onEra("modern")
+  const serverInfo = decodeImplementation(result._meta?.[McpSchema.MetaKeys.serverInfo])
+  return {
+    era: "modern",
+    protocolVersion: version,
+    serverInfo: Either.getOrUndefined(serverInfo),
+    capabilities: result.capabilities,
+    instructions: result.instructions
+  }
+}
+
+/** What a failed probe means. */
+const classifyFailure = (
+  state: State,
+  channel: Channel,
+  error: McpError.McpClientError,
+  retried: boolean
+): Effect.Effect<ProbeVerdict, NegotiationError> => {
+  const { kind, supported } = state.config
+  switch (error._tag) {
+    case "McpError":
+      return Effect.succeed(classifyProbeError(error, supported, retried))
+    case "RequestTimeout":
+      // On HTTP silence is an outage; and a server known to be modern is never quietly downgraded.
+      if (kind === "http" || state.verdict === "modern") {
+        return Effect.fail(
+          new McpError.TransportError({
+            transport: kind,
+            reason: "Timeout",
+            detail: "the server did not answer the era probe"
+          })
+        )
+      }
+      return Effect.succeed({ _tag: "Legacy", version: undefined })
+    case "TransportError":
+      if (kind === "http" || state.verdict === "modern") {
+        return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+      }
+      // Some legacy servers quit on any request before initialize: restart and speak legacy.
+      return Effect.flatMap(channel.closed, (closed) =>
+        closed
+          ? Effect.fail(new RestartAsLegacy())
+          : Effect.succeed(classifyProbeFailure(kind, error, supported, retried)))
+    case "ProtocolError":
+      return Effect.fail(error)
+    default:
+      return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+  }
+}
+
+/** The era probe: `server/discover`, then what its answer (or failure) means. */
+const probe = (state: State, channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
+  Effect.gen(function*() {
+    let version: McpSchema.ModernVersion = state.supportedModern[state.supportedModern.length - 1] ?? "2026-07-28"
+    let retried = false
+    while (true) {
+      const outcome = yield* Effect.either(discover(state, channel, version))
+      const verdictNow = Either.isRight(outcome)
+        ? classifyProbeResult(outcome.right, state.config.supported)
+        : yield* classifyFailure(state, channel, outcome.left, retried)
+      switch (verdictNow._tag) {
+        case "Modern":
+          state.verdict = "modern"
+          return modernSession(channel, verdictNow.version, verdictNow.discover)
+        case "RetryModern":
+          version = verdictNow.version
+          retried = true
+          continue
+        case "Legacy":
+          if (state.supportedLegacy.length === 0) {
+            return yield* new McpError.ProtocolError({
+              reason: "UnsupportedVersion",
+              method: "server/discover",
+              detail: "the server is not a modern server and this client is pinned to the modern era"
+            })
+          }
+          state.verdict = "legacy"
+          return yield* initialize(state, channel, verdictNow.version)
+        case "Fail":
+          return yield* Effect.fail(verdictNow.error)
+      }
+    }
+  })
+
+/** Pinned to modern: discover for capabilities; a modern server must answer it. */
+const discoverPinned = (state: State, channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
+  Effect.flatMap(discover(state, channel, state.supportedModern[state.supportedModern.length - 1]!), (raw) => {
+    const verdictNow = classifyProbeResult(raw, state.config.supported)
+    return verdictNow._tag === "Modern"
+      ? Effect.succeed(modernSession(channel, verdictNow.version, verdictNow.discover))
+      : Effect.fail(
+        new McpError.ProtocolError({
+          reason: "Negotiation",
+          method: "server/discover",
+          detail: "the server did not answer server/discover like a modern server"
+        })
+      )
+  })
+
 /**
  * @internal
  */
 export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
-  const { eraOption, kind, pinned, supported } = config
-  const supportedLegacy = supported.filter(McpSchema.isLegacyVersion)
-  const supportedModern = supported.filter(McpSchema.isModernVersion)
-  let probeCount = 0
-  // changes of era since the last session: a server whose answers contradict each other (its probe says legacy, its
-  // initialize names only modern versions) must not keep the client switching forever
-  let eraSwitches = 0
-  let verdict: McpSchema.Era | undefined = pinned !== undefined
-    ? McpSchema.eraOf(pinned)
-    : eraOption === "auto"
-    ? undefined
-    : eraOption
-
-  const initialize = (
-    channel: Channel,
-    version: McpSchema.LegacyVersion | undefined
-  ): Effect.Effect<Negotiated, NegotiationError> =>
-    Effect.gen(function*() {
-      const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
-      if (offered === undefined) {
-        return yield* new McpError.ProtocolError({
-          reason: "UnsupportedVersion",
-          method: "initialize",
-          detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
-        })
-      }
-      const raw = yield* channel.request(
-        "initialize",
-        { protocolVersion: offered, capabilities: config.capabilitiesFor(offered), clientInfo: config.clientInfo },
-        { era: "legacy", version: offered, timeoutMillis: config.initializeTimeout }
-      ).pipe(
-        Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
-          // (legacy by this client's verdict, or by the one its transport kept for the server)
-          (channel.knownEra ?? verdict) === "legacy" && eraOption === "auto" && pinned === undefined &&
-            initializeNamesOnlyModern(error)
-            ? Effect.fail(new Reprobe())
-            : Effect.fail(error))
-      )
-      const result = yield* decodeInitialize(raw)
-      const agreed = result.protocolVersion
-      if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
-        return yield* new McpError.ProtocolError({
-          reason: "UnsupportedVersion",
-          method: "initialize",
-          detail: `the server answered with protocol version ${agreed}; this client supports ${
-            supportedLegacy.join(", ")
-          }`
-        })
-      }
-      channel.onEra("legacy")
-      yield* channel.notifyInitialized
-      return {
-        era: "legacy" as const,
-        protocolVersion: agreed,
-        serverInfo: result.serverInfo,
-        capabilities: result.capabilities,
-        instructions: result.instructions
-      }
-    })
-
-  const discover = (channel: Channel, version: McpSchema.ProtocolVersion) =>
-    channel.request("server/discover", undefined, {
-      era: "probe",
-      version,
-      timeoutMillis: config.probeTimeout,
-      probeId: `conduit-probe-${++probeCount}`
-    })
-
-  const modernSession = (
-    channel: Channel,
-    version: McpSchema.ModernVersion,
-    result: McpSchema.DiscoverResult
-  ): Negotiated => {
-    channel.onEra("modern")
-    const serverInfo = decodeImplementation(result._meta?.[McpSchema.MetaKeys.serverInfo])
-    return {
-      era: "modern",
-      protocolVersion: version,
-      serverInfo: Either.getOrUndefined(serverInfo),
-      capabilities: result.capabilities,
-      instructions: result.instructions
-    }
+  const { eraOption, pinned } = config
+  const state: State = {
+    config,
+    supportedLegacy: config.supported.filter(McpSchema.isLegacyVersion),
+    supportedModern: config.supported.filter(McpSchema.isModernVersion),
+    probeCount: 0,
+    eraSwitches: 0,
+    verdict: pinned !== undefined ? McpSchema.eraOf(pinned) : eraOption === "auto" ? undefined : eraOption
   }
-
-  /** What a failed probe means. */
-  const classifyFailure = (
-    channel: Channel,
-    error: McpError.McpClientError,
-    retried: boolean
-  ): Effect.Effect<ProbeVerdict, NegotiationError> => {
-    switch (error._tag) {
-      case "McpError":
-        return Effect.succeed(classifyProbeError(error, supported, retried))
-      case "RequestTimeout":
-        // On HTTP silence is an outage; and a server known to be modern is never quietly downgraded.
-        if (kind === "http" || verdict === "modern") {
-          return Effect.fail(
-            new McpError.TransportError({
-              transport: kind,
-              reason: "Timeout",
-              detail: "the server did not answer the era probe"
-            })
-          )
-        }
-        return Effect.succeed({ _tag: "Legacy", version: undefined })
-      case "TransportError":
-        if (kind === "http" || verdict === "modern") {
-          return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
-        }
-        // Some legacy servers quit on any request before initialize: restart and speak legacy.
-        return Effect.flatMap(channel.closed, (closed) =>
-          closed
-            ? Effect.fail(new RestartAsLegacy())
-            : Effect.succeed(classifyProbeFailure(kind, error, supported, retried)))
-      case "ProtocolError":
-        return Effect.fail(error)
-      default:
-        return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
-    }
-  }
-
-  const probe = (channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
-    Effect.gen(function*() {
-      let version: McpSchema.ModernVersion = supportedModern[supportedModern.length - 1] ?? "2026-07-28"
-      let retried = false
-      while (true) {
-        const outcome = yield* Effect.either(discover(channel, version))
-        const verdictNow = Either.isRight(outcome)
-          ? classifyProbeResult(outcome.right, supported)
-          : yield* classifyFailure(channel, outcome.left, retried)
-        switch (verdictNow._tag) {
-          case "Modern":
-            verdict = "modern"
-            return modernSession(channel, verdictNow.version, verdictNow.discover)
-          case "RetryModern":
-            version = verdictNow.version
-            retried = true
-            continue
-          case "Legacy":
-            if (supportedLegacy.length === 0) {
-              return yield* new McpError.ProtocolError({
-                reason: "UnsupportedVersion",
-                method: "server/discover",
-                detail: "the server is not a modern server and this client is pinned to the modern era"
-              })
-            }
-            verdict = "legacy"
-            return yield* initialize(channel, verdictNow.version)
-          case "Fail":
-            return yield* Effect.fail(verdictNow.error)
-        }
-      }
-    })
-
-  /** Pinned to modern: discover for capabilities; a modern server must answer it. */
-  const discoverPinned = (channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
-    Effect.flatMap(discover(channel, supportedModern[supportedModern.length - 1]!), (raw) => {
-      const verdictNow = classifyProbeResult(raw, supported)
-      return verdictNow._tag === "Modern"
-        ? Effect.succeed(modernSession(channel, verdictNow.version, verdictNow.discover))
-        : Effect.fail(
-          new McpError.ProtocolError({
-            reason: "Negotiation",
-            method: "server/discover",
-            detail: "the server did not answer server/discover like a modern server"
-          })
-        )
-    })
-
   return {
     negotiate: (channel) =>
       Effect.suspend(() => {
-        const known = channel.knownEra ?? verdict
-        if (known === "legacy") return initialize(channel, undefined)
-        if (known === "modern" && eraOption !== "auto") return discoverPinned(channel)
-        return Effect.zipRight(config.onProbe, probe(channel))
+        const known = channel.knownEra ?? state.verdict
+        if (known === "legacy") return initialize(state, channel, undefined)
+        if (known === "modern" && eraOption !== "auto") return discoverPinned(state, channel)
+        return Effect.zipRight(config.onProbe, probe(state, channel))
       }),
-    initialize,
+    initialize: (channel, version) => initialize(state, channel, version),
     turn: (signal) => {
-      if (++eraSwitches <= 2) {
+      if (++state.eraSwitches <= 2) {
         // Reprobe: initialize was refused naming only modern versions, so the server is modern, however slow its
         // probe was
-        verdict = signal._tag === "RestartAsLegacy" ? "legacy" : "modern"
+        state.verdict = signal._tag === "RestartAsLegacy" ? "legacy" : "modern"
         return undefined
       }
       return new McpError.ProtocolError({
@@ -481,7 +497,7 @@ export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
       })
     },
     established: () => {
-      eraSwitches = 0
+      state.eraSwitches = 0
     }
   }
 }
@@ -492,7 +508,11 @@ const decodeInitializeResult = Schema.decodeUnknownEither(McpSchema.InitializeRe
 const decodeInitialize = (raw: unknown): Effect.Effect<McpSchema.InitializeResult, McpError.ProtocolError> => {
   if (typeof raw !== "object" || raw === null) {
     return Effect.fail(
-      new McpError.ProtocolError({ reason: "InvalidResult", method: "initialize", detail: "the result is not an object" })
+      new McpError.ProtocolError({
+        reason: "InvalidResult",
+        method: "initialize",
+        detail: "the result is not an object"
+      })
     )
   }
   const resultType = "resultType" in raw ? raw.resultType : undefined

@@ -43,12 +43,18 @@ export type SyncDecoder<A> = (method: string, raw: unknown) => Either.Either<A, 
  */
 export const checkResultType = (method: string, result: unknown): Either.Either<object, McpError.ProtocolError> => {
   if (typeof result !== "object" || result === null) {
-    return Either.left(new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" }))
+    return Either.left(
+      new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" })
+    )
   }
   const resultType = "resultType" in result ? result.resultType : undefined
   if (resultType === undefined || resultType === "complete") return Either.right(result)
   return Either.left(
-    new McpError.ProtocolError({ reason: "InvalidResultType", method, detail: `unknown resultType ${String(resultType)}` })
+    new McpError.ProtocolError({
+      reason: "InvalidResultType",
+      method,
+      detail: `unknown resultType ${String(resultType)}`
+    })
   )
 }
 
@@ -194,7 +200,8 @@ export const make = (deps: {
     params: Readonly<Record<string, unknown>> | undefined,
     schema: Schema.Schema<A, I>,
     options?: McpClient.RequestOptions
-  ): Effect.Effect<A, McpError.McpClientError> => call(method, params, (m, result) => decodeResult(m, schema, result), options)
+  ): Effect.Effect<A, McpError.McpClientError> =>
+    call(method, params, (m, result) => decodeResult(m, schema, result), options)
 
   const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
     Effect.flatMap(status.awaitSession(requestTimeout, method), (session) => {

@@ -154,6 +154,234 @@ export interface Config {
   readonly hooks: Hooks
 }
 
+/** What the connection's steps share. */
+interface Context extends Config {
+  readonly control: Control
+  readonly kind: McpError.TransportKind
+  /** Completed by the first session, or failed by the first attempt. */
+  readonly ready: Deferred.Deferred<void, McpError.ConnectError>
+  /** False until a first session existed: only later sessions have state to restore. */
+  renewed: boolean
+}
+
+const closeAttempt = (ctx: Context, attempt: Attempt, error: McpError.TransportError) =>
+  Effect.suspend(() => {
+    attempt.closedError ??= error
+    return Effect.zipRight(
+      ctx.control.unpublish(attempt),
+      Effect.zipRight(Deferred.succeed(attempt.closed, error), Effect.sync(() => ctx.requests.failAll(error)))
+    )
+  })
+
+/** The connection as the negotiator sees it. */
+const channelOf = (
+  ctx: Context,
+  attempt: Attempt,
+  connection: Transport.TransportConnection
+): Negotiation.Channel => ({
+  get knownEra() {
+    return connection.info.era
+  },
+  request: (method, params, o) =>
+    ctx.requester.send(
+      { attempt, connection, era: o.era, version: o.version },
+      method,
+      params,
+      Requester.internal(o.timeoutMillis, o.probeId === undefined ? undefined : { probe: true, id: o.probeId })
+    ),
+  notifyInitialized: connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  closed: Deferred.isDone(attempt.closed),
+  onEra: (era) => {
+    attempt.era = era
+  }
+})
+
+/** Legacy session expiry: a new session on the same transport, nothing failed; the transport re-sends. */
+const reinitialize = (ctx: Context, attempt: Attempt): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const connection = attempt.connection
+    const version = attempt.version
+    if (attempt.reinitializing || connection === undefined || version === undefined) return Effect.void
+    if (!McpSchema.isLegacyVersion(version)) return Effect.void
+    attempt.reinitializing = true
+    return ctx.negotiator.initialize(channelOf(ctx, attempt, connection), version).pipe(
+      Effect.flatMap((negotiated) => {
+        const session = sessionOf(negotiated, attempt, connection)
+        return Effect.zipRight(
+          connection.setSession({ era: session.era, protocolVersion: session.protocolVersion }),
+          Scope.extend(ctx.hooks.onReinitialized(session), attempt.scope)
+        )
+      }),
+      Effect.catchAll((error) =>
+        closeAttempt(
+          ctx,
+          attempt,
+          new McpError.TransportError({
+            transport: ctx.kind,
+            reason: "Closed",
+            detail: `the server forgot the session and a new one could not be started: ${
+              "message" in error ? error.message : error._tag
+            }`
+          })
+        )
+      ),
+      Effect.ensuring(Effect.sync(() => (attempt.reinitializing = false))),
+      Effect.annotateLogs({ module: "McpClient", method: "reinitialize" }),
+      Effect.forkIn(attempt.scope),
+      Effect.asVoid
+    )
+  })
+
+/** Where the transport delivers what the server sends during one attempt. */
+const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
+  const route = (event: Transport.TransportEvent): Effect.Effect<void> => {
+    switch (event._tag) {
+      case "SessionExpired":
+        return reinitialize(ctx, attempt)
+      case "Closed":
+        return closeAttempt(ctx, attempt, event.error)
+      default:
+        return ctx.hooks.route(attempt, event)
+    }
+  }
+  // A defect while handling a message (a bug, here or in a callback) drops that message: it must not kill the
+  // transport's reader, whose death would leave every pending request waiting.
+  const emit = (event: Transport.TransportEvent) =>
+    Effect.catchAllDefect(
+      Effect.suspend(() => {
+        attempt.inbound++
+        return route(event)
+      }),
+      (defect) => Effect.logError(`an inbound ${event._tag} could not be handled and was dropped`, Cause.die(defect))
+    )
+  // the answer to a pending request settles it at once: nothing else to run
+  const unsafeEmit = (event: Transport.TransportEvent): boolean => {
+    if (event._tag !== "Response") return false
+    const entry = ctx.requests.get(event.message.id)
+    if (entry === undefined) return false
+    attempt.inbound++
+    ctx.requests.settleResponse(event.message, entry)
+    return true
+  }
+  return Object.assign(emit, { unsafeEmit })
+}
+
+/** A connection quiet for `interval` is checked (legacy `ping`, modern `server/discover`); a failure closes it. */
+const healthCheck = (ctx: Context, attempt: Attempt, session: Session, interval: number) =>
+  Effect.gen(function*() {
+    const wire: Wire = { attempt, connection: session.connection, era: session.era, version: session.protocolVersion }
+    const send = Requester.internal(ctx.options.healthTimeout, { cancellable: true })
+    while (true) {
+      const before = attempt.inbound
+      yield* Effect.sleep(Duration.millis(interval))
+      if (attempt.inbound !== before) continue
+      const check = ctx.requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
+      const failed = yield* check.pipe(
+        Effect.as(false),
+        Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
+      )
+      if (failed) {
+        const error = new McpError.TransportError({
+          transport: ctx.kind,
+          reason: "Timeout",
+          detail: "the connection failed its health check"
+        })
+        yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
+        return yield* closeAttempt(ctx, attempt, error)
+      }
+    }
+  })
+
+/** One connection attempt: connect, negotiate, serve until the transport closes. */
+const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const { control, kind } = ctx
+    const attempt: Attempt = {
+      closed: yield* Deferred.make<McpError.TransportError>(),
+      closedError: undefined,
+      connection: undefined,
+      era: undefined,
+      inbound: 0,
+      scope: yield* Effect.scope,
+      reinitializing: false,
+      version: undefined,
+      serverName: undefined
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(
+        Effect.sync(() =>
+          ctx.requests.failAll(
+            new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
+          )
+        ),
+        Effect.zipRight(ctx.hooks.onAttemptEnd, control.unpublish(undefined))
+      )
+    )
+    yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
+    const connection = yield* ctx.transport.connect(emitFor(ctx, attempt))
+    attempt.connection = connection
+    const negotiated = yield* ctx.negotiator.negotiate(channelOf(ctx, attempt, connection))
+    const session = sessionOf(negotiated, attempt, connection)
+    attempt.version = session.protocolVersion
+    attempt.serverName = session.serverInfo?.name
+    yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
+    onEstablished()
+    ctx.negotiator.established()
+    yield* control.publish(session)
+    yield* Deferred.succeed(ctx.ready, undefined)
+    yield* SubscriptionRef.set(control.state, {
+      _tag: "Connected",
+      era: session.era,
+      protocolVersion: session.protocolVersion
+    })
+    yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
+      Effect.annotateLogs({ module: "McpClient", transport: kind })
+    )
+    yield* ctx.hooks.onSession(session, ctx.renewed)
+    ctx.renewed = true
+    const interval = ctx.options.healthInterval
+    if (interval !== undefined) yield* Effect.forkScoped(healthCheck(ctx, attempt, session, interval))
+    return yield* Effect.flatMap(Deferred.await(attempt.closed), Effect.fail)
+  }))
+
+const closedFor = (ctx: Context, error: McpError.ConnectError) =>
+  Effect.zipRight(SubscriptionRef.set(ctx.control.state, { _tag: "Closed", error }), ctx.control.fail(error))
+
+/** Attempt after attempt, on the reconnect schedule, until it gives up (or the first attempt fails). */
+const loop = (ctx: Context) =>
+  Effect.gen(function*() {
+    const driver = yield* Schedule.driver(ctx.options.reconnect)
+    let attemptNumber = 0
+    while (true) {
+      let established = false
+      const signal = yield* Effect.flip(runAttempt(ctx, () => (established = true)))
+      let outcome: McpError.ConnectError
+      if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
+        const refused = ctx.negotiator.turn(signal)
+        if (refused === undefined) continue
+        outcome = refused
+      } else {
+        outcome = signal
+      }
+      if (!(yield* Deferred.isDone(ctx.ready))) {
+        // The first connection failed: report it to the constructor instead of retrying a bad setup.
+        yield* Deferred.fail(ctx.ready, outcome)
+        return yield* closedFor(ctx, outcome)
+      }
+      if (established) {
+        attemptNumber = 0
+        yield* driver.reset
+      }
+      attemptNumber++
+      yield* SubscriptionRef.set(ctx.control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
+      yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
+        Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
+      )
+      const next = yield* Effect.either(driver.next(outcome))
+      if (Either.isLeft(next)) return yield* closedFor(ctx, outcome)
+    }
+  })
+
 /**
  * Starts the connection in the Scope; succeeds once the first session is up, fails when the first attempt fails.
  *
@@ -164,230 +392,22 @@ export const run = (
   config: Config
 ): Effect.Effect<void, McpError.ConnectError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { hooks, negotiator, options, requester, requests, transport } = config
-    const kind = options.kind
-
-    const closeAttempt = (attempt: Attempt, error: McpError.TransportError) =>
-      Effect.suspend(() => {
-        attempt.closedError ??= error
-        return Effect.zipRight(
-          control.unpublish(attempt),
-          Effect.zipRight(Deferred.succeed(attempt.closed, error), Effect.sync(() => requests.failAll(error)))
-        )
-      })
-
-    const channelOf = (attempt: Attempt, connection: Transport.TransportConnection): Negotiation.Channel => ({
-      get knownEra() {
-        return connection.info.era
-      },
-      request: (method, params, o) =>
-        requester.send(
-          { attempt, connection, era: o.era, version: o.version },
-          method,
-          params,
-          Requester.internal(o.timeoutMillis, o.probeId === undefined ? undefined : { probe: true, id: o.probeId })
-        ),
-      notifyInitialized: connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-      closed: Deferred.isDone(attempt.closed),
-      onEra: (era) => {
-        attempt.era = era
-      }
-    })
-
-    // legacy session expiry: a new session on the same transport, nothing failed; the transport re-sends
-    const reinitialize = (attempt: Attempt): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const connection = attempt.connection
-        const version = attempt.version
-        if (attempt.reinitializing || connection === undefined || version === undefined) return Effect.void
-        if (!McpSchema.isLegacyVersion(version)) return Effect.void
-        attempt.reinitializing = true
-        return negotiator.initialize(channelOf(attempt, connection), version).pipe(
-          Effect.flatMap((negotiated) => {
-            const session = sessionOf(negotiated, attempt, connection)
-            return Effect.zipRight(
-              connection.setSession({ era: session.era, protocolVersion: session.protocolVersion }),
-              Scope.extend(hooks.onReinitialized(session), attempt.scope)
-            )
-          }),
-          Effect.catchAll((error) =>
-            closeAttempt(
-              attempt,
-              new McpError.TransportError({
-                transport: kind,
-                reason: "Closed",
-                detail: `the server forgot the session and a new one could not be started: ${
-                  "message" in error ? error.message : error._tag
-                }`
-              })
-            )
-          ),
-          Effect.ensuring(Effect.sync(() => (attempt.reinitializing = false))),
-          Effect.annotateLogs({ module: "McpClient", method: "reinitialize" }),
-          Effect.forkIn(attempt.scope),
-          Effect.asVoid
-        )
-      })
-
-    const emitFor = (attempt: Attempt): Transport.Emit => {
-      const route = (event: Transport.TransportEvent): Effect.Effect<void> => {
-        switch (event._tag) {
-          case "SessionExpired":
-            return reinitialize(attempt)
-          case "Closed":
-            return closeAttempt(attempt, event.error)
-          default:
-            return hooks.route(attempt, event)
-        }
-      }
-      // A defect while handling a message (a bug, here or in a callback) drops that message: it must not kill the
-      // transport's reader, whose death would leave every pending request waiting.
-      const emit = (event: Transport.TransportEvent) =>
-        Effect.catchAllDefect(
-          Effect.suspend(() => {
-            attempt.inbound++
-            return route(event)
-          }),
-          (defect) =>
-            Effect.logError(`an inbound ${event._tag} could not be handled and was dropped`, Cause.die(defect))
-        )
-      // the answer to a pending request settles it at once: nothing else to run
-      const unsafeEmit = (event: Transport.TransportEvent): boolean => {
-        if (event._tag !== "Response") return false
-        const entry = requests.get(event.message.id)
-        if (entry === undefined) return false
-        attempt.inbound++
-        requests.settleResponse(event.message, entry)
-        return true
-      }
-      return Object.assign(emit, { unsafeEmit })
+    const kind = config.options.kind
+    const ctx: Context = {
+      ...config,
+      control,
+      kind,
+      ready: yield* Deferred.make<void, McpError.ConnectError>(),
+      renewed: false
     }
-
-    const healthCheck = (attempt: Attempt, session: Session, interval: number) =>
-      Effect.gen(function*() {
-        const wire: Wire = { attempt, connection: session.connection, era: session.era, version: session.protocolVersion }
-        const send = Requester.internal(options.healthTimeout, { cancellable: true })
-        while (true) {
-          const before = attempt.inbound
-          yield* Effect.sleep(Duration.millis(interval))
-          if (attempt.inbound !== before) continue
-          const check = requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
-          const failed = yield* check.pipe(
-            Effect.as(false),
-            Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
-          )
-          if (failed) {
-            const error = new McpError.TransportError({
-              transport: kind,
-              reason: "Timeout",
-              detail: "the connection failed its health check"
-            })
-            yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
-            return yield* closeAttempt(attempt, error)
-          }
-        }
-      })
-
-    const ready = yield* Deferred.make<void, McpError.ConnectError>()
-    /** False until a first session existed: only later sessions have state to restore. */
-    let renewed = false
-
-    // one connection attempt: connect, negotiate, serve until the transport closes
-    const runAttempt = (onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
-      Effect.scoped(Effect.gen(function*() {
-        const attempt: Attempt = {
-          closed: yield* Deferred.make<McpError.TransportError>(),
-          closedError: undefined,
-          connection: undefined,
-          era: undefined,
-          inbound: 0,
-          scope: yield* Effect.scope,
-          reinitializing: false,
-          version: undefined,
-          serverName: undefined
-        }
-        yield* Effect.addFinalizer(() =>
-          Effect.zipRight(
-            Effect.sync(() =>
-              requests.failAll(
-                new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
-              )
-            ),
-            Effect.zipRight(hooks.onAttemptEnd, control.unpublish(undefined))
-          )
-        )
-        yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
-        const connection = yield* transport.connect(emitFor(attempt))
-        attempt.connection = connection
-        const negotiated = yield* negotiator.negotiate(channelOf(attempt, connection))
-        const session = sessionOf(negotiated, attempt, connection)
-        attempt.version = session.protocolVersion
-        attempt.serverName = session.serverInfo?.name
-        yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
-        onEstablished()
-        negotiator.established()
-        yield* control.publish(session)
-        yield* Deferred.succeed(ready, undefined)
-        yield* SubscriptionRef.set(control.state, {
-          _tag: "Connected",
-          era: session.era,
-          protocolVersion: session.protocolVersion
-        })
-        yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
-          Effect.annotateLogs({ module: "McpClient", transport: kind })
-        )
-        yield* hooks.onSession(session, renewed)
-        renewed = true
-        if (options.healthInterval !== undefined) {
-          yield* Effect.forkScoped(healthCheck(attempt, session, options.healthInterval))
-        }
-        return yield* Effect.flatMap(Deferred.await(attempt.closed), Effect.fail)
-      }))
-
-    const closedFor = (error: McpError.ConnectError) =>
-      Effect.zipRight(SubscriptionRef.set(control.state, { _tag: "Closed", error }), control.fail(error))
-
-    const loop = Effect.gen(function*() {
-      const driver = yield* Schedule.driver(options.reconnect)
-      let attemptNumber = 0
-      while (true) {
-        let established = false
-        const signal = yield* Effect.flip(runAttempt(() => (established = true)))
-        let outcome: McpError.ConnectError
-        if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
-          const refused = negotiator.turn(signal)
-          if (refused === undefined) continue
-          outcome = refused
-        } else {
-          outcome = signal
-        }
-        if (!(yield* Deferred.isDone(ready))) {
-          // The first connection failed: report it to the constructor instead of retrying a bad setup.
-          yield* Deferred.fail(ready, outcome)
-          return yield* closedFor(outcome)
-        }
-        if (established) {
-          attemptNumber = 0
-          yield* driver.reset
-        }
-        attemptNumber++
-        yield* SubscriptionRef.set(control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
-        yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
-          Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
-        )
-        const next = yield* Effect.either(driver.next(outcome))
-        if (Either.isLeft(next)) return yield* closedFor(outcome)
-      }
-    })
-
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
         yield* control.fail(closed)
-        requests.failAll(closed)
+        config.requests.failAll(closed)
         yield* SubscriptionRef.set(control.state, { _tag: "Closed", error: undefined })
       })
     )
-    yield* Effect.forkScoped(Effect.interruptible(loop))
-    yield* Deferred.await(ready)
+    yield* Effect.forkScoped(Effect.interruptible(loop(ctx)))
+    yield* Deferred.await(ctx.ready)
   })

@@ -5,11 +5,13 @@
  * while the tracer is disabled) goes through `Calls.call`, which does the same with `Effect.withSpan` and
  * `Metric.trackDuration`.
  *
- * Why by hand: see the measurement in packages/bench/README.md ("The client core rebuilt"): with `Calls.call` for
- * these methods too, CPU per call at 64 in flight rose by the amount recorded there over stdio. The span is the one
- * `Effect.withSpan` would start (same parent, links, annotations and attributes) and the metrics are the same
- * `Metric.timer` and counter, updated without an effect. With Effect's own tracer and no caller span nothing can
- * observe a span, so it is made only if something comes to need it (an `input_required` round).
+ * Why by hand, measured with packages/bench/src/fibers.mjs (legacy `tools/call` at 64 in flight, this module against
+ * `Calls.call` for these methods too; packages/bench/README.md, "The client core rebuilt"): Effect operations per
+ * call 15.1 against 101.1 over stdio and 121 against 249 over HTTP; in-process CPU per call 26–41 µs against
+ * 67–105 µs over stdio and 414–446 µs against 586–587 µs over HTTP. The span is the one `Effect.withSpan`
+ * would start (same parent, links, annotations and attributes) and the metrics are the same `Metric.timer` and
+ * counter, updated without an effect. With Effect's own tracer and no caller span nothing can observe a span, so
+ * it is made only if something comes to need it (an `input_required` round).
  *
  * @internal
  */
@@ -60,8 +62,8 @@ const annotated = <A, E>(effect: Effect.Effect<A, E>, tool: string | undefined):
   tool === undefined ? effect : Effect.annotateSpans(effect, "mcp.tool", tool)
 
 /** What runs in a call's span: with the span as the parent, and the call's tool annotating nested spans. */
-const inSpan = (span: Tracer.Span, tool: string | undefined) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.withParentSpan(annotated(effect, tool), span)
+const inSpan = (span: Tracer.Span, tool: string | undefined) =>
+<A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => Effect.withParentSpan(annotated(effect, tool), span)
 
 /**
  * A call whose result decodes synchronously.
@@ -102,7 +104,8 @@ export const make = (deps: {
       spanOptions.kind ?? "internal",
       spanOptions
     )
-    HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+    const annotations = fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations)
+    HashMap.forEach(annotations, (value, key) => span.attribute(key, value))
     // a call's tool is an annotation of its spans: set before the attributes, as annotations are
     if (tool !== undefined) span.attribute("mcp.tool", tool)
     for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)

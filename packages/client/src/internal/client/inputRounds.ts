@@ -117,7 +117,11 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
           return yield* inputError(method, "input_required carries neither inputRequests nor requestState")
         }
         if (round > maxInputRounds) {
-          return yield* inputError(method, `the server still needs input after ${maxInputRounds} rounds`, "InputRoundsExceeded")
+          return yield* inputError(
+            method,
+            `the server still needs input after ${maxInputRounds} rounds`,
+            "InputRoundsExceeded"
+          )
         }
         requestState = result.requestState
         if (result.inputRequests === undefined || Object.keys(result.inputRequests).length === 0) {

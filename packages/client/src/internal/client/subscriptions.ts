@@ -105,7 +105,9 @@ const wanted = (filter: McpClient.ListenFilter) => (notification: McpSchema.Serv
  * @internal
  */
 export interface Subscriptions {
-  readonly listen: (filter: McpClient.ListenFilter) => Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError>
+  readonly listen: (
+    filter: McpClient.ListenFilter
+  ) => Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError>
   /** Sends the legacy session state again on a new session: the log level and the resource subscriptions. */
   readonly restoreLegacy: (session: Session) => Effect.Effect<void>
 }

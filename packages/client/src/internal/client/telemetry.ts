@@ -82,7 +82,11 @@ export const make = (
   const spanOptionsFor = (method: string): Tracer.SpanOptions => {
     let spanOptions = spanOptionsCache.get(method)
     if (spanOptions === undefined) {
-      spanOptions = { kind: "client", attributes: { ...spanAttributes, "rpc.method": method }, captureStackTrace: false }
+      spanOptions = {
+        kind: "client",
+        attributes: { ...spanAttributes, "rpc.method": method },
+        captureStackTrace: false
+      }
       spanOptionsCache.set(method, spanOptions)
     }
     return spanOptions

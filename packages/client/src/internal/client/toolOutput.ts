@@ -57,7 +57,9 @@ export const make = (): ToolOutput => {
       const error = verdict.left
       return Either.left(invalid(
         error._tag === "JsonSchemaMismatch"
-          ? `the structuredContent of ${name} does not match its output schema: ${JsonSchema.formatIssues(error.issues)}`
+          ? `the structuredContent of ${name} does not match its output schema: ${
+            JsonSchema.formatIssues(error.issues)
+          }`
           : `the output schema of ${name} cannot be used: ${error.message}`
       ))
     }
@@ -78,7 +80,9 @@ export const structured = <A, I>(
   McpError.ProtocolError
 > => {
   if (result.isError === true) return Effect.succeed({ result, structured: undefined })
-  if (result.structuredContent === undefined) return Effect.fail(invalid(`${params.name} returned no structuredContent`))
+  if (result.structuredContent === undefined) {
+    return Effect.fail(invalid(`${params.name} returned no structuredContent`))
+  }
   return Effect.mapBoth(Schema.decodeUnknown(schema)(result.structuredContent), {
     onFailure: (cause) =>
       invalid(`the structuredContent of ${params.name} does not match the expected schema: ${cause.message}`, cause),
