@@ -29,6 +29,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as Browser from "./browser.js"
 import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
 
 /**
  * Where tokens are kept.
@@ -70,8 +71,8 @@ const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
 
 const showDeviceCode = (code: AuthorizationHandler.DeviceCode) =>
   Output.stderr(
-    `To authorize, visit ${code.verificationUriComplete ?? code.verificationUri}\n` +
-      `and enter the code ${code.userCode} (valid for ${Math.round(code.expiresInSeconds / 60)} minutes).`
+    `To authorize, visit ${Text.url(code.verificationUriComplete ?? code.verificationUri)}\n` +
+      `and enter the code ${Text.line(code.userCode)} (valid for ${Math.round(code.expiresInSeconds / 60)} minutes).`
   )
 
 const handlerLayer = (

@@ -31,6 +31,7 @@ import { type CliError, ExitCode, SystemFailure, TimedOut, ToolFailed, UsageErro
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
 import * as ServerConfig from "./serverConfig.js"
+import * as Text from "./terminalText.js"
 
 /**
  * @since 0.1.0
@@ -151,11 +152,11 @@ const printServerLogs = (client: McpClient.McpClientService) =>
       Stream.filter((n) => n.method === "notifications/message"),
       Stream.runForEach((n) => {
         const params = typeof n.params === "object" && n.params !== null ? n.params : {}
-        const level = "level" in params && typeof params.level === "string" ? params.level : "info"
-        const logger = "logger" in params && typeof params.logger === "string" ? ` ${params.logger}` : ""
+        const level = "level" in params && typeof params.level === "string" ? Text.line(params.level) : "info"
+        const logger = "logger" in params && typeof params.logger === "string" ? ` ${Text.line(params.logger)}` : ""
         const data = "data" in params ? params.data : undefined
         return Output.stderr(
-          `${s.dim(`[server ${level}${logger}]`)} ${typeof data === "string" ? data : JSON.stringify(data)}`
+          `${s.dim(`[server ${level}${logger}]`)} ${typeof data === "string" ? Text.line(data) : Text.json(data)}`
         )
       }),
       Effect.forkScoped
@@ -459,7 +460,7 @@ const listen = (options: ListenOptions) =>
         Stream.filter(wanted),
         Stream.runForEach((notification) =>
           resolved.json
-            ? Output.stdout(JSON.stringify({ method: notification.method, params: notification.params }))
+            ? Output.stdout(Text.json({ method: notification.method, params: notification.params }))
             : Output.stdout(Output.notification(notification))
         )
       )

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as Text from "./terminalText.js"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -15,8 +16,8 @@ const maxDepth = 6
 const maxProperties = 200
 
 const typeOf = (schema: Json, depth: number): string => {
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(" | ")
-  if ("const" in schema) return JSON.stringify(schema.const)
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => Text.json(v)).join(" | ")
+  if ("const" in schema) return Text.json(schema.const)
   const types = Array.isArray(schema.type) ? schema.type.map(String) : typeof schema.type === "string" ? [schema.type] : []
   if (types.includes("array") && isRecord(schema.items) && depth < maxDepth) {
     return types.map((t) => t === "array" ? `list of ${typeOf(schema.items as Json, depth + 1)}` : t).join(" | ")
@@ -42,14 +43,14 @@ const properties = (schema: Json, indent: string, depth: number, budget: { left:
     const facts = [
       typeOf(property, depth),
       required.includes(name) ? "required" : "optional",
-      ...("default" in property ? [`default ${JSON.stringify(property.default)}`] : []),
+      ...("default" in property ? [`default ${Text.json(property.default)}`] : []),
       ...(typeof property.minimum === "number" ? [`min ${property.minimum}`] : []),
       ...(typeof property.maximum === "number" ? [`max ${property.maximum}`] : []),
       ...(typeof property.format === "string" ? [`format ${property.format}`] : []),
       ...(typeof property.pattern === "string" ? [`pattern ${property.pattern}`] : [])
     ]
     const description = typeof property.description === "string" ? ` — ${property.description.split("\n")[0]}` : ""
-    lines.push(`${indent}${name} (${facts.join(", ")})${description}`)
+    lines.push(`${indent}${Text.line(`${name} (${facts.join(", ")})${description}`)}`)
     const nested = isRecord(property.items) && isRecord(property.items.properties) ? property.items : property
     if (isRecord(nested.properties)) {
       if (depth + 1 >= maxDepth) lines.push(`${indent}  …`)
@@ -72,11 +73,11 @@ const schemaLines = (title: string, schema: unknown): Array<string> => {
  * @category formatting
  */
 export const tool = (tool: McpSchema.Tool): string => {
-  const lines = [tool.title !== undefined && tool.title !== tool.name ? `${tool.name} — ${tool.title}` : tool.name]
-  if (tool.description !== undefined && tool.description.trim() !== "") lines.push("", tool.description.trim())
+  const lines = [Text.line(tool.title !== undefined && tool.title !== tool.name ? `${tool.name} — ${tool.title}` : tool.name)]
+  if (tool.description !== undefined && tool.description.trim() !== "") lines.push("", Text.block(tool.description.trim()))
   const annotations = isRecord(tool.annotations) ? Object.entries(tool.annotations) : []
   if (annotations.length > 0) {
-    lines.push("", "Annotations:", ...annotations.map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`))
+    lines.push("", "Annotations:", ...annotations.map(([key, value]) => `  ${Text.line(key)}: ${Text.json(value)}`))
   }
   lines.push("", ...schemaLines("Arguments", tool.inputSchema))
   const output = schemaLines("Structured result", tool.outputSchema)

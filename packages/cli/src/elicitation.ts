@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Readline from "node:readline"
 import * as Browser from "./browser.js"
 import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
 
 type Field = ElicitationHandler.FieldSchema
 
@@ -181,11 +182,14 @@ const fillForm = (
     for (const [key, field] of Object.entries(schema.properties)) {
       const isRequired = required.includes(key)
       const offered = field.type === "array" ? (isRecord(field.items) ? choices(field.items) : undefined) : choices(field)
-      const lines = [`${s.bold(field.title ?? key)}${isRequired ? s.red(" *") : ""} ${s.dim(describeType(field))}`]
-      if (field.description !== undefined) lines.push(`  ${s.dim(field.description)}`)
-      if (offered !== undefined) offered.forEach((choice, index) => lines.push(`  ${index + 1}) ${choice.label}`))
+      const title = Text.line(field.title ?? key)
+      const lines = [`${s.bold(title)}${isRequired ? s.red(" *") : ""} ${s.dim(Text.line(describeType(field)))}`]
+      if (field.description !== undefined) lines.push(`  ${s.dim(Text.line(field.description))}`)
+      if (offered !== undefined) {
+        offered.forEach((choice, index) => lines.push(`  ${index + 1}) ${Text.line(choice.label)}`))
+      }
       yield* Output.stderr(lines.join("\n"))
-      const suffix = field.default !== undefined ? ` [${formatDefault(field.default)}]` : ""
+      const suffix = field.default !== undefined ? ` [${Text.line(formatDefault(field.default))}]` : ""
       while (true) {
         const answer = yield* prompter.ask(`${s.cyan(">")}${suffix} `)
         if (Option.isNone(answer)) return cancelled
@@ -219,6 +223,11 @@ const describeType = (field: Field): string => {
 const formatDefault = (value: unknown): string =>
   typeof value === "boolean" ? (value ? "y" : "n") : Array.isArray(value) ? value.join(", ") : String(value)
 
+const normalisedUrl = (raw: string): string => URL.canParse(raw) ? new URL(raw).href : raw
+
+// a multi-line message keeps its lines, each marked as the server's so that none passes for conduit's own
+const serverText = (text: string): string => Text.block(text).split("\n").join("\n  | ")
+
 const openUrl = (
   prompter: Prompter,
   request: ElicitationHandler.UrlRequest,
@@ -238,18 +247,20 @@ const openUrl = (
           return "the host name uses punycode (xn--): check it carefully"
       }
     })
+    // the URL as the browser will read it (normalised: punycode host, controls and spaces percent-encoded)
+    const url = normalisedUrl(request.url)
     yield* Output.stderr([
-      `  URL:    ${request.url}`,
-      `  origin: ${s.bold(request.urlOrigin)}`,
+      `  URL:    ${Text.line(url)}`,
+      `  origin: ${s.bold(Text.line(request.urlOrigin))}`,
       ...warnings.map((warning) => s.yellow(`  warning: ${warning}`))
     ].join("\n"))
     const answer = yield* prompter.ask(`Open this URL in your browser? ${s.dim("[y/N]")} `)
     if (Option.isNone(answer)) return cancelled
     if (!/^y(es)?$/i.test(answer.value.trim())) return { action: "decline" } as const
-    const opened = yield* Effect.provideService(Command.exitCode(Browser.command(request.url)), CommandExecutor.CommandExecutor, executor)
+    const opened = yield* Effect.provideService(Command.exitCode(Browser.command(url)), CommandExecutor.CommandExecutor, executor)
       .pipe(Effect.option)
     if (Option.isNone(opened) || opened.value !== 0) {
-      yield* Output.stderr(`Could not start a browser; open the URL yourself: ${request.url}`)
+      yield* Output.stderr(`Could not start a browser; open the URL yourself: ${Text.line(url)}`)
     }
     return { action: "accept" } as const
   })
@@ -259,14 +270,15 @@ const interactive = (executor: CommandExecutor.CommandExecutor): ElicitationHand
   elicit: (request, context) =>
     Effect.scoped(Effect.gen(function*() {
       const s = Output.styles(process.stderr)
-      const who = context.serverName ?? "The server"
+      const who = Text.line(context.serverName ?? "The server")
       yield* Output.stderr(
-        `\n${s.bold(`${who} asks`)}${request.mode === "url" ? " you to open a page" : ""}: ${request.message}`
+        `\n${s.bold(`${who} asks`)}${request.mode === "url" ? " you to open a page" : ""}: ${serverText(request.message)}`
       )
       const prompter = yield* openPrompter
       return request.mode === "form" ? yield* fillForm(prompter, request) : yield* openUrl(prompter, request, executor)
     })),
-  completed: (elicitationId) => Output.stderr(`The server reports that elicitation ${elicitationId} completed.`)
+  completed: (elicitationId) =>
+    Output.stderr(`The server reports that elicitation ${Text.line(elicitationId)} completed.`)
 })
 
 const declining: ElicitationHandler.Service = {
@@ -274,8 +286,8 @@ const declining: ElicitationHandler.Service = {
   elicit: (request, context) =>
     Effect.as(
       Output.stderr(
-        `conduit: ${context.serverName ?? "the server"} asked for input (${request.mode}: ${
-          JSON.stringify(request.message)
+        `conduit: ${Text.line(context.serverName ?? "the server")} asked for input (${request.mode}: ${
+          Text.json(request.message)
         }); declined because this run is not interactive (stdin and stderr must be a terminal).`
       ),
       { action: "decline" } as const

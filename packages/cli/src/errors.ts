@@ -6,6 +6,7 @@
 import type * as McpError from "@conduit-mcp/client/McpError"
 import type * as OAuth from "@conduit-mcp/client/OAuth"
 import * as Data from "effect/Data"
+import * as Text from "./terminalText.js"
 
 /**
  * The documented exit codes.
@@ -120,7 +121,7 @@ export const describe = (error: CliError): string => {
   switch (error._tag) {
     case "McpError":
       return `server error ${error.code}${error.method !== undefined ? ` in ${error.method}` : ""}: ${error.message}` +
-        (error.data !== undefined ? `\n  data: ${JSON.stringify(error.data)}` : "")
+        (error.data !== undefined ? `\n  data: ${Text.json(error.data)}` : "")
     case "AuthError":
       return `${error.message}${
         error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => c.scheme).join(", ")}` : ""

@@ -13,9 +13,16 @@ import * as LogLevel from "effect/LogLevel"
 import * as Cli from "./cli.js"
 import { describe, ExitCode, exitCodeOf } from "./errors.js"
 import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
 
-// stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr
-const StderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true, colors: "auto" }))
+// stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr, as logfmt, with
+// any control character a server slipped into a message escaped
+const StderrLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.map(Logger.logfmtLogger, (line) => {
+    process.stderr.write(`${Text.filter(line, false)}\n`)
+  })
+)
 
 const argv = process.argv.slice(2)
 // `--json` asks for JSON on stdout, failures included (before any `--`, which ends the options)
@@ -30,7 +37,7 @@ const program: Effect.Effect<number> = Cli.run(argv).pipe(
     if (jsonOutput) {
       return Effect.as(Output.json({ error: { tag: error._tag, message: describe(error), exitCode } }), exitCode)
     }
-    return Effect.as(Output.stderr(`conduit: ${describe(error)}`), exitCode)
+    return Effect.as(Output.stderr(`conduit: ${Text.block(describe(error))}`), exitCode)
   }),
   Effect.catchAllDefect((defect) =>
     Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)

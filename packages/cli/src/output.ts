@@ -1,17 +1,20 @@
 /**
  * Where `conduit` writes: results to stdout, everything else (messages, progress, prompts, logs) to stderr, and
- * how results read on a terminal.
+ * how results read on a terminal. What a server controls is escaped where it is formatted (see terminalText.ts),
+ * and every write goes through `Text.filter` as well: no control character but conduit's own styles reaches the
+ * terminal.
  *
  * @since 0.1.0
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Effect from "effect/Effect"
+import * as Text from "./terminalText.js"
 
-const write = (stream: NodeJS.WriteStream, text: string): Effect.Effect<void> =>
+const write = (stream: NodeJS.WriteStream, text: string, carriageReturn = false): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
-    stream.write(text, () => resume(Effect.void))
+    stream.write(Text.filter(text, carriageReturn), () => resume(Effect.void))
   })
 
 /**
@@ -36,7 +39,7 @@ export const stderr = (text: string): Effect.Effect<void> => write(process.stder
  * @since 0.1.0
  * @category output
  */
-export const stderrRaw = (text: string): Effect.Effect<void> => write(process.stderr, text)
+export const stderrRaw = (text: string): Effect.Effect<void> => write(process.stderr, text, true)
 
 /**
  * Prints a value as JSON on stdout: the `--json` output.
@@ -44,7 +47,7 @@ export const stderrRaw = (text: string): Effect.Effect<void> => write(process.st
  * @since 0.1.0
  * @category output
  */
-export const json = (value: unknown): Effect.Effect<void> => stdout(JSON.stringify(value, null, 2))
+export const json = (value: unknown): Effect.Effect<void> => stdout(Text.json(value, 2))
 
 const colorEnabled = (stream: NodeJS.WriteStream) =>
   stream.isTTY === true && process.env.NO_COLOR === undefined && process.env.TERM !== "dumb"
@@ -86,7 +89,7 @@ const truncate = (text: string, max: number): string =>
  */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const s = styles()
-  const all = [header, ...rows]
+  const all = [header, ...rows.map((row) => row.map(Text.line))]
   const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)))
   const total = width()
   const lines = all.map((row, index) =>
@@ -106,16 +109,23 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+// a loop over `items`, not a recursion: a server may nest them 20,000 deep
 const schemaType = (schema: unknown): string => {
-  if (!isRecord(schema)) return "any"
-  const record = schema
-  if (Array.isArray(record.enum)) return record.enum.map((value) => JSON.stringify(value)).join("|")
-  if (typeof record.type === "string") {
-    if (record.type === "array") return `${schemaType(record.items)}[]`
-    return record.type
+  let suffix = ""
+  let record = schema
+  for (let depth = 0; depth < 16; depth++) {
+    if (!isRecord(record)) return `any${suffix}`
+    if (Array.isArray(record.enum)) return `${record.enum.map((value) => Text.json(value)).join("|")}${suffix}`
+    if (record.type === "array") {
+      suffix += "[]"
+      record = record.items
+      continue
+    }
+    if (typeof record.type === "string") return `${record.type}${suffix}`
+    if (Array.isArray(record.type)) return `${record.type.join("|")}${suffix}`
+    return `any${suffix}`
   }
-  if (Array.isArray(record.type)) return record.type.join("|")
-  return "any"
+  return `…${suffix}`
 }
 
 /**
@@ -149,11 +159,11 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
   const s = styles()
   switch (block.type) {
     case "text":
-      return "text" in block && typeof block.text === "string" ? block.text : ""
+      return "text" in block && typeof block.text === "string" ? Text.block(block.text) : ""
     case "image":
     case "audio": {
       const data = "data" in block && typeof block.data === "string" ? block.data : ""
-      const mimeType = "mimeType" in block && typeof block.mimeType === "string" ? block.mimeType : "?"
+      const mimeType = "mimeType" in block && typeof block.mimeType === "string" ? Text.line(block.mimeType) : "?"
       return s.dim(`[${block.type} ${mimeType}, ${Math.floor((data.length * 3) / 4)} bytes]`)
     }
     case "resource": {
@@ -161,16 +171,16 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
         return s.dim("[resource]")
       }
       const resource = block.resource
-      const header = s.dim(`[resource ${resource.uri}]`)
-      return "text" in resource && typeof resource.text === "string" ? `${header}\n${resource.text}` : header
+      const header = s.dim(`[resource ${Text.line(resource.uri)}]`)
+      return "text" in resource && typeof resource.text === "string" ? `${header}\n${Text.block(resource.text)}` : header
     }
     case "resource_link": {
-      const uri = "uri" in block && typeof block.uri === "string" ? block.uri : "?"
-      const linkName = "name" in block && typeof block.name === "string" ? ` ${block.name}` : ""
+      const uri = "uri" in block && typeof block.uri === "string" ? Text.line(block.uri) : "?"
+      const linkName = "name" in block && typeof block.name === "string" ? ` ${Text.line(block.name)}` : ""
       return s.dim(`[link${linkName}] ${uri}`)
     }
     default:
-      return s.dim(`[${block.type} content]`) + ` ${JSON.stringify(block)}`
+      return s.dim(`[${Text.line(block.type)} content]`) + ` ${Text.json(block)}`
   }
 }
 
@@ -181,7 +191,7 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
 export const callResult = (result: McpSchema.CallToolResult): string => {
   const parts = result.content.map(contentBlock)
   if (result.structuredContent !== undefined && result.content.length === 0) {
-    parts.push(JSON.stringify(result.structuredContent, null, 2))
+    parts.push(Text.json(result.structuredContent, 2))
   }
   return parts.length === 0 ? styles().dim("(empty result)") : parts.join("\n")
 }
@@ -228,10 +238,11 @@ export const readResult = (result: McpSchema.ReadResourceResult): string => {
   const s = styles()
   const many = result.contents.length > 1
   return result.contents.map((contents) => {
-    const header = many ? `${s.dim(`--- ${contents.uri}${contents.mimeType ? ` (${contents.mimeType})` : ""}`)}\n` : ""
-    if ("text" in contents && typeof contents.text === "string") return header + contents.text
+    const type = contents.mimeType ? ` (${Text.line(contents.mimeType)})` : ""
+    const header = many ? `${s.dim(`--- ${Text.line(contents.uri)}${type}`)}\n` : ""
+    if ("text" in contents && typeof contents.text === "string") return header + Text.block(contents.text)
     const blob = "blob" in contents && typeof contents.blob === "string" ? contents.blob : ""
-    return header + s.dim(`[binary ${contents.mimeType ?? ""}, ${Math.floor((blob.length * 3) / 4)} bytes; use --json]`)
+    return header + s.dim(`[binary ${Text.line(contents.mimeType ?? "")}, ${Math.floor((blob.length * 3) / 4)} bytes; use --json]`)
   }).join("\n")
 }
 
@@ -260,8 +271,10 @@ export const prompts = (list: ReadonlyArray<McpSchema.Prompt>): string =>
 export const promptResult = (result: McpSchema.GetPromptResult): string => {
   const s = styles()
   const lines: Array<string> = []
-  if (result.description !== undefined) lines.push(s.dim(result.description))
-  for (const message of result.messages) lines.push(`${s.bold(`[${message.role}]`)} ${contentBlock(message.content)}`)
+  if (result.description !== undefined) lines.push(s.dim(Text.block(result.description)))
+  for (const message of result.messages) {
+    lines.push(`${s.bold(`[${Text.line(message.role)}]`)} ${contentBlock(message.content)}`)
+  }
   return lines.join("\n")
 }
 
@@ -274,7 +287,7 @@ export const completion = (result: McpSchema.CompleteResult): string => {
   const more = result.completion.hasMore === true
     ? styles().dim(`(${result.completion.total ?? "more"} in total)`)
     : undefined
-  return [values.length === 0 ? "(no completions)" : values.join("\n"), ...(more !== undefined ? [more] : [])].join(
+  return [values.length === 0 ? "(no completions)" : values.map(Text.line).join("\n"), ...(more !== undefined ? [more] : [])].join(
     "\n"
   )
 }
@@ -323,7 +336,12 @@ export const probe = (result: ProbeResult, target: string): string => {
     return flags.length > 0 ? `${key} (${flags.join(", ")})` : key
   })
   const rows: Array<[string, string]> = [
-    ["server", info === null ? "(unknown)" : `${info.title ?? info.name} ${info.version}${info.title ? ` (${info.name})` : ""}`],
+    [
+      "server",
+      info === null
+        ? "(unknown)"
+        : Text.line(`${info.title ?? info.name} ${info.version}${info.title ? ` (${info.name})` : ""}`)
+    ],
     ["era", result.era],
     ["protocol", result.protocolVersion],
     ["transport", `${result.transport} ${s.dim(target)}`],
@@ -331,7 +349,7 @@ export const probe = (result: ProbeResult, target: string): string => {
   ]
   const labelWidth = Math.max(...rows.map(([label]) => label.length))
   const lines = rows.map(([label, value]) => `${s.dim(label.padEnd(labelWidth))}  ${value}`)
-  if (result.instructions !== null) lines.push("", s.dim("instructions"), result.instructions)
+  if (result.instructions !== null) lines.push("", s.dim("instructions"), Text.block(result.instructions))
   return lines.join("\n")
 }
 
@@ -344,6 +362,6 @@ export const probe = (result: ProbeResult, target: string): string => {
 export const notification = (value: McpSchema.ServerNotification): string => {
   const s = styles()
   const time = new Date().toISOString().slice(11, 23)
-  const params = value.params === undefined ? "" : ` ${JSON.stringify(value.params)}`
-  return `${s.dim(time)} ${s.cyan(value.method)}${params}`
+  const params = value.params === undefined ? "" : ` ${Text.json(value.params)}`
+  return `${s.dim(time)} ${s.cyan(Text.line(value.method))}${params}`
 }

@@ -7,6 +7,7 @@ import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
 
 /**
  * @since 0.1.0
@@ -29,7 +30,7 @@ const barWidth = 30
  */
 export const renderBar = (progress: McpSchema.Progress, columns: number): string => {
   const total = progress.total
-  const message = progress.message !== undefined ? ` ${progress.message}` : ""
+  const message = progress.message !== undefined ? ` ${Text.line(progress.message)}` : ""
   if (total === undefined || !(total > 0)) {
     return truncate(`[${"·".repeat(barWidth)}] ${progress.progress}${message}`, columns)
   }
@@ -52,7 +53,7 @@ const truncate = (text: string, columns: number) => text.length < columns ? text
  */
 export const renderLine = (progress: McpSchema.Progress): string =>
   `progress ${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ""}${
-    progress.message !== undefined ? ` ${progress.message}` : ""
+    progress.message !== undefined ? ` ${Text.line(progress.message)}` : ""
   }`
 
 /**

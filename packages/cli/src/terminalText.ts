@@ -81,3 +81,70 @@ export const filter = (text: string, carriageReturn: boolean): string => {
   }
   return start === 0 ? text : out + text.slice(start)
 }
+
+// what JSON.stringify leaves raw in a string but a terminal may act on: DEL, C1, line and paragraph
+// separators, and the bidirectional formatting characters
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+const jsonString = (text: string): string =>
+  JSON.stringify(text).replace(JSON_RAW, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+interface Frame {
+  readonly close: string
+  readonly items: ReadonlyArray<readonly [string | undefined, unknown]>
+  readonly depth: number
+  index: number
+}
+
+const omitted = (value: unknown) => value === undefined || typeof value === "function" || typeof value === "symbol"
+
+/**
+ * `JSON.stringify(value, null, indent)` for server data, written without recursion (JSON.stringify overflows the
+ * stack on a value nested some thousands deep, which JSON.parse builds without complaint), with the characters
+ * JSON leaves raw but a terminal may act on (C1 controls, bidirectional overrides) escaped as `\uXXXX`. Still
+ * valid JSON, meaning the same value; levels deeper than 64 are written without indentation.
+ *
+ * @since 0.1.0
+ * @category sanitizing
+ */
+export const json = (value: unknown, indent = 0): string => {
+  const out: Array<string> = []
+  const stack: Array<Frame> = []
+  // indentation grows with depth, so a deep value would print quadratically: past 64 levels it is compact
+  const newline = (depth: number) => indent > 0 && depth <= 64 ? `\n${" ".repeat(indent * depth)}` : ""
+  const write = (raw: unknown, depth: number): void => {
+    const item = typeof raw === "object" && raw !== null && "toJSON" in raw && typeof raw.toJSON === "function"
+      ? raw.toJSON()
+      : raw
+    if (typeof item === "string") out.push(jsonString(item))
+    else if (typeof item === "number") out.push(Number.isFinite(item) ? String(item) : "null")
+    else if (typeof item === "boolean") out.push(String(item))
+    else if (typeof item !== "object" || item === null) out.push("null")
+    else {
+      const array = Array.isArray(item)
+      const items: ReadonlyArray<readonly [string | undefined, unknown]> = array
+        ? item.map((element: unknown) => [undefined, element] as const)
+        : Object.entries(item).filter(([, member]) => !omitted(member))
+      if (items.length === 0) out.push(array ? "[]" : "{}")
+      else {
+        out.push(array ? "[" : "{")
+        stack.push({ close: array ? "]" : "}", items, depth, index: 0 })
+      }
+    }
+  }
+  write(value, 0)
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]
+    if (frame.index === frame.items.length) {
+      out.push(newline(frame.depth), frame.close)
+      stack.pop()
+      continue
+    }
+    const [key, item] = frame.items[frame.index]
+    out.push(frame.index > 0 ? "," : "", newline(frame.depth + 1))
+    if (key !== undefined) out.push(jsonString(key), indent > 0 ? ": " : ":")
+    frame.index++
+    write(item, frame.depth + 1)
+  }
+  return out.join("")
+}
