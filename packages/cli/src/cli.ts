@@ -66,6 +66,14 @@ export const serverOptions: ReadonlyArray<Grammar.OptionSpec> = [
   { name: "protocol-version", value: "<version>", description: "Pin one protocol version, such as 2025-11-25 or 2026-07-28" },
   { name: "header", value: "\"Name: value\"", repeatable: true, description: "An extra HTTP header for --url servers" },
   {
+    name: "env",
+    short: "e",
+    value: "KEY=VALUE",
+    repeatable: true,
+    description: "A variable for a stdio server; it gets only PATH, HOME, USER, SHELL, TERM and the like otherwise"
+  },
+  { name: "cwd", value: "<dir>", description: "The working directory of a stdio server" },
+  {
     name: "timeout",
     value: "<duration>",
     description: "Per request and for connecting: 30s, 500ms, 2m (a bare number is seconds; default 60s per request)"
@@ -104,6 +112,8 @@ const connectionOf = (options: Options): Connection.ConnectionOptions => ({
   era: text(options, "era") as Option.Option<McpClient.EraOption>,
   protocolVersion: text(options, "protocol-version"),
   header: texts(options, "header"),
+  env: texts(options, "env"),
+  cwd: text(options, "cwd"),
   timeout: text(options, "timeout"),
   json: flag(options, "json"),
   root: texts(options, "root")

@@ -44,6 +44,10 @@ export interface ConnectionOptions {
   readonly era: Option.Option<McpClient.EraOption>
   readonly protocolVersion: Option.Option<string>
   readonly header: ReadonlyArray<string>
+  /** `KEY=VALUE` variables for a stdio server, added to its allow-listed environment. */
+  readonly env: ReadonlyArray<string>
+  /** The working directory of a stdio server. */
+  readonly cwd: Option.Option<string>
   readonly timeout: Option.Option<string>
   readonly json: boolean
   /** Directories shown to the server as roots. */
@@ -64,6 +68,8 @@ export const merge = (outer: ConnectionOptions, inner: ConnectionOptions): Conne
   era: Option.orElse(inner.era, () => outer.era),
   protocolVersion: Option.orElse(inner.protocolVersion, () => outer.protocolVersion),
   header: [...outer.header, ...inner.header],
+  env: [...outer.env, ...inner.env],
+  cwd: Option.orElse(inner.cwd, () => outer.cwd),
   root: [...outer.root, ...inner.root],
   timeout: Option.orElse(inner.timeout, () => outer.timeout),
   json: outer.json || inner.json
@@ -123,6 +129,25 @@ export const parseDuration = (text: string): Either.Either<Duration.Duration, st
     return Either.right(decoded.value)
   }
   return Either.left(`not a duration: ${JSON.stringify(text)} (try 30s, 500ms, 2m)`)
+}
+
+/**
+ * Reads `-e KEY=VALUE` variables (the value may be empty, and may hold `=`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseVariables = (
+  items: ReadonlyArray<string>
+): Either.Either<Readonly<Record<string, string>>, string> => {
+  const out: Record<string, string> = {}
+  for (const item of items) {
+    const equals = item.indexOf("=")
+    const key = equals < 0 ? "" : item.slice(0, equals)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return Either.left(`--env must be KEY=VALUE, got ${JSON.stringify(item)}`)
+    out[key] = item.slice(equals + 1)
+  }
+  return Either.right(out)
 }
 
 /**
@@ -192,6 +217,8 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
     }
     const headers = yield* Either.mapLeft(parseHeaders(options.header), usage)
     const hasHeaders = Object.keys(headers).length > 0
+    const variables = yield* Either.mapLeft(parseVariables(options.env), usage)
+    const cwd = Option.getOrUndefined(options.cwd)
 
     let target: Target
     if (Option.isSome(options.stdio)) {
@@ -199,7 +226,7 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
       if (Either.isLeft(words)) return yield* usage(`--stdio: cannot split the command line (${words.left})`)
       if (words.right.length === 0) return yield* usage("--stdio needs a command line")
       const [command, ...args] = words.right
-      target = { _tag: "Stdio", command, args, env: undefined, cwd: undefined }
+      target = { _tag: "Stdio", command, args, env: variables, cwd }
     } else if (Option.isSome(options.url)) {
       target = { _tag: "Http", url: yield* parseUrl(options.url.value), headers }
     } else if (Option.isSome(options.server)) {
@@ -213,14 +240,17 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
           _tag: "Stdio",
           command: entry.command ?? "",
           args: entry.args ?? [],
-          env: entry.env,
-          cwd: entry.cwd
+          env: { ...entry.env, ...variables },
+          cwd: cwd ?? entry.cwd
         }
       }
     } else {
       target = { _tag: "Demo" }
     }
     if (hasHeaders && target._tag !== "Http") return yield* usage("--header only applies to HTTP servers (--url)")
+    if ((options.env.length > 0 || cwd !== undefined) && target._tag !== "Stdio") {
+      return yield* usage("--env and --cwd only apply to stdio servers (--stdio, or a config entry with a command)")
+    }
 
     let protocolVersion: McpSchema.ProtocolVersion | undefined
     if (Option.isSome(options.protocolVersion)) {

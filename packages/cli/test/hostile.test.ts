@@ -63,6 +63,31 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       assert.include(call.stdout, "\"leaf\": true")
     }))
 
+  it.effect("a stdio server gets an allow-listed environment, plus -e variables, in --cwd", () =>
+    Effect.gen(function*() {
+      const directory = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-cwd-")))
+      const secrets = { CONDUIT_TEST_API_KEY: "sk-secret", AWS_SECRET_ACCESS_KEY: "aws-secret" }
+      const [plain, given, http] = yield* Cli.runAll([
+        ["--stdio", server("env"), "tools", "call", "open"],
+        ["--stdio", server("env"), "-e", "GIVEN=1", "--env", "WITH_EQUALS=a=b", "--cwd", directory, "tools", "call", "open"],
+        ["--url", "http://127.0.0.1:9/mcp", "-e", "X=1", "tools", "list"]
+      ], { env: secrets })
+      assert.strictEqual(plain.code, 0, plain.stderr)
+      const seen = JSON.parse(plain.stdout) as { env: Record<string, string>; cwd: string }
+      assert.isUndefined(seen.env.CONDUIT_TEST_API_KEY)
+      assert.isUndefined(seen.env.AWS_SECRET_ACCESS_KEY)
+      assert.strictEqual(seen.env.PATH, process.env.PATH)
+      assert.strictEqual(given.code, 0, given.stderr)
+      const withOptions = JSON.parse(given.stdout) as { env: Record<string, string>; cwd: string }
+      assert.strictEqual(withOptions.env.GIVEN, "1")
+      assert.strictEqual(withOptions.env.WITH_EQUALS, "a=b")
+      assert.isUndefined(withOptions.env.CONDUIT_TEST_API_KEY)
+      assert.strictEqual(withOptions.cwd, directory)
+      assert.strictEqual(http.code, 2, http.stderr)
+      assert.include(http.stderr, "--env and --cwd only apply to stdio servers")
+      Fs.rmSync(directory, { recursive: true, force: true })
+    }))
+
   it.scoped("a URL elicitation: message escaped, URL shown normalised, opened as one argument without a shell", () =>
     Effect.gen(function*() {
       const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-hostile-"))

@@ -36,8 +36,10 @@ import * as Transport from "./Transport.js"
 
 /**
  * Which environment the child gets:
- * - `"inherit"`: the parent's environment merged with `env`;
- * - `"minimal"`: a small allowlist of the parent's variables ({@link minimalEnvironment}) merged with `env`;
+ * - `"minimal"` (the default): a small allowlist of the parent's variables ({@link minimalEnvironment}: where the
+ *   user's home and programs are, who they are, their terminal, locale and temporary directory) merged with `env`,
+ *   so API keys and tokens in the parent's environment do not reach a server nobody gave them to;
+ * - `"inherit"`: the parent's whole environment merged with `env` (opt in, for servers that need more);
  * - `"custom"`: exactly `env`.
  *
  * @since 0.1.0
@@ -57,7 +59,7 @@ export interface StdioTransportOptions {
   readonly cwd?: string | undefined
   /** Variables for the child, combined with the parent's according to `envPolicy`. */
   readonly env?: Readonly<Record<string, string>> | undefined
-  /** Defaults to `"inherit"`. */
+  /** Defaults to `"minimal"`: the parent's secrets stay with the parent. */
   readonly envPolicy?: EnvPolicy | undefined
   /** Largest message the server may send, in bytes (default 64 MiB). A larger one closes the connection. */
   readonly maxFrameBytes?: number | undefined
@@ -189,7 +191,7 @@ const resolve = (options: StdioTransportOptions): Either.Either<Resolved, McpErr
       return invalid("env", `the value of ${key} must be a string without NUL`)
     }
   }
-  const envPolicy = options.envPolicy ?? "inherit"
+  const envPolicy = options.envPolicy ?? "minimal"
   if (envPolicy !== "inherit" && envPolicy !== "minimal" && envPolicy !== "custom") {
     return invalid("envPolicy", `must be "inherit", "minimal" or "custom"`)
   }
@@ -596,7 +598,8 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
  * const TransportLive = StdioTransport.layer({
  *   command: "npx",
  *   args: ["-y", "@modelcontextprotocol/server-everything"],
- *   envPolicy: "minimal"
+ *   // the server gets PATH, HOME and the like (the default, "minimal"), plus this
+ *   env: { EVERYTHING_MODE: "demo" }
  * }).pipe(Layer.provide(NodeContext.layer))
  * ```
  *

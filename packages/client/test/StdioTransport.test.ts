@@ -409,7 +409,7 @@ describe("StdioTransport", () => {
         }),
         () => Effect.sync(() => delete process.env[secret])
       )
-      const envOf = (policy: StdioTransport.EnvPolicy) =>
+      const envOf = (policy: StdioTransport.EnvPolicy | undefined) =>
         Effect.gen(function*() {
           const session = yield* open
           yield* reap([session.connection.info.pid ?? 0])
@@ -427,6 +427,12 @@ describe("StdioTransport", () => {
       assert.strictEqual(minimal.PATH, process.env.PATH)
       const custom = yield* envOf("custom")
       assert.deepStrictEqual(Object.keys(custom), ["GIVEN"])
+      // the default keeps the parent's secrets from the server
+      const byDefault = yield* envOf(undefined)
+      assert.isUndefined(byDefault[secret])
+      assert.strictEqual(byDefault.GIVEN, "yes")
+      assert.strictEqual(byDefault.PATH, process.env.PATH)
+      assert.strictEqual(byDefault.HOME, process.env.HOME)
     }))
 
   it.live("streams the server's stderr and keeps its tail", () =>
