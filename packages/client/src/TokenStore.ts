@@ -174,10 +174,13 @@ const staleLockMillis = 10_000
 
 /**
  * A store in one JSON file, created with mode 0600 (its directory with 0700) and replaced atomically on each
- * write (temporary file, then rename). A file whose mode lets others read it is narrowed to 0600 when read.
- * Compare-and-set is atomic across processes too: each one holds `<file>.lock` (created exclusively) while it
- * reads, compares and writes; a process that finds the lock taken retries for up to 5 s, and a lock older than
- * 10 s (its holder crashed) is removed.
+ * write (temporary file created exclusively, then rename). A file whose mode lets others read it is narrowed to
+ * 0600 when read. A store file that is a symbolic link is refused (`TokenStoreError`), never followed: its
+ * target would be read as the store, have its mode changed, and be replaced. Compare-and-set is atomic across
+ * processes too: each one holds `<file>.lock` (created exclusively, holding a unique token) while it reads,
+ * compares and writes; a process that finds the lock taken retries for up to 5 s, and a lock older than 10 s (its
+ * holder crashed) is moved aside and removed only if it is still the lock judged stale (two processes clearing
+ * the same stale lock cannot remove each other's fresh one). A process removes only a lock holding its token.
  *
  * @since 0.1.0
  * @category layers
@@ -190,7 +193,15 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
       const path = yield* Path.Path
       const failed = (operation: "get" | "set") => (e: { readonly message: string }) =>
         new TokenStoreError({ operation, detail: e.message })
+      // readLink succeeds only on a symbolic link (the platform has no lstat)
+      const isLink = (target: string) => fs.readLink(target).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      const refuseLink = (operation: "get" | "set") =>
+        Effect.flatMap(isLink(file), (link) =>
+          link
+            ? Effect.fail(new TokenStoreError({ operation, detail: `${file} is a symbolic link: refused` }))
+            : Effect.void)
       const load = Effect.gen(function*() {
+        yield* refuseLink("get")
         if (!(yield* fs.exists(file))) return new Map<string, string>()
         const info = yield* fs.stat(file)
         if ((info.mode & 0o077) !== 0) yield* fs.chmod(file, 0o600)
@@ -200,39 +211,60 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
         )
         return new Map(Object.entries(decoded.entries))
       }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("get")))
-      const save = (entries: ReadonlyMap<string, string>) =>
+      const save = (entries: ReadonlyMap<string, string>): Effect.Effect<void, TokenStoreError> =>
         Effect.gen(function*() {
+          yield* refuseLink("set")
           const directory = path.dirname(file)
           if (!(yield* fs.exists(directory))) yield* fs.makeDirectory(directory, { recursive: true, mode: 0o700 })
           const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
           const text = yield* Schema.encode(FileContents)({ version: 1, entries: Object.fromEntries(entries) }).pipe(
             Effect.orDie
           )
-          yield* fs.writeFileString(temporary, text, { mode: 0o600 })
+          // exclusive: never written through a link planted at the temporary name
+          yield* fs.writeFileString(temporary, text, { flag: "wx", mode: 0o600 })
           yield* fs.chmod(temporary, 0o600)
           yield* fs.rename(temporary, file)
         }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
       const lockFile = `${file}.lock`
       const busy = new TokenStoreError({ operation: "set", detail: `${lockFile} is held by another process` })
-      /** Takes the lock file once: fails with `busy` when another process holds it (after clearing a stale one). */
+      const unique = () => `${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
+      const readLock = (target: string) => Effect.option(fs.readFileString(target))
+      /**
+       * Takes the lock file once, returning the token written in it: fails with `busy` when another process holds
+       * it (after clearing a stale one).
+       */
       const takeLock = Effect.gen(function*() {
         const directory = path.dirname(file)
         if (!(yield* fs.exists(directory))) yield* fs.makeDirectory(directory, { recursive: true, mode: 0o700 })
-        const taken = yield* fs.writeFileString(lockFile, `${yield* Clock.currentTimeMillis}\n`, {
-          flag: "wx",
-          mode: 0o600
-        }).pipe(
+        const token = `${yield* Clock.currentTimeMillis} ${unique()}\n`
+        const taken = yield* fs.writeFileString(lockFile, token, { flag: "wx", mode: 0o600 }).pipe(
           Effect.as(true),
           Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.succeed(false))
         )
-        if (taken) return
+        if (taken) return token
+        const seen = yield* readLock(lockFile)
         const info = yield* fs.stat(lockFile).pipe(Effect.option)
         const now = yield* Clock.currentTimeMillis
-        if (Option.isSome(info) && Option.isSome(info.value.mtime)) {
-          if (now - info.value.mtime.value.getTime() > staleLockMillis) yield* fs.remove(lockFile).pipe(Effect.ignore)
+        const stale = Option.isSome(seen) && Option.isSome(info) && Option.isSome(info.value.mtime) &&
+          now - info.value.mtime.value.getTime() > staleLockMillis
+        if (stale) {
+          // rename is atomic: whatever lock is at the path now is moved aside, and removed only if it is the stale
+          // one judged above; a fresh lock another process took meanwhile is linked back (link fails, harmlessly,
+          // if yet another lock was taken)
+          const aside = `${lockFile}.${unique()}.stale`
+          const moved = yield* fs.rename(lockFile, aside).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+          if (moved) {
+            const content = yield* readLock(aside)
+            if (!Option.isSome(content) || content.value !== seen.value) yield* Effect.ignore(fs.link(aside, lockFile))
+            yield* Effect.ignore(fs.remove(aside))
+          }
         }
         return yield* busy
       }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
+      // removes the lock only while it is still this process's (it may have been judged stale and taken over)
+      const releaseLock = (token: string) =>
+        Effect.flatMap(readLock(lockFile), (content) =>
+          Option.isSome(content) && content.value === token ? Effect.ignore(fs.remove(lockFile)) : Effect.void)
       const exclusive = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | TokenStoreError> =>
         Effect.acquireUseRelease(
           Effect.retry(takeLock, {
@@ -240,7 +272,7 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
             while: (e) => e === busy
           }),
           () => effect,
-          () => fs.remove(lockFile).pipe(Effect.ignore)
+          releaseLock
         )
       return TokenStore.of(yield* makeFromSnapshot({ load, save, exclusive }))
     })

@@ -85,6 +85,26 @@ describe("TokenStore.layerFileSystem", () => {
       assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
     }))
 
+  it.scoped("a store file that is a symbolic link is refused: its target is neither read, chmod-ed nor replaced", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      const target = path.join(path.dirname(file), "elsewhere.json")
+      fs.writeFileSync(target, JSON.stringify({ version: 1, entries: { a: "planted" } }), { mode: 0o644 })
+      fs.chmodSync(target, 0o644)
+      fs.symlinkSync(target, file)
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const error = yield* read("a").pipe(Effect.provide(layer), Effect.flip)
+      assert.strictEqual(error._tag, "TokenStoreError")
+      assert.include(error.message, "symbolic link")
+      const writeError = yield* Effect.flatMap(TokenStore.TokenStore, (s) =>
+        s.compareAndSet("k", Option.none(), value("v"))).pipe(Effect.provide(layer), Effect.flip)
+      assert.strictEqual(writeError._tag, "TokenStoreError")
+      assert.strictEqual(fs.statSync(target).mode & 0o777, 0o644, "the target's mode is untouched")
+      assert.isTrue(fs.lstatSync(file).isSymbolicLink(), "the link is not replaced")
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(target, "utf8")).entries, { a: "planted" })
+    }))
+
   it.scoped("a file that is not a token store fails with TokenStoreError, without its content", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
@@ -137,6 +157,23 @@ describe("TokenStore.layerFileSystem across processes", () => {
       assert.isTrue(written)
       assert.isFalse(fs.existsSync(`${file}.lock`))
     }).pipe(Effect.scoped))
+
+  it.live("processes racing to clear one stale lock never run their compare-and-sets at once", () =>
+    Effect.gen(function*() {
+      // each round: a stale lock, then four processes incrementing; were one to remove a lock another had just
+      // taken (check, then act), two would read the same value and an increment would be lost
+      const file = yield* tempFile
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      for (let round = 1; round <= 1; round++) {
+        fs.writeFileSync(`${file}.lock`, "0 crashed\n")
+        const minuteAgo = new Date(Date.now() - 60_000)
+        fs.utimesSync(`${file}.lock`, minuteAgo, minuteAgo)
+        yield* Effect.all(Array.from({ length: 4 }, () => runWorker(file, 5)), { concurrency: "unbounded" })
+        const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+        assert.deepStrictEqual(yield* read("counter").pipe(Effect.provide(layer)), Option.some(String(round * 20)))
+      }
+      assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["tokens.json"], "no lock or stale copy is left")
+    }).pipe(Effect.scoped), 90_000)
 
   it.scoped("a lock held by a live process makes compare-and-set give up after 5 s with a typed error", () =>
     Effect.gen(function*() {
