@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as NodePath from "node:path"
 import * as Url from "node:url"
 import * as Auth from "./auth.js"
@@ -90,7 +91,13 @@ export type Target =
     readonly env: Readonly<Record<string, string>> | undefined
     readonly cwd: string | undefined
   }
-  | { readonly _tag: "Http"; readonly url: URL; readonly headers: Readonly<Record<string, string>> }
+  | {
+    readonly _tag: "Http"
+    readonly url: URL
+    /** Every header but Authorization, which is held (redacted) in `bearer`. */
+    readonly headers: Readonly<Record<string, string>>
+    readonly bearer: Redacted.Redacted<string> | undefined
+  }
 
 /**
  * Everything needed to connect.
@@ -228,13 +235,17 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
       const [command, ...args] = words.right
       target = { _tag: "Stdio", command, args, env: variables, cwd }
     } else if (Option.isSome(options.url)) {
-      target = { _tag: "Http", url: yield* parseUrl(options.url.value), headers }
+      target = { _tag: "Http", url: yield* parseUrl(options.url.value), ...yield* splitAuthorization(headers) }
     } else if (Option.isSome(options.server)) {
       const entry = Option.isSome(options.config)
         ? yield* ServerConfig.load(options.config.value, options.server.value)
         : yield* findKnown(options.server.value)
       if (entry.url !== undefined) {
-        target = { _tag: "Http", url: yield* parseUrl(entry.url), headers: { ...entry.headers, ...headers } }
+        target = {
+          _tag: "Http",
+          url: yield* parseUrl(entry.url),
+          ...yield* splitAuthorization({ ...entry.headers, ...headers })
+        }
       } else {
         target = {
           _tag: "Stdio",
@@ -308,11 +319,41 @@ export const describeTarget = (target: Target): string => {
  */
 export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | Terminal.Terminal
 
+/**
+ * Takes the Authorization header out of the others: the user's own `Authorization: Bearer <token>` (on the
+ * command line or in a config entry) becomes the transport's bearer token, redacted from then on (never logged,
+ * printed or traced). Another scheme is refused: the transport sends only bearer credentials.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const splitAuthorization = (
+  all: Readonly<Record<string, string>>
+): Effect.Effect<
+  { readonly headers: Readonly<Record<string, string>>; readonly bearer: Redacted.Redacted<string> | undefined },
+  UsageError
+> => {
+  const headers: Record<string, string> = {}
+  let bearer: Redacted.Redacted<string> | undefined
+  for (const [name, value] of Object.entries(all)) {
+    if (name.toLowerCase() !== "authorization") {
+      headers[name] = value
+      continue
+    }
+    const match = /^Bearer[ \t]+([^\s]+)$/i.exec(value.trim())
+    if (match === null) {
+      // the value is a secret: the message never repeats it
+      return Effect.fail(new UsageError({ message: "an Authorization header must be \"Bearer <token>\" (other schemes are not sent)" }))
+    }
+    bearer = Redacted.make(match[1])
+  }
+  return Effect.succeed({ headers, bearer })
+}
+
 const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     // a token from `conduit login` is sent unless the command line already gives an Authorization header
-    const explicit = Object.keys(target.headers).some((name) => name.toLowerCase() === "authorization")
-    const bearerToken = explicit ? Option.none() : yield* Auth.storedBearer(target.url)
+    const bearerToken = target.bearer !== undefined ? Option.some(target.bearer) : yield* Auth.storedBearer(target.url)
     return HttpTransport.layer({
       url: target.url,
       headers: target.headers,

@@ -6,6 +6,8 @@
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
@@ -86,6 +88,49 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       assert.strictEqual(http.code, 2, http.stderr)
       assert.include(http.stderr, "--env and --cwd only apply to stdio servers")
       Fs.rmSync(directory, { recursive: true, force: true })
+    }))
+
+  it.scoped("--header \"Authorization: Bearer …\" is sent, and never printed", () =>
+    Effect.gen(function*() {
+      const secret = "static-secret-4f1c"
+      const seen: Array<string | undefined> = []
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const http = Http.createServer((request, response) => {
+            seen.push(request.headers.authorization)
+            let body = ""
+            request.on("data", (chunk) => (body += chunk))
+            request.on("end", () => {
+              if (request.method !== "POST") return void response.writeHead(405).end()
+              if (request.headers.authorization !== `Bearer ${secret}`) return void response.writeHead(401).end()
+              const message = JSON.parse(body)
+              if (message.id === undefined) return void response.writeHead(202).end()
+              const result = message.method === "initialize"
+                ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } }
+                : message.method === "tools/list"
+                ? { tools: [{ name: "guarded", inputSchema: { type: "object" } }] }
+                : {}
+              response.writeHead(200, { "content-type": "application/json" })
+              response.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }))
+            })
+          })
+          http.listen(0, "127.0.0.1", () => resume(Effect.succeed(http)))
+        }),
+        (http) => Effect.sync(() => http.close())
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
+      const [list, refused] = yield* Cli.runAll([
+        ["--url", url, "--era", "legacy", "--header", `Authorization: Bearer ${secret}`, "-v", "tools", "list"],
+        ["--url", url, "--header", `Authorization: Basic ${secret}`, "tools", "list"]
+      ])
+      assert.strictEqual(list.code, 0, list.stderr)
+      assert.include(list.stdout, "guarded")
+      assert.isTrue(seen.length > 0 && seen.every((header) => header === `Bearer ${secret}`))
+      assert.strictEqual(refused.code, 2)
+      for (const result of [list, refused]) {
+        assert.notInclude(result.stdout, secret)
+        assert.notInclude(result.stderr, secret)
+      }
     }))
 
   it.scoped("a URL elicitation: message escaped, URL shown normalised, opened as one argument without a shell", () =>
