@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { generateKeyPairSync, verify } from "node:crypto"
@@ -155,6 +157,39 @@ describe("OAuth device authorization grant", () => {
       const device = world.requests.find((r) => r.url.pathname === "/device")!
       assert.strictEqual(device.form.get("resource"), world.mcpUrl)
     }).pipe(Effect.scoped))
+})
+
+describe("OAuth device grant from a hostile authorization server", () => {
+  it.scoped("a huge expires_in and interval are clamped: polls at most 60 s apart, given up after 30 minutes", () =>
+    Effect.gen(function*() {
+      // never approved; a billion seconds to wait between polls, and to wait in all
+      const world = yield* startWorld({ deviceGrant: true, deviceInterval: 1e9, deviceExpiresIn: 1e9 })
+      const shown: Array<number> = []
+      const fiber = yield* run(world, { grant: OAuth.Grant.DeviceCode() }, (a) => callMcp(a, "tools/list"), {
+        showDeviceCode: (code) => Effect.sync(() => shown.push(code.expiresInSeconds))
+      }).pipe(Effect.either, Effect.fork)
+      const polls = () =>
+        tokenRequests(world).filter((r) => r.form.get("grant_type") === "urn:ietf:params:oauth:grant-type:device_code")
+          .length
+      const realSleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
+      // discovery and the device request are real HTTP exchanges: let them finish before time moves
+      for (let i = 0; i < 2000 && shown.length === 0 && fiber.unsafePoll() === null; i++) yield* realSleep(5)
+      // the flow sleeps on the TestClock between real HTTP exchanges: move time a minute at a time
+      let minutes = 0
+      while (fiber.unsafePoll() === null && minutes < 40) {
+        const before = polls()
+        yield* TestClock.adjust("60 seconds")
+        minutes++
+        // let the poll's real HTTP exchange happen
+        for (let i = 0; i < 400 && polls() === before && fiber.unsafePoll() === null; i++) yield* realSleep(5)
+        yield* realSleep(20) // and its answer
+      }
+      const outcome = yield* Fiber.join(fiber)
+      assert.isTrue(outcome._tag === "Left" && outcome.left.message.includes("device code expired"), JSON.stringify(outcome))
+      assert.deepStrictEqual(shown, [1800])
+      assert.isAtMost(minutes, 31)
+      assert.isAtLeast(polls(), 29)
+    }))
 })
 
 describe("OAuth DPoP", () => {

@@ -594,6 +594,18 @@ export const identityAssertion = (
 
 const DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
 
+/**
+ * The device grant's timings come from the authorization server; a hostile or broken one could stall `login`
+ * forever with a huge `expires_in` or `interval`. They are clamped: the code lives at most 30 minutes (RFC 8628's
+ * example lifetime), and polling waits between 1 and 60 seconds, `slow_down` included.
+ */
+const DEVICE_MAX_LIFETIME_SECONDS = 30 * 60
+const DEVICE_MIN_INTERVAL_SECONDS = 1
+const DEVICE_MAX_INTERVAL_SECONDS = 60
+
+const clamp = (value: number, low: number, high: number): number =>
+  Number.isFinite(value) ? Math.min(high, Math.max(low, value)) : high
+
 /** RFC 8628: device authorization, then polling at the announced interval (slowing down when asked). @internal */
 export const deviceCode = (
   context: FlowContext,
@@ -626,18 +638,19 @@ export const deviceCode = (
     const complete = device.value.verification_uri_complete
     const showComplete = complete !== undefined &&
       Either.isRight(checkUrl(complete, context.settings.policy, "verification URI"))
+    const lifetime = clamp(device.value.expires_in, 1, DEVICE_MAX_LIFETIME_SECONDS)
     const code: AuthorizationHandler.DeviceCode = {
       userCode: device.value.user_code,
       verificationUri: verification.href,
-      expiresInSeconds: device.value.expires_in,
+      expiresInSeconds: lifetime,
       ...(showComplete ? { verificationUriComplete: complete } : {})
     }
     yield* Option.match(context.handler, {
       onNone: () => Effect.logInfo(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`),
       onSome: (handler) => handler.showDeviceCode(code)
     })
-    const deadline = (yield* Clock.currentTimeMillis) + device.value.expires_in * 1000
-    let interval = Math.max(device.value.interval ?? 5, 1)
+    const deadline = (yield* Clock.currentTimeMillis) + lifetime * 1000
+    let interval = clamp(device.value.interval ?? 5, DEVICE_MIN_INTERVAL_SECONDS, DEVICE_MAX_INTERVAL_SECONDS)
     while ((yield* Clock.currentTimeMillis) < deadline) {
       yield* Effect.sleep(Duration.seconds(interval))
       const outcome = yield* requestToken(context, discovery, client, [
@@ -649,7 +662,7 @@ export const deviceCode = (
       const error = outcome.left.error
       if (error === "authorization_pending") continue
       if (error === "slow_down") {
-        interval += 5
+        interval = Math.min(interval + 5, DEVICE_MAX_INTERVAL_SECONDS)
         continue
       }
       return yield* outcome.left
