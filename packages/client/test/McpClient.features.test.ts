@@ -333,7 +333,11 @@ describe("legacy server requests", () => {
       yield* ctx.serverRequest(3, "roots/list", {})
       const [response] = yield* awaitResponses(1)
       assert.deepStrictEqual(response !== undefined && "result" in response ? response.result : undefined, {
-        roots: [{ uri: "file:///srv/checkout", name: "checkout" }, { uri: "file:///home/dev/a..b" }]
+        roots: [
+          { uri: "file:///srv/checkout", name: "checkout" },
+          { uri: "file:///home/dev/a..b" },
+          { uri: "file:///srv/with%20space" }
+        ]
       })
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false }).pipe(
@@ -344,7 +348,18 @@ describe("legacy server requests", () => {
           { uri: "file:///srv/checkout/../../etc" },
           { uri: "file:///srv/%2E%2E/etc" },
           { uri: "file:///home/dev/a..b" },
-          { uri: "not a uri" }
+          { uri: "not a uri" },
+          // climbing in the spellings a raw-URI check missed: backslashes, before a query or a fragment, twice
+          // percent-encoded, dots and spaces Windows reads as ..
+          { uri: "file:///home/u\\..\\etc" },
+          { uri: "file:///srv/checkout/..?x" },
+          { uri: "file:///srv/checkout/..#f" },
+          { uri: "file:///srv/%252e%252e/etc" },
+          { uri: "file:///srv/checkout/.. /etc" },
+          { uri: "file:///srv/checkout/.../etc" },
+          { uri: "file:///srv/checkout?query" },
+          // sent normalised
+          { uri: "file:///srv/with space" }
         ]))
       )
     )))

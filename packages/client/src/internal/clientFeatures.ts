@@ -208,9 +208,32 @@ export interface RequestOrigin {
   readonly onUrlElicitation?: ((elicitationId: string) => () => void) | undefined
 }
 
-/** A root the server may see: a `file://` URI whose path does not climb with `..` (in any spelling). */
-const isValidRoot = (uri: string): boolean =>
-  URL.canParse(uri) && new URL(uri).protocol === "file:" && !/(?:^|\/)(?:\.|%2e){2}(?:\/|$)/i.test(uri)
+/**
+ * Whether the path of a `file:` URI climbs: any segment of dots only (`..`, and `...` or `.. ` that Windows reads
+ * as `..`), looked for in the path as written (the URL parser would resolve it away), after percent-decoding
+ * (repeatedly: a server may decode again), with backslashes as separators, and before any query or fragment.
+ */
+const climbs = (uri: string): boolean => {
+  let path = uri.replace(/^file:(?:[/\\]{2}[^/\\?#]*)?/i, "").split(/[?#]/)[0]
+  for (let round = 0; round < 4; round++) {
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(path)
+    } catch {
+      return true // malformed percent-encoding: not a path anyone can vouch for
+    }
+    if (decoded === path) break
+    path = decoded
+  }
+  return path.split(/[/\\]/).some((segment) => /^\.{2,}[\s.]*$/.test(segment))
+}
+
+/** A root the server may see: a `file://` URI without query or fragment whose path does not climb. */
+const isValidRoot = (uri: string): boolean => {
+  if (!URL.canParse(uri)) return false
+  const url = new URL(uri)
+  return url.protocol === "file:" && url.search === "" && url.hash === "" && !climbs(uri)
+}
 
 /**
  * Serves one server request (a legacy request, or one entry of a modern `inputRequests` map) with the
@@ -234,9 +257,11 @@ export const fulfil = (
           Effect.flatMap(provider.roots, (roots) => {
             const [dropped, exposed] = Arr.partition(roots, (root) => isValidRoot(root.uri))
             const answer = Either.right({
-              roots: exposed.map((root) =>
-                root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name }
-              )
+              // sent normalised (as the URL parser writes it), not as given
+              roots: exposed.map((root) => {
+                const uri = new URL(root.uri).href
+                return root.name === undefined ? { uri } : { uri, name: root.name }
+              })
             })
             if (dropped.length === 0) return Effect.succeed(answer)
             return Effect.as(
