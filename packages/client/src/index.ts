@@ -92,3 +92,8 @@ export * as TypedTool from "./TypedTool.js"
  * @since 0.1.0
  */
 export * as McpHub from "./McpHub.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ExtensionHandler from "./ExtensionHandler.js"

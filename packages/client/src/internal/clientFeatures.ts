@@ -6,6 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as ElicitationHandler from "../ElicitationHandler.js"
+import * as ExtensionHandler from "../ExtensionHandler.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
@@ -292,9 +293,31 @@ export const fulfil = (
         onSome: (handler) => elicit(handler, params, origin)
       })
     default:
-      return Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, `method not found: ${method}`))
+      return extension(method, params, origin)
   }
 }
+
+/**
+ * A method the client does not serve itself goes to the application's `ExtensionHandler`, read from the context
+ * the connection runs in (the client layer's).
+ */
+const extension = (
+  method: string,
+  params: unknown,
+  origin: RequestOrigin
+): Effect.Effect<Either.Either<unknown, InputFailure>> =>
+  Effect.flatMap(Effect.serviceOption(ExtensionHandler.ExtensionHandler), (extensions) => {
+    const handler = Option.isSome(extensions) && Object.hasOwn(extensions.value.requests, method)
+      ? extensions.value.requests[method]
+      : undefined
+    if (handler === undefined) {
+      return Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, `method not found: ${method}`))
+    }
+    return handler(params, { method, serverName: origin.serverName }).pipe(
+      Effect.map((result): Either.Either<unknown, InputFailure> => Either.right(result)),
+      Effect.catchAll((error) => Effect.succeed(failure(error.code, error.message)))
+    )
+  })
 
 const elicit = (
   handler: ElicitationHandler.Service,

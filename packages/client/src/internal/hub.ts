@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as ElicitationHandler from "../ElicitationHandler.js"
+import * as ExtensionHandler from "../ExtensionHandler.js"
 import * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
 import * as McpHub from "../McpHub.js"
@@ -129,16 +130,20 @@ const toServerState = (state: McpClient.ConnectionState, server: string): McpHub
   }
 }
 
-/** The handlers of the hub's context, told which server they serve through `CurrentServer`. */
+/** The handlers of the hub's context (extensions too), told which server they serve through `CurrentServer`. */
 const handlersFor = (server: string) =>
   Effect.gen(function*() {
     const sampling = yield* Effect.serviceOption(SamplingHandler.SamplingHandler)
     const elicitation = yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler)
     const roots = yield* Effect.serviceOption(RootsProvider.RootsProvider)
+    const extensions = yield* Effect.serviceOption(ExtensionHandler.ExtensionHandler)
     const tagged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.provideService(effect, McpHub.CurrentServer, server)
     let context = Context.empty() as Context.Context<
-      SamplingHandler.SamplingHandler | ElicitationHandler.ElicitationHandler | RootsProvider.RootsProvider
+      | SamplingHandler.SamplingHandler
+      | ElicitationHandler.ElicitationHandler
+      | RootsProvider.RootsProvider
+      | ExtensionHandler.ExtensionHandler
     >
     if (sampling._tag === "Some") {
       const handler = sampling.value
@@ -158,6 +163,13 @@ const handlersFor = (server: string) =>
     }
     if (roots._tag === "Some") {
       context = Context.add(context, RootsProvider.RootsProvider, { ...roots.value, roots: tagged(roots.value.roots) })
+    }
+    if (extensions._tag === "Some") {
+      const requests: Record<string, ExtensionHandler.RequestHandler> = {}
+      for (const [method, handler] of Object.entries(extensions.value.requests)) {
+        requests[method] = (params, requestContext) => tagged(handler(params, requestContext))
+      }
+      context = Context.add(context, ExtensionHandler.ExtensionHandler, { requests })
     }
     return context
   })
