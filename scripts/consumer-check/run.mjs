@@ -188,7 +188,9 @@ const main = async () => {
     Fs.mkdirSync(app4)
     Fs.writeFileSync(Path.join(app4, "package.json"), JSON.stringify({ name: "effect4-app", private: true }))
     const refused = ChildProcess.spawnSync(npm, [
-      "install", "--dry-run", "--no-audit", "--no-fund", "--prefer-offline", tarball("client"), "effect@^4"
+      // an explicit log level: under `npm run --silent` (as `npm test` runs this) the inherited one hides ERESOLVE
+      "install", "--dry-run", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball("client"),
+      "effect@^4"
     ], { cwd: app4, encoding: "utf8" })
     if (refused.status === 0 || !/ERESOLVE/.test(refused.stderr)) {
       throw new Error(`npm installed the client beside effect 4:\n${refused.stdout}${refused.stderr}`)
