@@ -30,7 +30,7 @@ const timings = []
 const readJson = (file) => JSON.parse(Fs.readFileSync(file, "utf8"))
 const rootPackage = readJson(Path.join(root, "package.json"))
 const clientPackage = readJson(Path.join(root, "packages", "client", "package.json"))
-const publishable = ["client", "server", "cli"]
+const publishable = ["client", "server", "redis", "cli"]
 
 const log = (line) => process.stdout.write(`consumer-check: ${line}\n`)
 
@@ -92,7 +92,7 @@ const readmeFiles = () => {
     if (files.has(match[1])) throw new Error(`README.md has two blocks named ${match[1]}`)
     files.set(match[1], match[2])
   }
-  for (const required of ["main.ts", "program.ts", "program.test.ts"]) {
+  for (const required of ["main.ts", "program.ts", "program.test.ts", "sharedCache.ts"]) {
     if (!files.has(required)) throw new Error(`README.md has no block named ${required}`)
   }
   return files
@@ -167,6 +167,7 @@ const main = async () => {
       "--loglevel=error",
       tarball("client"),
       tarball("server"),
+      tarball("redis"),
       ...peers,
       `@effect/platform-node@${rootPackage.devDependencies["@effect/platform-node"].replace(/^(\d+\.\d+)\..*/, "^$1.0")}`,
       devVersion("@types/node"),
@@ -231,6 +232,8 @@ const main = async () => {
         throw new Error(`main.js printed something else:\n${output}`)
       }
     }
+    // the Redis store's module graph (ioredis is CommonJS) loads under plain node; building its layer needs a server
+    run("sharedCache.js loads", process.execPath, [Path.join("dist", "sharedCache.js")], { cwd: app })
     const vitest = Path.join(app, "node_modules", "vitest", "vitest.mjs")
     const tested = run("vitest (README tests)", process.execPath, [vitest, "run", "--dir", "src"], { cwd: app }).stdout
     if (!/Tests\s+\d+ passed/.test(tested)) throw new Error(`vitest ran no test:\n${tested}`)
