@@ -23,6 +23,11 @@
  *   `completion/complete`) whose connection is closed under it before any answer (a server closing an idle
  *   kept-alive connection just as the client reuses it) is sent once more; any other request (a tool call could
  *   have reached the server) fails with a `Connect` error.
+ * - At most `maxInFlight` requests (default 256) wait for the start of their answer at once; the others wait their
+ *   turn. A burst of calls thus reuses kept-alive connections instead of opening a socket per call (which overflows
+ *   a server's accept queue: connections reset, calls lost); a server that holds answers until many calls are in
+ *   flight still gets them, in steps (see the option). A request whose connection could not be made (refused,
+ *   unreachable, reset while connecting) never reached the server and is sent once more, whatever its method.
  * - 401/403 become `AuthError` with the parsed `WWW-Authenticate` challenges. Tokens never appear in errors, logs
  *   or spans; nor do session ids: the values of query parameters named like session ids or credentials (the
  *   HTTP+SSE endpoint's `?sessionId=`, `token`, `key`, …) are recorded as `REDACTED` in the HTTP client's spans
@@ -49,6 +54,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Admission from "./internal/httpAdmission.js"
 import * as HttpAuth from "./internal/httpAuth.js"
 import * as internal from "./internal/httpTransport.js"
 import * as McpHeaders from "./internal/mcpHeaders.js"
@@ -96,6 +102,14 @@ export interface HttpTransportOptions {
   readonly resumeAttempts?: number | undefined
   /** Mirror `x-mcp-header` declarations on `number` properties too. The spec forbids them; off by default. */
   readonly allowNumberHeaders?: boolean | undefined
+  /**
+   * How many requests may wait for the start of their answer at once (default 256); more wait their turn, in
+   * order. Over HTTP/1.1 this bounds the connections opened at once to the server: a burst of calls reuses a few
+   * hundred kept-alive connections instead of opening one socket per call. A server that holds its answers until
+   * more calls are in flight is never deadlocked: while no request is answered for a second, the waiting requests
+   * are let through by as many again every second.
+   */
+  readonly maxInFlight?: number | undefined
 }
 
 const defaults = {
@@ -103,7 +117,8 @@ const defaults = {
   connectTimeout: Duration.seconds(10),
   closeTimeout: Duration.seconds(2),
   maxRetryDelay: Duration.seconds(30),
-  resumeAttempts: 5
+  resumeAttempts: 5,
+  maxInFlight: Admission.defaultPlaces
 }
 
 const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
@@ -179,6 +194,10 @@ const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved
   }
   const allowNumberHeaders = options.allowNumberHeaders ?? false
   if (typeof allowNumberHeaders !== "boolean") return invalid("allowNumberHeaders", "must be a boolean")
+  const maxInFlight = options.maxInFlight ?? defaults.maxInFlight
+  if (typeof maxInFlight !== "number" || !Number.isSafeInteger(maxInFlight) || maxInFlight <= 0) {
+    return invalid("maxInFlight", "must be a positive integer")
+  }
   return Either.map(
     Either.all([
       duration("connectTimeout", options.connectTimeout, defaults.connectTimeout),
@@ -196,7 +215,8 @@ const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved
       closeTimeout,
       maxRetryDelay,
       resumeAttempts,
-      allowNumberHeaders
+      allowNumberHeaders,
+      maxInFlight
     })
   )
 }

@@ -64,7 +64,9 @@ describe("HttpTransport options", () => {
     ["closeTimeout", { url: "https://a.example", closeTimeout: 0 }],
     ["maxRetryDelay", { url: "https://a.example", maxRetryDelay: "Infinity" }],
     ["resumeAttempts", { url: "https://a.example", resumeAttempts: -1 }],
-    ["allowNumberHeaders", { url: "https://a.example", allowNumberHeaders: "yes" }]
+    ["allowNumberHeaders", { url: "https://a.example", allowNumberHeaders: "yes" }],
+    ["maxInFlight", { url: "https://a.example", maxInFlight: 0 }],
+    ["maxInFlight", { url: "https://a.example", maxInFlight: 2.5 }]
   ]
   for (const [option, options] of cases) {
     it.effect(`rejects ${option} ${JSON.stringify(options[option] ?? null)} with InvalidOption`, () =>

@@ -100,6 +100,39 @@ export const isClosedUnderRequest = (error: HttpClientError.HttpClientError | Mc
   return code !== undefined && closedUnderRequest.has(code)
 }
 
+/** What the HTTP clients report when a connection could not be made: nothing of a request was written. */
+const connectFailures = new Set([
+  "ECONNREFUSED",
+  "EADDRNOTAVAIL",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+const syscallOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "syscall" in error && typeof error.syscall === "string"
+    ? error.syscall
+    : undefined
+
+/**
+ * Whether a request failed because its connection could not be made (refused, unreachable, not resolved, timed
+ * out or reset while connecting): not a byte of the request was written, so the server never saw it, and even a
+ * request that is not idempotent may be sent again. A connection that failed after it was made (a reset while
+ * reading) is not one of these: the request may have reached the server.
+ *
+ * @internal
+ */
+export const isNeverSent = (error: HttpClientError.HttpClientError | McpError.AuthError): boolean => {
+  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
+  const inner = error.cause
+  const wrapped = typeof inner === "object" && inner !== null && "cause" in inner ? inner.cause : undefined
+  if (syscallOf(inner) === "connect" || syscallOf(wrapped) === "connect") return true
+  const code = innerCode(inner)
+  return code !== undefined && connectFailures.has(code)
+}
+
 /**
  * A request that could not be sent or whose answer did not arrive: a refused connection, a reset, a DNS failure.
  *

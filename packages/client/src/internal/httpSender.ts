@@ -15,6 +15,7 @@ import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import * as OAuth from "../OAuth.js"
 import * as codec from "./codec.js"
+import * as Admission from "./httpAdmission.js"
 import * as HttpAuth from "./httpAuth.js"
 import * as Redaction from "./httpRedaction.js"
 import * as Body from "./httpResponse.js"
@@ -47,8 +48,9 @@ export interface Sender {
     Scope.Scope
   >
   /**
-   * POSTs one message. A request that only reads (see `resendable`) whose connection was closed under it before
-   * any answer (a kept-alive connection the server closed as it was reused) is sent once more, on another one.
+   * POSTs one message. It is sent once more, on another connection, when it provably never reached the server (its
+   * connection could not be made), or when it only reads (see `resendable`) and its connection was closed under it
+   * before any answer (a kept-alive connection the server closed as it was reused).
    */
   readonly post: (
     url: URL | string,
@@ -86,6 +88,7 @@ export const make = (
   // what the HTTP client may record in spans: never credentials or the session id
   const withSecrets = Redaction.redactedNames(Redaction.secretHeaderNames(resolved.headers))
   const guarded = Redaction.guarded(withSecrets)
+  const admission = Admission.make(resolved.maxInFlight)
   const send = (
     request: HttpClientRequest.HttpClientRequest
   ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> => {
@@ -135,13 +138,23 @@ export const make = (
   const post: Sender["post"] = (url, message, headers, what) => {
     const body = codec.encode(message)
     const posted = HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)
-    const sent = resendable(message)
-      ? Effect.catchIf(execute(posted), Body.isClosedUnderRequest, (error) =>
+    const idempotent = resendable(message)
+    const attempts = Effect.catchIf(
+      execute(posted),
+      (error) => Body.isNeverSent(error) || (idempotent && Body.isClosedUnderRequest(error)),
+      (error) =>
         Effect.zipRight(
-          Effect.logDebug(`${what}: the connection was closed before any answer; sending it again`, error.cause),
+          Effect.logDebug(
+            Body.isNeverSent(error)
+              ? `${what}: the connection failed before the request was written; sending it again`
+              : `${what}: the connection was closed before any answer; sending it again`,
+            error.cause
+          ),
           execute(posted)
-        ))
-      : execute(posted)
+        )
+    )
+    // a request holds a place until its answer was read (see httpAdmission.ts)
+    const sent = "id" in message && "method" in message ? admission.admit(attempts) : attempts
     return Effect.mapError(sent, (error) => sendError(`${what} could not be sent`)(error))
   }
 

@@ -35,6 +35,8 @@ export interface Resolved {
   readonly maxRetryDelay: Duration.Duration
   readonly resumeAttempts: number
   readonly allowNumberHeaders: boolean
+  /** How many requests may wait for the start of their answer at once (see `httpAdmission.ts`). */
+  readonly maxInFlight: number
 }
 
 /**
