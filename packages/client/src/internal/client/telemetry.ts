@@ -4,13 +4,29 @@
  *
  * @internal
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as MetricState from "effect/MetricState"
 import type * as Tracer from "effect/Tracer"
 import type * as McpError from "../../McpError.js"
 
-/** Request latency in milliseconds, tagged by method and transport. */
-const requestDuration = Metric.timer("mcp_client_request_duration", "time from sending a request to its result")
+/**
+ * Request latency in milliseconds, tagged by method and transport: the histogram `Metric.timer` makes (same name,
+ * boundaries and `time_unit` label, so the same metric), with all of its labels given as one constant set. The
+ * registry finds a metric's state by the identity of its label array: `Metric.timer`'s own `time_unit` tag, merged
+ * with the method's at every update, makes a new array and a registry lookup per request (14 → 19 µs CPU per stdio
+ * call at 64 in flight with `packages/bench/src/fibers.mjs`), one constant set makes it once per method.
+ */
+const requestDuration = Metric.histogram(
+  "mcp_client_request_duration",
+  MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }),
+  "time from sending a request to its result"
+)
+const timeUnit = MetricLabel.make("time_unit", "milliseconds")
 
 /** Failed requests, tagged by method, transport and error tag. */
 const requestErrors = Metric.counter("mcp_client_request_errors", {
@@ -24,7 +40,11 @@ const requestErrors = Metric.counter("mcp_client_request_errors", {
  * @internal
  */
 export interface MethodMetrics {
-  readonly duration: typeof requestDuration
+  readonly duration: Metric.Metric<
+    MetricKeyType.MetricKeyType.Histogram,
+    Duration.Duration,
+    MetricState.MetricState.Histogram
+  >
   readonly errorsBy: (errorTag: string) => Metric.Metric.Counter<number>
 }
 
@@ -59,7 +79,14 @@ export const make = (
     if (metrics === undefined) {
       const byTag = new Map<string, Metric.Metric.Counter<number>>()
       metrics = {
-        duration: requestDuration.pipe(Metric.tagged("method", method), Metric.tagged("transport", transport)),
+        duration: requestDuration.pipe(
+          Metric.taggedWithLabels([
+            timeUnit,
+            MetricLabel.make("method", method),
+            MetricLabel.make("transport", transport)
+          ]),
+          Metric.mapInput(Duration.toMillis)
+        ),
         errorsBy: (errorTag) => {
           let counter = byTag.get(errorTag)
           if (counter === undefined) {
