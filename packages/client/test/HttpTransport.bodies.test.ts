@@ -128,8 +128,7 @@ for (const [name, httpClient] of clients) {
       Effect.gen(function*() {
         const server = yield* answering((_, res) => {
           res.writeHead(200, { "content-type": "application/json" })
-          res.write("{\"jsonrpc\":\"2.0\",")
-          setTimeout(() => res.socket?.destroy(), 20)
+          Scripted.breakAfter(res, "{\"jsonrpc\":\"2.0\",")
         })
         const { client } = yield* connect(server.url)
         const error = yield* Effect.flip(client.callTool({ name: "x" }, { timeout: "30 seconds" }))

@@ -15,7 +15,8 @@ import type * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
-import { awaitSleep } from "./utils/clock.js"
+import { makeCapture } from "./utils/capture.js"
+import { awaitSleep, stillAsleep } from "./utils/clock.js"
 import { eventually, realSleep } from "./utils/eventually.js"
 
 const textOf = (result: McpSchema.CallToolResult) =>
@@ -153,9 +154,16 @@ describe("legacy session expiry", () => {
   it.live("a first GET answered 404 is a server without a GET stream: no new session", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("legacy", { get: (_, res) => void res.writeHead(404).end() })
-      yield* Common.connect({ url: server.url })
-      yield* eventually(() => server.seen.some((entry) => entry.method === "GET"), "the GET")
-      yield* realSleep(100)
+      const capture = makeCapture()
+      yield* Effect.gen(function*() {
+        yield* Common.connect({ url: server.url })
+        yield* eventually(() => server.seen.some((entry) => entry.method === "GET"), "the GET")
+        // the GET stream has given up (it starts nothing after this)
+        yield* eventually(
+          () => capture.logs.some((line) => line.includes("the GET stream found no session")),
+          "the GET stream's verdict"
+        )
+      }).pipe(capture.observe)
       assert.strictEqual(posts(server.seen, "initialize").length, 1)
     }).pipe(Effect.scoped))
 })
@@ -164,6 +172,7 @@ describe("broken streams", () => {
   it.live("a legacy response stream dropped mid-response is resumed with Last-Event-ID", () =>
     Effect.gen(function*() {
       let callId: unknown
+      let breakStream: (() => void) | undefined
       const server = yield* Scripted.mcpServer("legacy", {
         request: (seen, res, method) => {
           if (method !== "tools/call") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
@@ -171,8 +180,8 @@ describe("broken streams", () => {
           Scripted.startSse(res)
           res.write("id: ev-1\nretry: 20\ndata:\n\n")
           Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1), "ev-2")
-          // the connection breaks before the answer
-          setTimeout(() => res.destroy(), 20)
+          // the connection breaks before the answer, once the client has the progress
+          breakStream = () => res.destroy()
         },
         get: (seen, res) => {
           if (seen.headers["last-event-id"] === undefined) return void res.writeHead(405).end()
@@ -184,7 +193,11 @@ describe("broken streams", () => {
       const { client, recorder } = yield* Common.connect({ url: server.url })
       const reports: Array<number> = []
       const result = yield* client.callTool({ name: "slow" }, {
-        onProgress: (report) => Effect.sync(() => reports.push(report.progress))
+        onProgress: (report) =>
+          Effect.sync(() => {
+            reports.push(report.progress)
+            breakStream?.()
+          })
       })
       assert.strictEqual(textOf(result), "resumed")
       assert.deepStrictEqual(reports, [1])
@@ -204,7 +217,7 @@ describe("broken streams", () => {
         request: (seen, res) => {
           Scripted.startSse(res)
           Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1))
-          setTimeout(() => res.destroy(), 20)
+          Scripted.breakAfter(res, ": and now the connection breaks\n\n")
         }
       })
       const { client } = yield* Common.connect({ url: server.url })
@@ -220,7 +233,7 @@ describe("broken streams", () => {
         request: (seen, res) => {
           Scripted.startSse(res)
           Scripted.sseMessage(res, Scripted.progress(Scripted.progressToken(seen), 1), "1")
-          setTimeout(() => res.destroy(), 20)
+          Scripted.breakAfter(res, ": and now the connection breaks\n\n")
         }
       })
       const { client } = yield* Common.connect({ url: server.url })
@@ -243,7 +256,7 @@ describe("broken streams", () => {
             lists++
             Scripted.startSse(res)
             // the first stream (without event ids: a legacy one cannot be resumed) breaks before the answer
-            if (lists === 1) return void setTimeout(() => res.destroy(), 20)
+            if (lists === 1) return Scripted.breakAfter(res, ": the answer never comes\n\n")
             Scripted.sseMessage(res, Scripted.success(Scripted.idOf(seen), { tools: [{ name: "echo", inputSchema: {
               type: "object"
             } }] }))
@@ -269,8 +282,7 @@ describe("broken streams", () => {
           lists++
           if (lists === 1) {
             res.writeHead(200, { "content-type": "application/json" })
-            res.write("{\"jsonrpc\":\"2.0\",")
-            return void setTimeout(() => res.socket?.destroy(), 20)
+            return Scripted.breakAfter(res, "{\"jsonrpc\":\"2.0\",")
           }
           Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), { tools: [] }))
         }
@@ -324,9 +336,10 @@ describe("5xx storms", () => {
       const gets = () => server.seen.filter((entry) => entry.method === "GET").length
       yield* Common.connect({ url: server.url, maxRetryDelay: "1 second" })
       yield* eventually(() => gets() === 1, "the first GET")
-      yield* awaitSleep("3 seconds")
+      const wake = yield* awaitSleep("3 seconds")
       yield* TestClock.adjust("2999 millis")
-      yield* realSleep(30)
+      // the GET stream still sleeps: it cannot have sent anything
+      assert.isTrue(yield* stillAsleep(wake))
       assert.strictEqual(gets(), 1, "no GET before the server's 3 s")
       yield* TestClock.adjust("1 millis")
       yield* eventually(() => gets() === 2, "the second GET")
@@ -338,9 +351,9 @@ describe("5xx storms", () => {
       yield* Common.connect({ url: server.url, maxRetryDelay: "1 second" })
       yield* eventually(() => gets() === 1, "the first GET")
       for (const [delay, expected] of [[250, 2], [500, 3], [1000, 4], [1000, 5]] as const) {
-        yield* awaitSleep(`${delay} millis`)
+        const wake = yield* awaitSleep(`${delay} millis`)
         yield* TestClock.adjust(`${delay - 1} millis`)
-        yield* realSleep(30)
+        assert.isTrue(yield* stillAsleep(wake))
         assert.strictEqual(gets(), expected - 1, `no GET before ${delay} ms`)
         yield* TestClock.adjust("1 millis")
         yield* eventually(() => gets() === expected, `GET number ${expected}`)
@@ -420,8 +433,7 @@ describe("malformed answers", () => {
     Effect.gen(function*() {
       const server = yield* modernAnswering((res) => {
         res.writeHead(200, { "content-type": "application/json", "content-length": "1000" })
-        res.write("{\"jsonrpc\":\"2.0\",")
-        setTimeout(() => res.socket?.destroy(), 20)
+        Scripted.breakAfter(res, "{\"jsonrpc\":\"2.0\",")
       })
       const { client } = yield* Common.connect({ url: server.url })
       const error = yield* Effect.flip(client.callTool({ name: "x" }, { timeout: "30 seconds" }))
@@ -532,9 +544,9 @@ describe("cancellation as the server sees it", () => {
       })
       const { client } = yield* Common.connect({ url: server.url })
       const fiber = yield* startCall(client, "hang")
+      // the interruption returns once the call's cancellation ran: whatever it sent has been sent
       yield* Fiber.interrupt(fiber)
       yield* eventually(() => streamClosed, "the stream to close")
-      yield* realSleep(50)
       assert.deepStrictEqual(posts(server.seen, "notifications/cancelled"), [])
     }).pipe(Effect.scoped))
 })
@@ -542,27 +554,31 @@ describe("cancellation as the server sees it", () => {
 describe("legacy streams", () => {
   it.live("a server request on a POST stream is related to its request; the answer is POSTed in the session", () =>
     Effect.gen(function*() {
+      let answerCall: (() => void) | undefined
       const server = yield* Scripted.mcpServer("legacy", {
         request: (seen, res, method) => {
           if (method !== "tools/call") return void res.writeHead(202).end()
           Scripted.startSse(res)
           Scripted.sseMessage(res, { jsonrpc: "2.0", id: "srv-1", method: "ping" })
-          setTimeout(() => {
+          answerCall = () => {
             Scripted.sseMessage(res, Scripted.success(Scripted.idOf(seen), Scripted.textResult("done")))
             res.end()
-          }, 100)
+          }
         }
       })
       const { client, recorder } = yield* Common.connect({ url: server.url })
-      const result = yield* client.callTool({ name: "asks" })
-      assert.strictEqual(textOf(result), "done")
-      const callId = Scripted.idOf(posts(server.seen, "tools/call")[0]!)
-      const request = (yield* recorder.received).find((event) => event._tag === "ServerRequest")
-      assert.isTrue(request !== undefined && request._tag === "ServerRequest" && request.related === callId)
+      const call = yield* Effect.fork(client.callTool({ name: "asks" }))
+      // the call is answered once the server has the answer to its ping
       yield* eventually(
         () => server.seen.some((entry) => Scripted.isObject(entry.body) && entry.body.id === "srv-1"),
         "the answer to the server's ping"
       )
+      answerCall?.()
+      const result = yield* Fiber.join(call)
+      assert.strictEqual(textOf(result), "done")
+      const callId = Scripted.idOf(posts(server.seen, "tools/call")[0]!)
+      const request = (yield* recorder.received).find((event) => event._tag === "ServerRequest")
+      assert.isTrue(request !== undefined && request._tag === "ServerRequest" && request.related === callId)
       const answer = server.seen.find((entry) => Scripted.isObject(entry.body) && entry.body.id === "srv-1")!
       assert.deepStrictEqual(answer.body, { jsonrpc: "2.0", id: "srv-1", result: {} })
       assert.strictEqual(answer.headers["mcp-session-id"], "session-1")

@@ -7,13 +7,13 @@ import * as TestClock from "effect/TestClock"
 
 /**
  * Waits (yielding) until some fiber sleeps on the TestClock until `now + duration`, so that a following
- * `TestClock.adjust` reaches it.
+ * `TestClock.adjust` reaches it; answers that wake-up time.
  */
 export const awaitSleep = (duration: Duration.DurationInput) =>
   Effect.gen(function*() {
     const wake = (yield* TestClock.currentTimeMillis) + Duration.toMillis(duration)
     for (let i = 0; i < 10_000; i++) {
-      if (Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) return
+      if (Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) return wake
       yield* Effect.yieldNow()
     }
     const sleeps = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - (wake - Duration.toMillis(duration)))
@@ -21,6 +21,10 @@ export const awaitSleep = (duration: Duration.DurationInput) =>
       `no fiber went to sleep for ${Duration.format(duration)} on the TestClock (sleeps in: ${sleeps.join(", ")} ms)`
     )
   })
+
+/** Whether some fiber still sleeps on the TestClock until `wake` (it has not woken, so has done nothing since). */
+export const stillAsleep = (wake: number) =>
+  Effect.map(TestClock.sleeps(), (sleeps) => Chunk.some(sleeps, (at) => at === wake))
 
 /** Moves the TestClock forward in steps until `fiber` is done (at most `limit` steps), then joins it. */
 export const advanceUntilDone = <A, E>(
