@@ -235,7 +235,10 @@ const main = async () => {
     // the Redis store's module graph (ioredis is CommonJS) loads under plain node; building its layer needs a server
     run("sharedCache.js loads", process.execPath, [Path.join("dist", "sharedCache.js")], { cwd: app })
     const vitest = Path.join(app, "node_modules", "vitest", "vitest.mjs")
-    const tested = run("vitest (README tests)", process.execPath, [vitest, "run", "--dir", "src"], { cwd: app }).stdout
+    const tested = run("vitest (README tests)", process.execPath, [vitest, "run", "--dir", "src"], {
+      cwd: app,
+      env: { NO_COLOR: "1", FORCE_COLOR: "0" }
+    }).stdout.replace(/\u001b\[[0-9;]*m/g, "")
     if (!/Tests\s+\d+ passed/.test(tested)) throw new Error(`vitest ran no test:\n${tested}`)
 
     // 5. a browser bundle of the HTTP transport
