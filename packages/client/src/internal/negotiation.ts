@@ -300,54 +300,53 @@ interface State {
   verdict: McpSchema.Era | undefined
 }
 
-const initialize = (
+const initialize: (
   state: State,
   channel: Channel,
   version: McpSchema.LegacyVersion | undefined
-): Effect.Effect<Negotiated, NegotiationError> =>
-  Effect.gen(function*() {
-    const { config, supportedLegacy } = state
-    const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
-    if (offered === undefined) {
-      return yield* new McpError.ProtocolError({
-        reason: "UnsupportedVersion",
-        method: "initialize",
-        detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
-      })
-    }
-    const raw = yield* channel.request(
-      "initialize",
-      { protocolVersion: offered, capabilities: config.capabilitiesFor(offered), clientInfo: config.clientInfo },
-      { era: "legacy", version: offered, timeoutMillis: config.initializeTimeout }
-    ).pipe(
-      Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
-        // (legacy by this client's verdict, or by the one its transport kept for the server)
-        (channel.knownEra ?? state.verdict) === "legacy" && config.eraOption === "auto" &&
-          config.pinned === undefined && initializeNamesOnlyModern(error)
-          ? Effect.fail(new Reprobe())
-          : Effect.fail(error))
-    )
-    const result = yield* decodeInitialize(raw)
-    const agreed = result.protocolVersion
-    if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
-      return yield* new McpError.ProtocolError({
-        reason: "UnsupportedVersion",
-        method: "initialize",
-        detail: `the server answered with protocol version ${agreed}; this client supports ${
-          supportedLegacy.join(", ")
-        }`
-      })
-    }
-    channel.onEra("legacy")
-    yield* channel.notifyInitialized
-    return {
-      era: "legacy" as const,
-      protocolVersion: agreed,
-      serverInfo: result.serverInfo,
-      capabilities: result.capabilities,
-      instructions: result.instructions
-    }
-  })
+) => Effect.Effect<Negotiated, NegotiationError> = Effect.fnUntraced(function*(state, channel, version) {
+  const { config, supportedLegacy } = state
+  const offered = version ?? supportedLegacy[supportedLegacy.length - 1]
+  if (offered === undefined) {
+    return yield* new McpError.ProtocolError({
+      reason: "UnsupportedVersion",
+      method: "initialize",
+      detail: "the server speaks only legacy revisions and this client is pinned to the modern era"
+    })
+  }
+  const raw = yield* channel.request(
+    "initialize",
+    { protocolVersion: offered, capabilities: config.capabilitiesFor(offered), clientInfo: config.clientInfo },
+    { era: "legacy", version: offered, timeoutMillis: config.initializeTimeout }
+  ).pipe(
+    Effect.catchTag("McpError", (error): Effect.Effect<never, McpError.McpError | Reprobe> =>
+      // (legacy by this client's verdict, or by the one its transport kept for the server)
+      (channel.knownEra ?? state.verdict) === "legacy" && config.eraOption === "auto" &&
+        config.pinned === undefined && initializeNamesOnlyModern(error)
+        ? Effect.fail(new Reprobe())
+        : Effect.fail(error))
+  )
+  const result = yield* decodeInitialize(raw)
+  const agreed = result.protocolVersion
+  if (!McpSchema.isLegacyVersion(agreed) || !supportedLegacy.includes(agreed)) {
+    return yield* new McpError.ProtocolError({
+      reason: "UnsupportedVersion",
+      method: "initialize",
+      detail: `the server answered with protocol version ${agreed}; this client supports ${
+        supportedLegacy.join(", ")
+      }`
+    })
+  }
+  channel.onEra("legacy")
+  yield* channel.notifyInitialized
+  return {
+    era: "legacy" as const,
+    protocolVersion: agreed,
+    serverInfo: result.serverInfo,
+    capabilities: result.capabilities,
+    instructions: result.instructions
+  }
+})
 
 const discover = (state: State, channel: Channel, version: McpSchema.ProtocolVersion) =>
   channel.request("server/discover", undefined, {
@@ -413,38 +412,37 @@ const classifyFailure = (
 }
 
 /** The era probe: `server/discover`, then what its answer (or failure) means. */
-const probe = (state: State, channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>
-  Effect.gen(function*() {
-    let version: McpSchema.ModernVersion = state.supportedModern[state.supportedModern.length - 1] ?? "2026-07-28"
-    let retried = false
-    while (true) {
-      const outcome = yield* Effect.either(discover(state, channel, version))
-      const verdictNow = Either.isRight(outcome)
-        ? classifyProbeResult(outcome.right, state.config.supported)
-        : yield* classifyFailure(state, channel, outcome.left, retried)
-      switch (verdictNow._tag) {
-        case "Modern":
-          state.verdict = "modern"
-          return modernSession(channel, verdictNow.version, verdictNow.discover)
-        case "RetryModern":
-          version = verdictNow.version
-          retried = true
-          continue
-        case "Legacy":
-          if (state.supportedLegacy.length === 0) {
-            return yield* new McpError.ProtocolError({
-              reason: "UnsupportedVersion",
-              method: "server/discover",
-              detail: "the server is not a modern server and this client is pinned to the modern era"
-            })
-          }
-          state.verdict = "legacy"
-          return yield* initialize(state, channel, verdictNow.version)
-        case "Fail":
-          return yield* Effect.fail(verdictNow.error)
-      }
+const probe = Effect.fnUntraced(function*(state: State, channel: Channel) {
+  let version: McpSchema.ModernVersion = state.supportedModern[state.supportedModern.length - 1] ?? "2026-07-28"
+  let retried = false
+  while (true) {
+    const outcome = yield* Effect.either(discover(state, channel, version))
+    const verdictNow = Either.isRight(outcome)
+      ? classifyProbeResult(outcome.right, state.config.supported)
+      : yield* classifyFailure(state, channel, outcome.left, retried)
+    switch (verdictNow._tag) {
+      case "Modern":
+        state.verdict = "modern"
+        return modernSession(channel, verdictNow.version, verdictNow.discover)
+      case "RetryModern":
+        version = verdictNow.version
+        retried = true
+        continue
+      case "Legacy":
+        if (state.supportedLegacy.length === 0) {
+          return yield* new McpError.ProtocolError({
+            reason: "UnsupportedVersion",
+            method: "server/discover",
+            detail: "the server is not a modern server and this client is pinned to the modern era"
+          })
+        }
+        state.verdict = "legacy"
+        return yield* initialize(state, channel, verdictNow.version)
+      case "Fail":
+        return yield* Effect.fail(verdictNow.error)
     }
-  })
+  }
+})
 
 /** Pinned to modern: discover for capabilities; a modern server must answer it. */
 const discoverPinned = (state: State, channel: Channel): Effect.Effect<Negotiated, NegotiationError> =>

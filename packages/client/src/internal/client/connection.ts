@@ -267,30 +267,29 @@ const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
 }
 
 /** A connection quiet for `interval` is checked (legacy `ping`, modern `server/discover`); a failure closes it. */
-const healthCheck = (ctx: Context, attempt: Attempt, session: Session, interval: number) =>
-  Effect.gen(function*() {
-    const wire: Wire = { attempt, connection: session.connection, era: session.era, version: session.protocolVersion }
-    const send = Requester.internal(ctx.options.healthTimeout, { cancellable: true })
-    while (true) {
-      const before = attempt.inbound
-      yield* Effect.sleep(Duration.millis(interval))
-      if (attempt.inbound !== before) continue
-      const check = ctx.requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
-      const failed = yield* check.pipe(
-        Effect.as(false),
-        Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
-      )
-      if (failed) {
-        const error = new McpError.TransportError({
-          transport: ctx.kind,
-          reason: "Timeout",
-          detail: "the connection failed its health check"
-        })
-        yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
-        return yield* closeAttempt(ctx, attempt, error)
-      }
+const healthCheck = Effect.fnUntraced(function*(ctx: Context, attempt: Attempt, session: Session, interval: number) {
+  const wire: Wire = { attempt, connection: session.connection, era: session.era, version: session.protocolVersion }
+  const send = Requester.internal(ctx.options.healthTimeout, { cancellable: true })
+  while (true) {
+    const before = attempt.inbound
+    yield* Effect.sleep(Duration.millis(interval))
+    if (attempt.inbound !== before) continue
+    const check = ctx.requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
+    const failed = yield* check.pipe(
+      Effect.as(false),
+      Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
+    )
+    if (failed) {
+      const error = new McpError.TransportError({
+        transport: ctx.kind,
+        reason: "Timeout",
+        detail: "the connection failed its health check"
+      })
+      yield* Effect.logWarning("health check failed; reconnecting").pipe(Effect.annotateLogs({ module: "McpClient" }))
+      return yield* closeAttempt(ctx, attempt, error)
     }
-  })
+  }
+})
 
 /** One connection attempt: connect, negotiate, serve until the transport closes. */
 const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
@@ -348,39 +347,38 @@ const closedFor = (ctx: Context, error: McpError.ConnectError) =>
   Effect.zipRight(SubscriptionRef.set(ctx.control.state, { _tag: "Closed", error }), ctx.control.fail(error))
 
 /** Attempt after attempt, on the reconnect schedule, until it gives up (or the first attempt fails). */
-const loop = (ctx: Context) =>
-  Effect.gen(function*() {
-    const driver = yield* Schedule.driver(ctx.options.reconnect)
-    let attemptNumber = 0
-    while (true) {
-      let established = false
-      const signal = yield* Effect.flip(runAttempt(ctx, () => (established = true)))
-      let outcome: McpError.ConnectError
-      if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
-        const refused = ctx.negotiator.turn(signal)
-        if (refused === undefined) continue
-        outcome = refused
-      } else {
-        outcome = signal
-      }
-      if (!(yield* Deferred.isDone(ctx.ready))) {
-        // The first connection failed: report it to the constructor instead of retrying a bad setup.
-        yield* Deferred.fail(ctx.ready, outcome)
-        return yield* closedFor(ctx, outcome)
-      }
-      if (established) {
-        attemptNumber = 0
-        yield* driver.reset
-      }
-      attemptNumber++
-      yield* SubscriptionRef.set(ctx.control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
-      yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
-        Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
-      )
-      const next = yield* Effect.either(driver.next(outcome))
-      if (Either.isLeft(next)) return yield* closedFor(ctx, outcome)
+const loop = Effect.fnUntraced(function*(ctx: Context) {
+  const driver = yield* Schedule.driver(ctx.options.reconnect)
+  let attemptNumber = 0
+  while (true) {
+    let established = false
+    const signal = yield* Effect.flip(runAttempt(ctx, () => (established = true)))
+    let outcome: McpError.ConnectError
+    if (signal._tag === "RestartAsLegacy" || signal._tag === "Reprobe") {
+      const refused = ctx.negotiator.turn(signal)
+      if (refused === undefined) continue
+      outcome = refused
+    } else {
+      outcome = signal
     }
-  })
+    if (!(yield* Deferred.isDone(ctx.ready))) {
+      // The first connection failed: report it to the constructor instead of retrying a bad setup.
+      yield* Deferred.fail(ctx.ready, outcome)
+      return yield* closedFor(ctx, outcome)
+    }
+    if (established) {
+      attemptNumber = 0
+      yield* driver.reset
+    }
+    attemptNumber++
+    yield* SubscriptionRef.set(ctx.control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
+    yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
+      Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
+    )
+    const next = yield* Effect.either(driver.next(outcome))
+    if (Either.isLeft(next)) return yield* closedFor(ctx, outcome)
+  }
+})
 
 /**
  * Starts the connection in the Scope; succeeds once the first session is up, fails when the first attempt fails.

@@ -105,46 +105,45 @@ const versions = (
 /**
  * @internal
  */
-export const resolve = (
+export const resolve: (
   options: McpClient.McpClientOptions,
   kind: McpError.TransportKind
-): Effect.Effect<Resolved, McpError.InvalidOption> =>
-  Effect.gen(function*() {
-    const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, Transport.defaultProbeTimeoutMillis(kind))
-    const initializeTimeout = yield* millis("initializeTimeout", options.initializeTimeout, 30_000)
-    const requestTimeout = yield* millis("requestTimeout", options.requestTimeout, 60_000)
-    const healthTimeout = yield* millis("healthCheckTimeout", options.healthCheckTimeout, 10_000)
-    const healthInterval = options.healthCheckInterval === false
-      ? undefined
-      : yield* millis("healthCheckInterval", options.healthCheckInterval, 30_000)
-    const maxPages = yield* count("maxPages", options.maxPages, 100)
-    const notificationBufferSize = yield* count("notificationBufferSize", options.notificationBufferSize, 1_000)
-    const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
-    const eraOption = options.era ?? "auto"
-    const supported = yield* versions(eraOption, options.protocolVersion)
-    return {
-      kind,
-      probeTimeout,
-      initializeTimeout,
-      requestTimeout,
-      healthTimeout,
-      healthInterval,
-      maxPages,
-      maxInputRounds: options.maxInputRounds ?? 10,
-      notificationBufferSize,
-      maxServerRequests,
-      eraOption,
-      pinned: options.protocolVersion,
-      supported,
-      supportedLegacy: supported.filter(McpSchema.isLegacyVersion),
-      supportedModern: supported.filter(McpSchema.isModernVersion),
-      clientInfo: options.clientInfo ?? { name: "conduit", version: VERSION },
-      capabilities: options.capabilities ?? {},
-      reconnect: options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect,
-      serverLogs: options.serverLogs ?? "stream",
-      spanAttributes: { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
-    }
-  })
+) => Effect.Effect<Resolved, McpError.InvalidOption> = Effect.fnUntraced(function*(options, kind) {
+  const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, Transport.defaultProbeTimeoutMillis(kind))
+  const initializeTimeout = yield* millis("initializeTimeout", options.initializeTimeout, 30_000)
+  const requestTimeout = yield* millis("requestTimeout", options.requestTimeout, 60_000)
+  const healthTimeout = yield* millis("healthCheckTimeout", options.healthCheckTimeout, 10_000)
+  const healthInterval = options.healthCheckInterval === false
+    ? undefined
+    : yield* millis("healthCheckInterval", options.healthCheckInterval, 30_000)
+  const maxPages = yield* count("maxPages", options.maxPages, 100)
+  const notificationBufferSize = yield* count("notificationBufferSize", options.notificationBufferSize, 1_000)
+  const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
+  const eraOption = options.era ?? "auto"
+  const supported = yield* versions(eraOption, options.protocolVersion)
+  return {
+    kind,
+    probeTimeout,
+    initializeTimeout,
+    requestTimeout,
+    healthTimeout,
+    healthInterval,
+    maxPages,
+    maxInputRounds: options.maxInputRounds ?? 10,
+    notificationBufferSize,
+    maxServerRequests,
+    eraOption,
+    pinned: options.protocolVersion,
+    supported,
+    supportedLegacy: supported.filter(McpSchema.isLegacyVersion),
+    supportedModern: supported.filter(McpSchema.isModernVersion),
+    clientInfo: options.clientInfo ?? { name: "conduit", version: VERSION },
+    capabilities: options.capabilities ?? {},
+    reconnect: options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect,
+    serverLogs: options.serverLogs ?? "stream",
+    spanAttributes: { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
+  }
+})
 
 /**
  * A duration option given per call, in milliseconds.

@@ -222,20 +222,19 @@ export const make = (deps: {
       return items.stream
     }))
 
-  const restoreLegacy = (session: Session) =>
-    Effect.gen(function*() {
-      const wire: Wire = { ...session.wire, era: "legacy" }
-      const send = Requester.internal(deps.requestTimeout, { cancellable: true })
-      const logLevel = deps.envelope.logLevel()
-      if (logLevel !== undefined && session.capabilities.logging !== undefined) {
-        yield* Effect.ignore(requester.send(wire, "logging/setLevel", { level: logLevel }, send))
+  const restoreLegacy = Effect.fnUntraced(function*(session: Session) {
+    const wire: Wire = { ...session.wire, era: "legacy" }
+    const send = Requester.internal(deps.requestTimeout, { cancellable: true })
+    const logLevel = deps.envelope.logLevel()
+    if (logLevel !== undefined && session.capabilities.logging !== undefined) {
+      yield* Effect.ignore(requester.send(wire, "logging/setLevel", { level: logLevel }, send))
+    }
+    if (session.capabilities.resources?.subscribe === true) {
+      for (const uri of legacySubscriptions.keys()) {
+        yield* Effect.ignore(requester.send(wire, "resources/subscribe", { uri }, send))
       }
-      if (session.capabilities.resources?.subscribe === true) {
-        for (const uri of legacySubscriptions.keys()) {
-          yield* Effect.ignore(requester.send(wire, "resources/subscribe", { uri }, send))
-        }
-      }
-    }).pipe(Effect.annotateLogs({ module: "McpClient", method: "restoreLegacyState" }))
+    }
+  }, Effect.annotateLogs({ module: "McpClient", method: "restoreLegacyState" }))
 
   return {
     listen: (filter) =>
