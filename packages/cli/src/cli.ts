@@ -31,6 +31,8 @@ import { type CliError, ExitCode, SystemFailure, TimedOut, ToolFailed, UsageErro
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
 import * as ServerConfig from "./serverConfig.js"
+import { SharedClient } from "./sharedClient.js"
+import * as Shell from "./shell.js"
 import * as Text from "./terminalText.js"
 
 /**
@@ -152,7 +154,7 @@ const program = {
 type Body = (
   client: McpClient.McpClientService,
   resolved: Connection.Resolved
-) => Effect.Effect<void, CliError, Scope.Scope>
+) => Effect.Effect<void, CliError, Scope.Scope | Connection.Platform>
 
 const printServerLogs = (client: McpClient.McpClientService) =>
   Effect.gen(function*() {
@@ -201,10 +203,27 @@ const explainConnect = (resolved: Connection.Resolved, error: CliError): CliErro
   return error
 }
 
-const withClient = (connection: Connection.ConnectionOptions, body: Body, options?: { readonly serverLogs?: boolean }) =>
+interface WithClientOptions {
+  readonly serverLogs?: boolean
+  /** How forms are answered (the shell's line reader asks them); on a terminal, with a reader of their own, otherwise. */
+  readonly elicitation?: { readonly interactive: boolean; readonly prompter?: Elicitation.Prompter | undefined }
+}
+
+const withClient = (connection: Connection.ConnectionOptions, body: Body, options?: WithClientOptions) =>
+  Effect.flatMap(Effect.serviceOption(SharedClient), (shared) =>
+    Option.isSome(shared)
+      // in `conduit shell`: the session's connection (its server logs are printed already)
+      ? Effect.scoped(body(shared.value.client, { ...shared.value.resolved, json: shared.value.resolved.json || connection.json }))
+      : connect(connection, body, options))
+
+const connect = (connection: Connection.ConnectionOptions, body: Body, options?: WithClientOptions) =>
   Effect.gen(function*() {
     const resolved = yield* Connection.resolve(connection)
-    const layer = Connection.clientLayer(resolved, { interactive: Elicitation.isInteractive(), version })
+    const layer = Connection.clientLayer(resolved, {
+      interactive: options?.elicitation?.interactive ?? Elicitation.isInteractive(),
+      prompter: options?.elicitation?.prompter,
+      version
+    })
     yield* Effect.scoped(
       Effect.gen(function*() {
         const connect = Layer.build(layer).pipe(Effect.mapError((error) => explainConnect(resolved, error)))
@@ -439,8 +458,13 @@ const listen = (options: ListenOptions) =>
       if (options.prompts) methods.add(listMethods.prompts)
       if (options.resources) methods.add(listMethods.resources)
       if (options.uri.length > 0) methods.add(listMethods.updated)
+      const shared = yield* Effect.serviceOption(SharedClient)
+      const shell = Option.isSome(shared)
+      // in the shell, listen runs in the background: the shell goes on once the subscriptions are in force
+      const listening = Option.isSome(shared) && shared.value.listening !== undefined ? shared.value.listening : Effect.void
       const wanted = (notification: McpSchema.ServerNotification) => {
-        if (methods.size === 0) return true
+        // the shell prints the server's log messages already
+        if (methods.size === 0) return !(shell && notification.method === "notifications/message")
         if (!methods.has(notification.method)) return false
         if (notification.method !== listMethods.updated || options.uri.length === 0) return true
         const params = notification.params
@@ -448,7 +472,7 @@ const listen = (options: ListenOptions) =>
       }
       yield* Output.stderr(
         `conduit: listening to ${Connection.describeTarget(resolved.target)}` +
-          `${methods.size > 0 ? ` for ${[...methods].join(", ")}` : ""}; Ctrl-C stops`
+          `${methods.size > 0 ? ` for ${[...methods].join(", ")}` : ""}; ${shell ? "unlisten" : "Ctrl-C"} stops`
       )
       // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
       const everything = methods.size === 0
@@ -459,13 +483,14 @@ const listen = (options: ListenOptions) =>
           resourcesListChanged: everything || options.resources,
           resourceSubscriptions: options.uri
         }).pipe(
+          Stream.tap((n) => n.method === "notifications/subscriptions/acknowledged" ? listening : Effect.void),
           Stream.filter((n) => n.method !== "notifications/subscriptions/acknowledged"),
           Stream.catchTag("McpError", (error) =>
             Stream.fromEffect(
               Output.stderr(`conduit: the server refused subscriptions/listen (${error.message}); showing what it sends`)
-            ).pipe(Stream.drain))
+            ).pipe(Stream.zipRight(Stream.fromEffect(listening)), Stream.drain))
         )
-        : Stream.empty
+        : Stream.fromEffect(listening).pipe(Stream.drain)
       yield* Stream.merge(notifications, listened).pipe(
         Stream.filter(wanted),
         Stream.runForEach((notification) =>
@@ -581,6 +606,19 @@ const whoami = (connection: Connection.ConnectionOptions) =>
       })
     }
     yield* json ? Output.json(Auth.tokenJson(current.value)) : Output.stdout(Auth.describeToken(current.value))
+  })
+
+// ---------------------------------------------------------------------------------------------------------------
+// The shell
+
+const shell = (connection: Connection.ConnectionOptions, mode: "shell" | "run", script: Option.Option<string>) =>
+  Shell.run({
+    commands,
+    mode,
+    script,
+    json: connection.json,
+    version,
+    connect: (body, elicitation) => withClient(connection, body, { elicitation })
   })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -707,6 +745,18 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
     path: ["whoami"],
     description: "Show the stored token's issuer, scope and expiry (never the token itself)",
     run: (p) => whoami(connectionOf(p.options))
+  }),
+  command({
+    path: ["shell"],
+    description: "Keep one connection and type commands on it (tools call ..., listen in the background, help); " +
+      "history, Tab completion; Ctrl-C cancels a command, Ctrl-D leaves. Reads commands from stdin when it is not a terminal",
+    run: (p) => shell(connectionOf(p.options), "shell", Option.none())
+  }),
+  command({
+    path: ["run"],
+    description: "Run the commands of a file (or of stdin) one after the other on one connection; stops at the first failure",
+    arguments: [{ name: "file", description: "One shell command per line (# starts a comment); - or none: stdin", optional: true }],
+    run: (p) => shell(connectionOf(p.options), "run", optionalArg(p, 0))
   }),
   command({
     path: ["demo-server"],

@@ -393,7 +393,12 @@ const stdioProbeTimeout = Duration.seconds(10)
  */
 export const clientLayer = (
   resolved: Resolved,
-  options: { readonly interactive: boolean; readonly version: string }
+  options: {
+    readonly interactive: boolean
+    readonly version: string
+    /** Asks the questions of forms (the shell's line reader); one is opened per form otherwise. */
+    readonly prompter?: Elicitation.Prompter | undefined
+  }
 ): Layer.Layer<McpClient.McpClient, CliError, Platform> =>
   McpClient.layer({
     clientInfo: { name: "conduit", version: options.version },
@@ -410,7 +415,7 @@ export const clientLayer = (
   }).pipe(
     Layer.provide(Layer.mergeAll(
       transportLayer(resolved.target),
-      Elicitation.layer({ interactive: options.interactive }),
+      Elicitation.layer({ interactive: options.interactive, prompter: options.prompter }),
       // the client declares the roots capability only when there are roots to show
       resolved.roots.length > 0 ? RootsProvider.layer(resolved.roots) : Layer.empty
     ))

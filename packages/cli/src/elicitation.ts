@@ -131,7 +131,13 @@ const pick = (offered: ReadonlyArray<Choice>, text: string): string | undefined 
 // ---------------------------------------------------------------------------------------------------------------
 // Terminal I/O
 
-interface Prompter {
+/**
+ * Asks one question on the terminal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prompter {
   /** `None` when the input ended (Ctrl-D). */
   readonly ask: (question: string) => Effect.Effect<Option.Option<string>>
 }
@@ -265,7 +271,10 @@ const openUrl = (
     return { action: "accept" } as const
   })
 
-const interactive = (executor: CommandExecutor.CommandExecutor): ElicitationHandler.Service => ({
+const interactive = (
+  executor: CommandExecutor.CommandExecutor,
+  shared: Prompter | undefined
+): ElicitationHandler.Service => ({
   modes: ["form", "url"],
   elicit: (request, context) =>
     Effect.scoped(Effect.gen(function*() {
@@ -274,7 +283,8 @@ const interactive = (executor: CommandExecutor.CommandExecutor): ElicitationHand
       yield* Output.stderr(
         `\n${s.bold(`${who} asks`)}${request.mode === "url" ? " you to open a page" : ""}: ${serverText(request.message)}`
       )
-      const prompter = yield* openPrompter
+      // the shell's own line reader when there is one (two readers on one terminal would both take each key)
+      const prompter = shared ?? (yield* openPrompter)
       return request.mode === "form" ? yield* fillForm(prompter, request) : yield* openUrl(prompter, request, executor)
     })),
   completed: (elicitationId) =>
@@ -308,12 +318,12 @@ export const isInteractive = (): boolean => process.stdin.isTTY === true && proc
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: { readonly interactive: boolean }): Layer.Layer<
+export const layer = (options: { readonly interactive: boolean; readonly prompter?: Prompter | undefined }): Layer.Layer<
   ElicitationHandler.ElicitationHandler,
   never,
   CommandExecutor.CommandExecutor
 > =>
   Layer.effect(
     ElicitationHandler.ElicitationHandler,
-    Effect.map(CommandExecutor.CommandExecutor, (executor) => options.interactive ? interactive(executor) : declining)
+    Effect.map(CommandExecutor.CommandExecutor, (executor) => options.interactive ? interactive(executor, options.prompter) : declining)
   )

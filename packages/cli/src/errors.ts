@@ -68,6 +68,19 @@ export class SystemFailure extends Data.TaggedError("SystemFailure")<{
 }> {}
 
 /**
+ * A failure already reported where it happened (a command of a `conduit run` script, under its own `--json` or
+ * not): only its exit code is left to give.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Reported extends Data.TaggedError("Reported")<{ readonly exitCode: number }> {
+  override get message(): string {
+    return `failed with exit code ${this.exitCode}`
+  }
+}
+
+/**
  * Every failure a command can end with.
  *
  * @since 0.1.0
@@ -81,6 +94,7 @@ export type CliError =
   | ToolFailed
   | TimedOut
   | SystemFailure
+  | Reported
 
 /**
  * @since 0.1.0
@@ -107,6 +121,7 @@ export const exitCodeOf = (error: CliError): number => {
     case "TimedOut":
       return ExitCode.Timeout
     case "SystemFailure":
+    case "Reported":
       return error.exitCode
   }
 }

@@ -220,7 +220,13 @@ export const wrap = (text: string, width: number): Array<string> => {
   return lines
 }
 
-const table = (rows: ReadonlyArray<readonly [string, string]>, style: HelpStyle): Array<string> => {
+/**
+ * Help rows: a name column, then its text wrapped to the width.
+ *
+ * @since 0.1.0
+ * @category help
+ */
+export const table = (rows: ReadonlyArray<readonly [string, string]>, style: HelpStyle): Array<string> => {
   const left = Math.min(34, Math.max(...rows.map(([name]) => name.length)) + 2)
   const room = Math.max(20, style.width - left - 2)
   return rows.flatMap(([name, text]) => {

@@ -11,8 +11,9 @@ import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Cli from "./cli.js"
-import { describe, ExitCode, exitCodeOf } from "./errors.js"
+import { ExitCode } from "./errors.js"
 import * as Output from "./output.js"
+import * as Report from "./report.js"
 import * as Text from "./terminalText.js"
 
 // stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr, as logfmt, with
@@ -30,15 +31,7 @@ const jsonOutput = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : unde
 
 const program: Effect.Effect<number> = Cli.run(argv).pipe(
   Effect.as(ExitCode.Success),
-  Effect.catchAll((error) => {
-    const exitCode = exitCodeOf(error)
-    // a tool's isError result was printed already: under --json it is the one JSON object
-    if (jsonOutput && error._tag === "ToolFailed") return Effect.succeed(exitCode)
-    if (jsonOutput) {
-      return Effect.as(Output.json({ error: { tag: error._tag, message: describe(error), exitCode } }), exitCode)
-    }
-    return Effect.as(Output.stderr(`conduit: ${Text.block(describe(error))}`), exitCode)
-  }),
+  Effect.catchAll((error) => Report.failure(error, jsonOutput)),
   Effect.catchAllDefect((defect) =>
     Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)
   ),

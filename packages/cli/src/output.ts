@@ -9,12 +9,48 @@
 import type * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as Text from "./terminalText.js"
+
+/**
+ * What runs around every write while a prompt may be on screen (see {@link guardWrites}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WriteGuard {
+  readonly before: () => void
+  readonly after: () => void
+}
+
+// the terminal is one for the whole process: so is the guard of its prompt
+let guard: WriteGuard | undefined
+
+/**
+ * Runs `before` and `after` around every write until the Scope closes: the shell clears its prompt line before
+ * conduit prints and draws it again after.
+ *
+ * @since 0.1.0
+ * @category output
+ */
+export const guardWrites = (around: WriteGuard): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      guard = around
+    }),
+    () =>
+      Effect.sync(() => {
+        if (guard === around) guard = undefined
+      })
+  )
 
 const write = (stream: NodeJS.WriteStream, text: string, carriageReturn = false): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
+    const around = guard
+    around?.before()
     // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
     stream.write(Text.filter(text, carriageReturn), () => resume(Effect.void))
+    around?.after()
   })
 
 /**

@@ -41,6 +41,8 @@ export interface Result {
 export interface RunOptions {
   readonly env?: Readonly<Record<string, string>> | undefined
   readonly cwd?: string | undefined
+  /** What the process reads on stdin (then its end); an open pipe that is never written otherwise. */
+  readonly stdin?: string | undefined
 }
 
 const baseEnv = (env: Readonly<Record<string, string>> | undefined) => ({
@@ -73,6 +75,7 @@ export const start = (
 ): Effect.Effect<Running, never, Scope.Scope | CommandExecutor.CommandExecutor> =>
   Effect.gen(function*() {
     let command = Command.make(node, bin, ...args).pipe(Command.env(baseEnv(options.env)), Command.stdin("pipe"))
+    if (options.stdin !== undefined) command = Command.feed(command, options.stdin)
     if (options.cwd !== undefined) command = Command.workingDirectory(command, options.cwd)
     const process = yield* Command.start(command).pipe(Effect.orDie)
     const stdout = yield* SubscriptionRef.make("")

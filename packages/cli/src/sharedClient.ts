@@ -1,0 +1,21 @@
+/**
+ * The connection a `conduit shell` (or `conduit run`) session keeps: while it is in the context, a command uses it
+ * instead of connecting (and closing) on its own.
+ *
+ * @since 0.1.0
+ */
+import type * as McpClient from "@conduit-mcp/client/McpClient"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Connection from "./connection.js"
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class SharedClient extends Context.Tag("@conduit-mcp/cli/SharedClient")<SharedClient, {
+  readonly client: McpClient.McpClientService
+  readonly resolved: Connection.Resolved
+  /** `listen` runs this once its subscriptions are in force, so that the shell goes on only then. */
+  readonly listening?: Effect.Effect<void> | undefined
+}>() {}

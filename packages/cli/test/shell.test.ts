@@ -1,0 +1,140 @@
+/**
+ * `conduit shell` and `conduit run`: one connection across commands. In a real terminal (tmux): a background
+ * `listen` printing between prompts, Tab completion, Ctrl-C cancelling the call and not the shell, Ctrl-D leaving,
+ * the history kept for the next session. With piped stdin and a script file: a stateful scenario against
+ * server-everything, and a script stopping at its first failure.
+ */
+import { assert, describe, it as plainIt, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Completion from "../src/shellCompletion.js"
+import * as Shell from "../src/shell.js"
+import * as Cli from "./utils/cli.js"
+import * as Tmux from "./utils/tmux.js"
+
+const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-shell-test-"))
+
+describe("shell completion", () => {
+  const commands = Shell.shellCommands([
+    { path: ["tools", "call"], description: "", arguments: [{ name: "name", description: "" }], options: [
+      { name: "arg", value: "key=value", repeatable: true, description: "" }
+    ], run: () => Effect.void },
+    { path: ["tools", "list"], description: "", run: () => Effect.void },
+    { path: ["resources", "read"], description: "", arguments: [{ name: "uri", description: "" }], run: () => Effect.void },
+    { path: ["servers"], description: "", run: () => Effect.void }
+  ])
+  const catalog: Completion.Catalog = {
+    tools: [{ name: "echo", arguments: ["text"] }, { name: "slow", arguments: ["steps", "delayMs"] }],
+    prompts: [],
+    resources: ["demo://about"]
+  }
+  const complete = (line: string) => Completion.complete(line, commands, catalog)
+
+  plainIt("completes command words, names and argument names", () => {
+    assert.deepStrictEqual(complete("to"), [["tools "], "to"])
+    assert.deepStrictEqual(complete("tools "), [["call ", "list "], ""])
+    assert.deepStrictEqual(complete("tools call s"), [["slow "], "s"])
+    assert.deepStrictEqual(complete("tools call slow --arg d"), [["delayMs="], "d"])
+    assert.deepStrictEqual(complete("tools call slow --a"), [["--arg "], "--a"])
+    assert.deepStrictEqual(complete("resources read demo"), [["demo://about "], "demo"])
+    assert.deepStrictEqual(complete("conduit tools call e"), [["echo "], "e"])
+    // commands that start another connection are not offered in the shell
+    assert.deepStrictEqual(complete("ser"), [[], "ser"])
+    assert.deepStrictEqual(complete("tools call echo x"), [[], "x"])
+  })
+})
+
+layer(Cli.layer, { excludeTestServices: true })("conduit shell", (it) => {
+  it.scoped("in a terminal: background listen, Tab, Ctrl-C cancels the call only, Ctrl-D leaves, history kept", () =>
+    Effect.gen(function*() {
+      const state = temporaryDirectory()
+      const env = { XDG_STATE_HOME: state }
+      const terminal = yield* Tmux.open([Cli.node, Cli.bin, "shell"], { env })
+      yield* terminal.waitFor(/Connected to the embedded demo server[^\n]*\nconduit> $/m)
+      yield* terminal.sendKeys("listen --uri demo://about", "Enter")
+      yield* terminal.waitFor(/unlisten stops\nconduit> $/m)
+      // Tab completes the tool name (the list is fetched in the background when the shell starts)
+      yield* terminal.sendKeys("tools call tou", "Tab")
+      yield* terminal.waitFor(/conduit> tools call touch $/m)
+      yield* terminal.sendKeys("Enter")
+      const notified = yield* terminal.waitFor(/announced an update of demo:\/\/about\nconduit> $/m)
+      assert.match(notified, /notifications\/resources\/updated \{"uri":"demo:\/\/about"/)
+      // the argument name, then a slow call cancelled with Ctrl-C: the shell stays
+      yield* terminal.sendKeys("tools call slow --arg ste", "Tab")
+      yield* terminal.waitFor(/conduit> tools call slow --arg steps=$/m)
+      yield* terminal.sendKeys("100", "Enter")
+      yield* terminal.waitFor(/step \d+ of 100/)
+      yield* terminal.sendKeys("C-c")
+      yield* terminal.waitFor(/conduit: cancelled\nconduit> $/m)
+      yield* terminal.sendKeys("tools call echo --arg text=still-here", "Enter")
+      yield* terminal.waitFor(/^still-here\nconduit> $/m)
+      yield* terminal.sendKeys("C-d")
+      const closed = yield* terminal.waitFor(/\[exit \d+\]/)
+      assert.include(closed, "[exit 0]")
+      assert.notInclude(closed, "conduit> [exit")
+
+      const history = Fs.readFileSync(Path.join(state, "conduit", "history"), "utf8")
+      assert.include(history, "tools call echo --arg text=still-here\n")
+      assert.strictEqual(Fs.statSync(Path.join(state, "conduit", "history")).mode & 0o777, 0o600)
+      // the next session recalls it with the Up arrow
+      const again = yield* Tmux.open([Cli.node, Cli.bin, "shell"], { env })
+      yield* again.waitFor(/conduit> $/m)
+      yield* again.sendKeys("Up", "Enter")
+      yield* again.waitFor(/^still-here\nconduit> $/m)
+    }))
+
+  it.effect("commands on stdin: a resource a tool created is there for the next command (server-everything)", () =>
+    Effect.gen(function*() {
+      const result = yield* Cli.run(["--stdio", Cli.everythingCommand, "shell"], {
+        stdin: [
+          "# one session, several commands",
+          "tools call gzip-file-as-resource --arg name=notes.txt.gz --arg data=data:text/plain,hello --arg outputType=resourceLink",
+          "resources list --json",
+          ""
+        ].join("\n")
+      })
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(result.stdout, "demo://resource/session/notes.txt.gz")
+      const listed = JSON.parse(result.stdout.slice(result.stdout.indexOf("{")))
+      assert.isTrue(
+        listed.resources.some((resource: { readonly uri: string }) => resource.uri === "demo://resource/session/notes.txt.gz")
+      )
+    }))
+
+  it.effect("conduit run <file>: a background listen sees what the next command causes; the first failure stops it", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const script = Path.join(directory, "scenario.txt")
+      Fs.writeFileSync(
+        script,
+        [
+          "listen --uri demo://about",
+          "tools call touch",
+          "sleep 200ms",
+          "tools call add --arg a=1 --arg b=x",
+          "tools call echo --arg text=never"
+        ].join("\n")
+      )
+      const [ran, missing] = yield* Cli.runAll([["run", script], ["run", Path.join(directory, "absent.txt")]])
+      assert.strictEqual(ran.code, 2, ran.stderr)
+      assert.match(ran.stdout, /notifications\/resources\/updated \{"uri":"demo:\/\/about"/)
+      assert.include(ran.stdout, "announced an update of demo://about")
+      assert.notInclude(ran.stdout, "never")
+      assert.include(ran.stderr, `${script}:4: stopped at: tools call add --arg a=1 --arg b=x`)
+      assert.include(ran.stderr, "--arg b: expected a number")
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, "cannot read the script")
+    }))
+
+  it.effect("conduit run: --json on a command, and its failure as one JSON object", () =>
+    Effect.gen(function*() {
+      const result = yield* Cli.run(["run", "-"], { stdin: "tools call add --arg a=1 --arg b=2 --json\ntools call nope --json\n" })
+      assert.strictEqual(result.code, 2, result.stderr)
+      const [first, second] = result.stdout.split(/\n(?=\{)/).map((part) => JSON.parse(part))
+      assert.deepStrictEqual(first.structuredContent, { sum: 3 })
+      assert.strictEqual(second.error.tag, "UsageError")
+      assert.strictEqual(second.error.exitCode, 2)
+    }))
+})
