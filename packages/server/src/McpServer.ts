@@ -172,6 +172,26 @@ export interface Options {
    * Default false: a server that serves for long keeps nothing (the record grows with every message).
    */
   readonly record?: boolean | undefined
+  /** How tools that run as tasks (`execution.taskSupport`) are kept; see {@link TaskOptions}. */
+  readonly tasks?: TaskOptions | undefined
+}
+
+/**
+ * Tasks: a tool whose `execution.taskSupport` is `optional` or `required` runs in the background when the client
+ * asks for it (2025-11-25 `params.task`) or declares the `io.modelcontextprotocol/tasks` extension (2026-07-28),
+ * and its result is kept for the task's time to live. The server then declares both (`tasks` with
+ * `requests.tools.call`, `list`, `cancel`; the extension).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskOptions {
+  /** The polling interval suggested to clients (default 1,000 ms). */
+  readonly pollIntervalMs?: number | undefined
+  /** The time to live of a task when the client asks for none (default 300,000 ms). */
+  readonly ttlMs?: number | undefined
+  /** The longest time to live a client may ask for (default 3,600,000 ms). */
+  readonly maxTtlMs?: number | undefined
 }
 
 /**
@@ -605,6 +625,8 @@ export interface ToolInfo {
   readonly description?: string | undefined
   readonly outputSchema?: JsonObject | undefined
   readonly annotations?: JsonObject | undefined
+  /** `taskSupport`: `forbidden` (default), `optional` or `required` (see {@link TaskOptions}). */
+  readonly execution?: { readonly taskSupport?: "forbidden" | "optional" | "required" | undefined } | undefined
   readonly _meta?: JsonObject | undefined
 }
 
@@ -617,6 +639,7 @@ const toolDefinition = (info: ToolInfo, inputSchema: JsonObject): McpSchema.Tool
   ...(info.description !== undefined ? { description: info.description } : {}),
   ...(info.outputSchema !== undefined ? { outputSchema: info.outputSchema } : {}),
   ...(info.annotations !== undefined ? { annotations: info.annotations } : {}),
+  ...(info.execution?.taskSupport !== undefined ? { execution: { taskSupport: info.execution.taskSupport } } : {}),
   ...(info._meta !== undefined ? { _meta: info._meta } : {})
 })
 

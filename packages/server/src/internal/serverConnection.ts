@@ -17,6 +17,7 @@ import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 import * as model from "./serverModel.js"
+import * as ServerTasks from "./serverTasks.js"
 import * as UriTemplate from "./serverUriTemplate.js"
 
 type JsonObject = model.JsonObject
@@ -129,7 +130,11 @@ const LEGACY_METHODS: ReadonlySet<string> = new Set([
   "prompts/get",
   "completion/complete",
   "resources/subscribe",
-  "resources/unsubscribe"
+  "resources/unsubscribe",
+  "tasks/get",
+  "tasks/result",
+  "tasks/cancel",
+  "tasks/list"
 ])
 
 const STATEFUL_METHODS: ReadonlySet<string> = new Set([
@@ -319,8 +324,18 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
     const hasPrompts = config.prompts.length > 0
     const hasCompletions = config.prompts.some((prompt) => Object.keys(prompt.complete).length > 0) ||
       config.resourceTemplates.some((template) => Object.keys(template.complete).length > 0)
+    const hasTasks = config.tools.some((tool) =>
+      tool.definition.execution?.taskSupport === "optional" || tool.definition.execution?.taskSupport === "required"
+    )
+    const serverTasks = ServerTasks.make(options.tasks)
     const capabilities: McpSchema.ServerCapabilities = {
       ...(hasTools ? { tools: { listChanged: true } } : {}),
+      ...(hasTasks ?
+        {
+          tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+          extensions: { [ServerTasks.EXTENSION_ID]: {} }
+        } :
+        {}),
       ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
       ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
       ...(hasCompletions ? { completions: {} } : {}),
@@ -454,6 +469,28 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         return finish(request, result, false)
       })
 
+    /** A tool call, run as a task when the tool and the client want one (2025-11-25 or 2026-07-28). */
+    const taskOrCall = (request: RequestInfo) =>
+      Effect.suspend(() => {
+        const name = request.params.name
+        const tool = typeof name === "string" ? toolsByName.get(name) : undefined
+        const verdict = serverTasks.decide(
+          tool?.definition.execution?.taskSupport,
+          request.era,
+          request.params,
+          request.clientCapabilities
+        )
+        if (verdict === "plain") return callTool(request)
+        if (verdict !== "task") return Effect.fail(verdict)
+        return Effect.flatMap(model.RequestContext, (context) =>
+          serverTasks.start(
+            request.era,
+            request.params,
+            request.era === "legacy" ? context.input : undefined,
+            (input) => Effect.provideService(callTool(request), model.RequestContext, { ...context, input })
+          ))
+      })
+
     const readResource = (request: RequestInfo) =>
       Effect.gen(function*() {
         yield* requireCapability(hasResources, request.method)
@@ -568,7 +605,14 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             listResult(request, "tools", config.tools.map((tool) => tool.definition))
           )
         case "tools/call":
-          return callTool(request)
+          return taskOrCall(request)
+        case "tasks/get":
+        case "tasks/result":
+        case "tasks/cancel":
+        case "tasks/list":
+        case "tasks/update":
+          return serverTasks.handle(request.era, request.method, request.params) ??
+            Effect.fail(methodNotFound(request.method))
         case "resources/list":
           return Effect.zipRight(
             requireCapability(hasResources, request.method),
