@@ -21,6 +21,8 @@ export const ExitCode = {
   Connection: 3,
   Auth: 4,
   Protocol: 5,
+  /** A task was cancelled, expired, or is unknown to the server. */
+  Task: 6,
   /** A defect in conduit itself (EX_SOFTWARE). */
   Internal: 70,
   Timeout: 124,
@@ -88,6 +90,7 @@ export class Reported extends Data.TaggedError("Reported")<{ readonly exitCode: 
  */
 export type CliError =
   | McpError.McpClientError
+  | McpError.TaskError
   | McpError.InvalidOption
   | OAuth.OAuthError
   | UsageError
@@ -123,6 +126,9 @@ export const exitCodeOf = (error: CliError): number => {
     case "SystemFailure":
     case "Reported":
       return error.exitCode
+    case "TaskError":
+      // a tool or server that does not run tasks is a usage error (`--detach` on a plain tool)
+      return error.reason === "Unsupported" ? ExitCode.Usage : ExitCode.Task
   }
 }
 

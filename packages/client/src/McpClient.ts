@@ -38,6 +38,7 @@ import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
+import type * as McpTasks from "./McpTasks.js"
 import type * as Transport from "./Transport.js"
 
 /**
@@ -107,6 +108,12 @@ export interface McpClientOptions {
   readonly credentialId?: string | undefined
   /** Attributes added to every span of this client. */
   readonly spanAttributes?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Tasks (see `McpTasks`): `true` or `{ enabled: true, … }` declares task support (the `tasks` capability to
+   * 2025-11-25 servers, the `io.modelcontextprotocol/tasks` extension to 2026-07-28 ones) and sets the polling
+   * bounds and the time to live asked for. A tool that requires a task is run as one in any case.
+   */
+  readonly tasks?: McpTasks.TasksOptions | boolean | undefined
 }
 
 /**
@@ -302,10 +309,16 @@ export interface McpClientService {
     options?: RequestOptions
   ) => Effect.Effect<McpSchema.ListToolsResult, McpError.McpClientError>
   readonly streamTools: (options?: RequestOptions) => Stream.Stream<McpSchema.Tool, McpError.McpClientError>
+  /**
+   * `tools/call`. A tool whose `execution.taskSupport` is `required` on a 2025-11-25 server that runs tool calls
+   * as tasks is called as a task and driven to its end (polling `tasks/get`, then `tasks/result`); so is a call a
+   * 2026-07-28 server answers with a task when the `tasks` option is enabled. Interrupting the call cancels the
+   * task (`tasks/cancel`); a cancelled or expired task fails with `TaskError`. `client.tasks` gives the handle.
+   */
   readonly callTool: (
     params: CallToolParams,
     options?: RequestOptions
-  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
   /**
    * `tools/call` whose `structuredContent` is decoded with the caller's Schema; a result without structured
    * content, or with content the Schema rejects, is a `ProtocolError`. An `isError` result is still a value.
@@ -316,7 +329,7 @@ export interface McpClientService {
     options?: RequestOptions
   ) => Effect.Effect<
     { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
-    McpError.McpClientError
+    McpError.McpClientError | McpError.TaskError
   >
   /**
    * `tools/call` as a Stream: every progress notification, then the result. Ending the stream early (a `take`, an
@@ -325,7 +338,9 @@ export interface McpClientService {
   readonly callToolStream: (
     params: CallToolParams,
     options?: Omit<RequestOptions, "onProgress">
-  ) => Stream.Stream<CallEvent<McpSchema.CallToolResult>, McpError.McpClientError>
+  ) => Stream.Stream<CallEvent<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError>
+  /** Tool calls as tasks, with handles (see `McpTasks`). */
+  readonly tasks: McpTasks.Tasks
 
   readonly listResources: (
     options?: RequestOptions

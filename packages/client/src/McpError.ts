@@ -199,6 +199,25 @@ export class InvalidOption extends Schema.TaggedError<InvalidOption>("@conduit-m
 }
 
 /**
+ * A task (a long-running request the server runs in the background) did not give a result: it was `Cancelled`,
+ * it `Expired` (its time to live passed, or the server no longer knows it after that), the server does not know
+ * it (`NotFound`), or the call cannot run as a task (`Unsupported`: the server or the tool does not allow it).
+ * A task that failed with a JSON-RPC error fails with that {@link McpError} instead.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskError extends Schema.TaggedError<TaskError>("@conduit-mcp/client/TaskError")("TaskError", {
+  reason: Schema.Literal("Cancelled", "Expired", "NotFound", "Unsupported"),
+  taskId: Schema.optional(Schema.String),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `task${this.taskId !== undefined ? ` ${this.taskId}` : ""} ${this.reason}: ${this.detail}`
+  }
+}
+
+/**
  * What a transport can fail with.
  *
  * @since 0.1.0

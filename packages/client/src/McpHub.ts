@@ -89,7 +89,8 @@ export const ClientError = Schema.Union(
   McpError.McpError,
   McpError.ProtocolError,
   McpError.RequestTimeout,
-  McpError.InvalidOption
+  McpError.InvalidOption,
+  McpError.TaskError
 )
 
 /**

@@ -578,6 +578,11 @@ export const Tool = Schema.Struct({
   outputSchema: Schema.optional(JsonObject),
   annotations: Schema.optional(JsonObject),
   icons: Schema.optional(Schema.Array(Icon)),
+  /**
+   * How the tool may run (2025-11-25): `taskSupport` is `forbidden` (the default), `optional` or `required`. Kept
+   * as any string: a value this client does not know counts as `forbidden`.
+   */
+  execution: Schema.optional(Schema.Struct({ taskSupport: Schema.optional(Schema.String) })),
   _meta: Meta
 })
 

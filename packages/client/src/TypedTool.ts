@@ -120,7 +120,7 @@ export class ToolFailed extends Schema.TaggedError<ToolFailed>("@conduit-mcp/cli
  * @since 0.1.0
  * @category errors
  */
-export type CallError = McpError.McpClientError | ParseResult.ParseError | ToolFailed
+export type CallError = McpError.McpClientError | McpError.TaskError | ParseResult.ParseError | ToolFailed
 
 /**
  * A typed tool bound to a server.

@@ -31,6 +31,16 @@ export * as McpSchema from "./McpSchema.js"
 /**
  * @since 0.1.0
  */
+export * as McpTasks from "./McpTasks.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TaskStore from "./TaskStore.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as RootsProvider from "./RootsProvider.js"
 
 /**

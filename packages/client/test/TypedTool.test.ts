@@ -199,7 +199,10 @@ describe("TypedTool", () => {
     type Call = TypedTool.Bound<{ readonly a: number; readonly b: number }, { readonly sum: number }>
     expectTypeOf<Parameters<Call>[0]>().toEqualTypeOf<{ readonly a: number; readonly b: number }>()
     expectTypeOf<ReturnType<Call>>().toEqualTypeOf<
-      Effect.Effect<{ readonly sum: number }, McpError.McpClientError | ParseResult.ParseError | TypedTool.ToolFailed>
+      Effect.Effect<
+        { readonly sum: number },
+        McpError.McpClientError | McpError.TaskError | ParseResult.ParseError | TypedTool.ToolFailed
+      >
     >()
     // @ts-expect-error: the parameters are checked at compile time
     const wrong = (add: Call) => add({ a: 1, b: "2" })

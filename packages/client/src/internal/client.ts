@@ -27,6 +27,7 @@ import * as McpSchema from "../McpSchema.js"
 import * as ResultCache from "../ResultCache.js"
 import * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
+import * as TaskStore from "../TaskStore.js"
 import * as Transport from "../Transport.js"
 import * as Cache from "./client/cache.js"
 import * as Calls from "./client/calls.js"
@@ -42,6 +43,8 @@ import * as RequestTable from "./client/requestTable.js"
 import * as ServerRequests from "./client/serverRequests.js"
 import { publicSession, type Session } from "./client/session.js"
 import * as Subscriptions from "./client/subscriptions.js"
+import * as TaskCalls from "./client/taskCalls.js"
+import * as Tasks from "./client/tasks.js"
 import * as Telemetry from "./client/telemetry.js"
 import * as ToolOutput from "./client/toolOutput.js"
 import * as codec from "./codec.js"
@@ -61,11 +64,16 @@ export const make = (
   Effect.gen(function*() {
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
+    const tasksResolved = yield* TaskCalls.resolveOptions(options.tasks)
     const envelope = Envelope.make(resolved.clientInfo, resolved.capabilities, {
       elicitation: yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler),
       sampling: yield* Effect.serviceOption(SamplingHandler.SamplingHandler),
       roots: yield* Effect.serviceOption(RootsProvider.RootsProvider)
-    })
+    }, (capabilities, version) => Tasks.declare(capabilities, version, tasksResolved))
+    const taskStore = yield* Effect.flatMap(
+      Effect.serviceOption(TaskStore.TaskStore),
+      Option.match({ onNone: () => TaskStore.makeMemory, onSome: Effect.succeed })
+    )
     const resultCache = yield* Effect.serviceOption(ResultCache.ResultCache)
     const cache = yield* Cache.make(resultCache, transport, options.credentialId)
     const requests = yield* RequestTable.make
@@ -130,13 +138,46 @@ export const make = (
         onAttemptEnd: serverRequests.clear
       }
     })
+    const toolOutput = ToolOutput.make()
+    const pagination = Pagination.make(resolved.maxPages, resolved.spanAttributes)
+    // the tasks' own requests and lookups go through the client's calls like any other
+    const lookupTools = pagination.collect((refused) =>
+      pagination.paginate("tools/list", (cursor) =>
+        Effect.map(
+          Effect.tap(
+            calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
+            (page) => learnTools(page.tools)
+          ),
+          (r) => ({ items: r.tools, nextCursor: r.nextCursor })
+        ), refused), "tools/list")
+    const taskCalls = TaskCalls.make({
+      resolved: tasksResolved,
+      status,
+      calls,
+      envelope,
+      subscribe: notifications.subscribe,
+      store: taskStore,
+      toolResult: (tool, raw) =>
+        Either.flatMap(
+          decodeCallToolResult("tools/call", raw),
+          (result) => tool === undefined ? Either.right(result) : toolOutput.check(tool, result)
+        ),
+      lookupTools,
+      requestTimeout: resolved.requestTimeout
+    })
+    const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) => {
+      toolOutput.learn(tools)
+      taskCalls.learn(tools)
+    }
     return service({
       resolved,
       status,
       calls,
+      taskCalls,
+      learnTools,
       callSync: FastPath.make({ kind: resolved.kind, status, requester, calls, cache, telemetry }),
-      pagination: Pagination.make(resolved.maxPages, resolved.spanAttributes),
-      toolOutput: ToolOutput.make(),
+      pagination,
+      toolOutput,
       subscriptions,
       notifications,
       envelope,
@@ -179,6 +220,8 @@ const service = (parts: {
   readonly resolved: Options.Resolved
   readonly status: Connection.Status
   readonly calls: Calls.Calls
+  readonly taskCalls: TaskCalls.TaskCalls
+  readonly learnTools: (tools: ReadonlyArray<McpSchema.Tool>) => void
   readonly callSync: FastPath.CallSync
   readonly pagination: Pagination.Pagination
   readonly toolOutput: ToolOutput.ToolOutput
@@ -196,7 +239,7 @@ const service = (parts: {
   const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
     Effect.tap(
       request("tools/list", cursorParams(cursor), McpSchema.ListToolsResult, options),
-      (page) => toolOutput.learn(page.tools)
+      (page) => parts.learnTools(page.tools)
     )
   const streamTools = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("tools/list", (cursor) =>
@@ -223,15 +266,26 @@ const service = (parts: {
       ), refused)
 
   // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
-  const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
-    callSync(
-      "tools/call",
-      nameAndArguments(params),
-      (method, raw) =>
-        Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
+  const checkedDecoder = (name: string): Calls.SyncDecoder<McpSchema.CallToolResult> => (method, raw) =>
+    Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
+  const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
+    const plain = callSync("tools/call", nameAndArguments(params), checkedDecoder(params.name), options, params.name)
+    return parts.taskCalls.callTool(
+      params,
       options,
-      params.name
+      plain,
+      // (built only when a task may come back)
+      Effect.suspend(() =>
+        callSync(
+          "tools/call",
+          nameAndArguments(params),
+          TaskCalls.taskAwareDecoder(checkedDecoder(params.name)),
+          options,
+          params.name
+        )
+      )
     )
+  }
 
   return {
     session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),
@@ -287,6 +341,7 @@ const service = (parts: {
           ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
           : Effect.void
       }),
-    setAuth: parts.cache.setAuth
+    setAuth: parts.cache.setAuth,
+    tasks: parts.taskCalls.api
   }
 }

@@ -449,7 +449,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
   const client = (server: string) => Effect.flatMap(valid(server), () => parts.client(server))
   const use = <A, RA>(
     server: string,
-    f: (client: McpClient.McpClientService) => Effect.Effect<A, McpError.McpClientError, RA>
+    f: (client: McpClient.McpClientService) => Effect.Effect<A, McpError.McpClientError | McpError.TaskError, RA>
   ): Effect.Effect<A, McpHub.McpHubError, RA> =>
     Effect.scoped(
       Effect.flatMap(client(server), (c) => Effect.mapError(f(c), (error) => new McpHub.ServerError({ server, error })))

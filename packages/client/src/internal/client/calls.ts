@@ -229,12 +229,12 @@ export const make = (deps: {
  *
  * @internal
  */
-export const progressEvents = <A>(
+export const progressEvents = <A, E = McpError.McpClientError>(
   bufferSize: number,
-  run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, McpError.McpClientError>
-): Stream.Stream<McpClient.CallEvent<A>, McpError.McpClientError> =>
+  run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, E>
+): Stream.Stream<McpClient.CallEvent<A>, E> =>
   Stream.unwrapScoped(Effect.gen(function*() {
-    const events = yield* Mailbox.make<McpClient.CallEvent<A>, McpError.McpClientError>({
+    const events = yield* Mailbox.make<McpClient.CallEvent<A>, E>({
       capacity: bufferSize,
       strategy: "sliding"
     })

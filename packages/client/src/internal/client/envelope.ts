@@ -48,14 +48,19 @@ export interface Envelope {
 export const make = (
   clientInfo: McpSchema.Implementation,
   configured: McpSchema.ClientCapabilities,
-  handlers: Features.Handlers
+  handlers: Features.Handlers,
+  /** What other features add to the capabilities declared at a version (tasks). */
+  extend: (
+    capabilities: McpSchema.ClientCapabilities,
+    version: McpSchema.ProtocolVersion
+  ) => McpSchema.ClientCapabilities = (capabilities) => capabilities
 ): Envelope => {
   let logLevel: McpSchema.LoggingLevel | undefined
   const capabilityCache = new Map<McpSchema.ProtocolVersion, McpSchema.ClientCapabilities>()
   const capabilitiesFor = (version: McpSchema.ProtocolVersion): McpSchema.ClientCapabilities => {
     let caps = capabilityCache.get(version)
     if (caps === undefined) {
-      caps = Features.capabilitiesFor(handlers, configured, version)
+      caps = extend(Features.capabilitiesFor(handlers, configured, version), version)
       capabilityCache.set(version, caps)
     }
     return caps

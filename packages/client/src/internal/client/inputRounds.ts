@@ -59,15 +59,20 @@ export type InputRounds = (
 ) => Effect.Effect<unknown, McpError.McpClientError>
 
 /**
+ * Serves one round of input requests (an MRTR round, or a task's `input_required`) through the handlers.
+ *
  * @internal
  */
-export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds: number): InputRounds => {
-  /** Serves one round: every input request through the handlers. */
-  const answerInputs = (
-    method: string,
-    session: Session,
-    inputRequests: InputRequests
-  ): Effect.Effect<Record<string, unknown>, McpError.ProtocolError> =>
+export type Answerer = (
+  method: string,
+  session: Session,
+  inputRequests: InputRequests
+) => Effect.Effect<Record<string, unknown>, McpError.ProtocolError>
+
+/**
+ * @internal
+ */
+export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, session, inputRequests) =>
     Effect.gen(function*() {
       const declared = envelope.capabilitiesFor(session.protocolVersion)
       const responses: Record<string, unknown> = {}
@@ -93,6 +98,11 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
       return responses
     })
 
+/**
+ * @internal
+ */
+export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds: number): InputRounds => {
+  const answerInputs = makeAnswerer(envelope)
   return (method, params, options, first) =>
     Effect.gen(function*() {
       let inputResponses: Record<string, unknown> | undefined

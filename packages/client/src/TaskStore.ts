@@ -1,0 +1,156 @@
+/**
+ * Where a client records the tasks it started, so that after a restart or a reconnection `client.tasks.resume`
+ * (or `client.tasks.stored`) picks up waiting for their results. In memory by default (what `McpClient` uses
+ * when no `TaskStore` is provided); over any `KeyValueStore` (the file system, Redis) to outlive the process.
+ *
+ * @example
+ * ```ts
+ * import { McpClient, TaskStore } from "@conduit-mcp/client"
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ *
+ * // one file per task under ~/.cache/my-app/tasks
+ * const Tasks = TaskStore.layerFileSystem("/home/me/.cache/my-app/tasks").pipe(Layer.provide(NodeContext.layer))
+ * const Client = McpClient.layer({ tasks: { enabled: true } }).pipe(Layer.provide(Tasks))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import type * as Path from "@effect/platform/Path"
+import type * as PlatformError from "@effect/platform/Error"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as McpTasks from "./McpTasks.js"
+
+/**
+ * The store could not be read or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskStoreError extends Schema.TaggedError<TaskStoreError>("@conduit-mcp/client/TaskStoreError")(
+  "TaskStoreError",
+  { operation: Schema.Literal("get", "put", "remove", "list"), detail: Schema.String }
+) {
+  override get message(): string {
+    return `task store ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface TaskStoreShape {
+  readonly put: (task: McpTasks.StoredTask) => Effect.Effect<void, TaskStoreError>
+  readonly get: (taskId: string) => Effect.Effect<Option.Option<McpTasks.StoredTask>, TaskStoreError>
+  readonly remove: (taskId: string) => Effect.Effect<void, TaskStoreError>
+  readonly list: Effect.Effect<ReadonlyArray<McpTasks.StoredTask>, TaskStoreError>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class TaskStore extends Context.Tag("@conduit-mcp/client/TaskStore")<TaskStore, TaskStoreShape>() {}
+
+/**
+ * A store in this process's memory.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory: Effect.Effect<TaskStoreShape> = Effect.sync(() => {
+  const tasks = new Map<string, McpTasks.StoredTask>()
+  return {
+    put: (task) => Effect.sync(() => void tasks.set(task.taskId, task)),
+    get: (taskId) => Effect.sync(() => Option.fromNullable(tasks.get(taskId))),
+    remove: (taskId) => Effect.sync(() => void tasks.delete(taskId)),
+    list: Effect.sync(() => [...tasks.values()])
+  }
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<TaskStore> = Layer.effect(TaskStore, makeMemory)
+
+const Entry = Schema.parseJson(McpTasks.StoredTask)
+const Index = Schema.parseJson(Schema.Array(Schema.String))
+const INDEX_KEY = "index"
+
+/**
+ * A store over any `KeyValueStore`: one JSON entry per task under `prefix` (default `conduit-task:`), and an
+ * index entry listing their ids. Writes are serialized within this process.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerKeyValueStore = (options?: {
+  readonly prefix?: string | undefined
+}): Layer.Layer<TaskStore, never, KeyValueStore.KeyValueStore> =>
+  Layer.effect(
+    TaskStore,
+    Effect.gen(function*() {
+      const store = KeyValueStore.prefix(yield* KeyValueStore.KeyValueStore, options?.prefix ?? "conduit-task:")
+      const lock = yield* Effect.makeSemaphore(1)
+      const failed = (operation: TaskStoreError["operation"]) => (e: { readonly message: string }) =>
+        new TaskStoreError({ operation, detail: e.message })
+      const entryKey = (taskId: string) => `task:${encodeURIComponent(taskId)}`
+      const readIndex = store.get(INDEX_KEY).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.succeed<ReadonlyArray<string>>([]),
+          // an unreadable index is rebuilt from nothing rather than failing every operation
+          onSome: (text) => Effect.orElseSucceed(Schema.decode(Index)(text), (): ReadonlyArray<string> => [])
+        }))
+      )
+      const writeIndex = (ids: ReadonlyArray<string>) =>
+        Effect.flatMap(Schema.encode(Index)(ids), (text) => store.set(INDEX_KEY, text))
+      const get = (taskId: string) =>
+        store.get(entryKey(taskId)).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.succeed(Option.none<McpTasks.StoredTask>()),
+            onSome: (text) => Effect.map(Effect.option(Schema.decode(Entry)(text)), (entry) => entry)
+          })),
+          Effect.mapError(failed("get"))
+        )
+      return TaskStore.of({
+        put: (task) =>
+          lock.withPermits(1)(Effect.gen(function*() {
+            yield* store.set(entryKey(task.taskId), yield* Schema.encode(Entry)(task))
+            const ids = yield* readIndex
+            if (!ids.includes(task.taskId)) yield* writeIndex([...ids, task.taskId])
+          })).pipe(Effect.mapError(failed("put"))),
+        get,
+        remove: (taskId) =>
+          lock.withPermits(1)(Effect.gen(function*() {
+            yield* store.remove(entryKey(taskId))
+            const ids = yield* readIndex
+            if (ids.includes(taskId)) yield* writeIndex(ids.filter((id) => id !== taskId))
+          })).pipe(Effect.mapError(failed("remove"))),
+        list: Effect.gen(function*() {
+          const ids = yield* Effect.mapError(readIndex, failed("list"))
+          const found = yield* Effect.forEach(ids, get)
+          return found.flatMap((entry) => Option.isSome(entry) ? [entry.value] : [])
+        })
+      })
+    })
+  )
+
+/**
+ * A store in a directory (one file per entry, the directory created if missing), through
+ * `KeyValueStore.layerFileSystem`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFileSystem = (
+  directory: string
+): Layer.Layer<TaskStore, PlatformError.PlatformError, FileSystem.FileSystem | Path.Path> =>
+  layerKeyValueStore().pipe(Layer.provide(KeyValueStore.layerFileSystem(directory)))

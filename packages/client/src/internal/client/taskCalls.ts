@@ -1,0 +1,359 @@
+/**
+ * Tasks, as the client offers them: the `tasks` option resolved, `callTool` routed (a plain call, a 2025-11-25
+ * task when the tool requires one, a 2026-07-28 task when the server answers with one), and `client.tasks`.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as McpClient from "../../McpClient.js"
+import * as McpError from "../../McpError.js"
+import type * as McpSchema from "../../McpSchema.js"
+import * as McpTasks from "../../McpTasks.js"
+import type * as TaskStore from "../../TaskStore.js"
+import type * as Calls from "./calls.js"
+import type * as Connection from "./connection.js"
+import * as InputRounds from "./inputRounds.js"
+import type { Session } from "./session.js"
+import * as Tasks from "./tasks.js"
+import type * as Envelope from "./envelope.js"
+
+/**
+ * Resolves the `tasks` option (`true` means `{ enabled: true }`).
+ *
+ * @internal
+ */
+export const resolveOptions = (
+  option: McpTasks.TasksOptions | boolean | undefined
+): Effect.Effect<Tasks.Resolved, McpError.InvalidOption> =>
+  Effect.gen(function*() {
+    const options: McpTasks.TasksOptions = option === true ? { enabled: true } : option === false ? {} : option ?? {}
+    const millis = (name: string, input: Duration.DurationInput | undefined, fallback: number) => {
+      if (input === undefined) return Effect.succeed(fallback)
+      const decoded = Duration.decodeUnknown(input)
+      if (Option.isNone(decoded) || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
+        return Effect.fail(new McpError.InvalidOption({ option: `tasks.${name}`, detail: "must be a positive duration" }))
+      }
+      return Effect.succeed(Duration.toMillis(decoded.value))
+    }
+    const minPollMillis = yield* millis("minPollInterval", options.minPollInterval, Tasks.defaults.minPollMillis)
+    const maxPollMillis = yield* millis("maxPollInterval", options.maxPollInterval, Tasks.defaults.maxPollMillis)
+    const defaultPollMillis = yield* millis(
+      "defaultPollInterval",
+      options.defaultPollInterval,
+      Tasks.defaults.defaultPollMillis
+    )
+    if (minPollMillis > maxPollMillis) {
+      return yield* new McpError.InvalidOption({
+        option: "tasks.minPollInterval",
+        detail: "must not be longer than tasks.maxPollInterval"
+      })
+    }
+    const ttl = options.ttl === undefined ? undefined : yield* millis("ttl", options.ttl, 0)
+    return {
+      enabled: options.enabled ?? false,
+      ttlMillis: ttl === undefined ? undefined : Math.round(ttl),
+      minPollMillis,
+      maxPollMillis,
+      defaultPollMillis
+    }
+  })
+
+/** A tool call the server answered with a 2026-07-28 task: driven before the caller sees a result. */
+class TaskCreated {
+  constructor(readonly raw: unknown) {}
+}
+
+/**
+ * A `tools/call` result, or the task a 2026-07-28 server answered with instead.
+ *
+ * @internal
+ */
+export type CallOutcome = McpSchema.CallToolResult | TaskCreated
+
+/**
+ * Lets a 2026-07-28 task through a tool call's decoder.
+ *
+ * @internal
+ */
+export const taskAwareDecoder = (
+  decode: Calls.SyncDecoder<McpSchema.CallToolResult>
+): Calls.SyncDecoder<CallOutcome> =>
+(method, raw) => Tasks.isTaskResult(raw) ? Either.right(new TaskCreated(raw)) : decode(method, raw)
+
+type CallParams = McpClient.CallToolParams
+
+const nameAndArguments = (params: CallParams): Record<string, unknown> =>
+  params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments }
+
+const unsupported = (detail: string) => new McpError.TaskError({ reason: "Unsupported", detail })
+
+/**
+ * @internal
+ */
+export interface TaskCalls {
+  readonly resolved: Tasks.Resolved
+  /** Remembers the `execution.taskSupport` of a page of tools. */
+  readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /**
+   * Routes a `tools/call`: `plain` (the call as it always was), `taskAware` (the same call, a 2026-07-28 task let
+   * through its decoder) or a 2025-11-25 task.
+   */
+  readonly callTool: (
+    params: CallParams,
+    options: McpClient.RequestOptions | undefined,
+    plain: Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>,
+    taskAware: Effect.Effect<CallOutcome, McpError.McpClientError>
+  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
+  readonly api: McpTasks.Tasks
+}
+
+/**
+ * @internal
+ */
+export const make = (deps: {
+  readonly resolved: Tasks.Resolved
+  readonly status: Connection.Status
+  readonly calls: Calls.Calls
+  readonly envelope: Envelope.Envelope
+  readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
+  readonly store: TaskStore.TaskStoreShape
+  readonly toolResult: (
+    tool: string | undefined,
+    raw: unknown
+  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+  /** Lists the server's tools (which teaches `learn` their task support). */
+  readonly lookupTools: Effect.Effect<unknown, McpError.McpClientError>
+  readonly requestTimeout: number
+}): TaskCalls => {
+  const { calls, resolved, status } = deps
+  const timeoutOf = (options: { readonly timeout?: Duration.DurationInput | undefined } | undefined) =>
+    options?.timeout === undefined ? undefined : Duration.toMillis(Duration.decode(options.timeout))
+  const request = (method: string, params: Readonly<Record<string, unknown>>, timeoutMillis: number | undefined) =>
+    calls.request(method, params, Schema.Unknown, timeoutMillis === undefined ? undefined : { timeout: timeoutMillis })
+  const session = status.awaitSession(deps.requestTimeout, "tasks")
+  const driver = Tasks.makeDriver({
+    resolved,
+    request,
+    session,
+    answerInputs: InputRounds.makeAnswerer(deps.envelope),
+    subscribe: deps.subscribe,
+    store: deps.store,
+    toolResult: deps.toolResult,
+    requestTimeout: deps.requestTimeout
+  })
+
+  const support = new Map<string, string>()
+  const learn = (tools: ReadonlyArray<McpSchema.Tool>) => {
+    for (const tool of tools) support.set(tool.name, tool.execution?.taskSupport ?? "forbidden")
+  }
+  /** The tool's task support, listing the tools first when it is not known yet. */
+  const supportOf = (name: string) =>
+    support.has(name)
+      ? Effect.succeed(support.get(name) ?? "forbidden")
+      : Effect.map(deps.lookupTools, () => support.get(name) ?? "forbidden")
+
+  const record = (
+    session: Session,
+    state: Tasks.Observed,
+    tool: string | undefined
+  ): Effect.Effect<McpTasks.StoredTask> =>
+    Effect.map(Clock.currentTimeMillis, (now) => ({
+      taskId: state.taskId,
+      server: session.transport.target,
+      era: session.era,
+      method: "tools/call",
+      ...(tool !== undefined ? { tool } : {}),
+      createdAt: now,
+      ...(typeof state.ttlMs === "number" ? { expiresAt: now + state.ttlMs } : {})
+    }))
+
+  /** A handle on a task just created. */
+  const started = (
+    session: Session,
+    state: Tasks.Observed,
+    tool: string | undefined,
+    timeoutMillis: number | undefined
+  ) =>
+    Effect.gen(function*() {
+      const stored = yield* record(session, state, tool)
+      yield* driver.remember(stored)
+      return yield* driver.handle({ era: session.era, initial: state, stored, timeoutMillis })
+    })
+
+  /** A handle on a call the server answered at once (a 2026-07-28 server may choose not to make a task). */
+  const finished = (result: McpSchema.CallToolResult, era: McpSchema.Era): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
+    const initial: McpTasks.TaskState = { taskId: "", status: "completed" }
+    return {
+      taskId: "",
+      era,
+      initial,
+      status: Stream.make(initial),
+      result: Effect.succeed(result),
+      cancel: Effect.void,
+      detach: Effect.void
+    }
+  }
+
+  /** 2025-11-25: `tools/call` with `params.task`. */
+  const startLegacy = (session: Session, params: CallParams, timeoutMillis: number | undefined) =>
+    Effect.gen(function*() {
+      const task = resolved.ttlMillis === undefined ? {} : { ttl: resolved.ttlMillis }
+      const raw = yield* request("tools/call", { ...nameAndArguments(params), task }, timeoutMillis)
+      if (!Predicate.isRecord(raw) || raw.task === undefined) {
+        // the server ran it as a plain call
+        return finished(yield* deps.toolResult(params.name, raw), "legacy")
+      }
+      const created = yield* Effect.mapError(
+        Schema.decodeUnknown(McpTasks.LegacyCreateTaskResult)(raw),
+        (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail: e.message })
+      )
+      return yield* started(session, Tasks.fromLegacy(created.task), params.name, timeoutMillis)
+    })
+
+  /** 2026-07-28: the task a tool call was answered with. */
+  const startModern = (session: Session, raw: unknown, tool: string, timeoutMillis: number | undefined) =>
+    Effect.flatMap(Tasks.readTask("modern", "tools/call", raw), (state) =>
+      started(session, state, tool, timeoutMillis))
+
+  const callTool: TaskCalls["callTool"] = (params, options, plain, taskAware) => {
+    const current = status.current()
+    // the usual call takes the plain path without a step more
+    if (current !== undefined) {
+      if (current.era === "legacy" ? !Tasks.legacyToolTasks(current.capabilities) : !resolved.enabled) return plain
+    }
+    const timeoutMillis = timeoutOf(options)
+    return Effect.flatMap(status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call"), (session) => {
+      if (session.era === "modern") {
+        if (!resolved.enabled) return plain
+        return Effect.flatMap(taskAware, (outcome) =>
+          outcome instanceof TaskCreated
+            ? Effect.flatMap(startModern(session, outcome.raw, params.name, timeoutMillis), (handle) => handle.result)
+            : Effect.succeed(outcome))
+      }
+      if (!Tasks.legacyToolTasks(session.capabilities)) return plain
+      // a tool that requires a task MUST be called as one; one that only allows it runs as a plain call here
+      return Effect.flatMap(supportOf(params.name), (taskSupport) =>
+        taskSupport === "required"
+          ? Effect.flatMap(startLegacy(session, params, timeoutMillis), (handle) => handle.result)
+          : plain)
+    })
+  }
+
+  const explicitCall: McpTasks.Tasks["callTool"] = (params, options) =>
+    Effect.gen(function*() {
+      const timeoutMillis = timeoutOf(options)
+      const session = yield* status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call")
+      if (session.era === "legacy") {
+        if (!Tasks.legacyToolTasks(session.capabilities)) {
+          return yield* unsupported("the server does not run tools/call as tasks (no tasks.requests.tools.call)")
+        }
+        const taskSupport = yield* supportOf(params.name)
+        if (taskSupport !== "required" && taskSupport !== "optional") {
+          return yield* unsupported(`the tool ${params.name} does not run as a task (taskSupport: ${taskSupport})`)
+        }
+        return yield* startLegacy(session, params, timeoutMillis)
+      }
+      if (!resolved.enabled) {
+        return yield* unsupported(`the ${McpTasks.EXTENSION_ID} extension is not enabled (the tasks option)`)
+      }
+      const callOptions = timeoutMillis === undefined ? undefined : { timeout: timeoutMillis }
+      const first = yield* calls.raw("tools/call", nameAndArguments(params), callOptions)
+      const raw = InputRounds.isInputRequired(first[0])
+        ? yield* calls.inputRounds("tools/call", nameAndArguments(params), callOptions, first)
+        : first[0]
+      if (Tasks.isTaskResult(raw)) return yield* startModern(session, raw, params.name, timeoutMillis)
+      return finished(yield* deps.toolResult(params.name, raw), "modern")
+    })
+
+  /** The stored record of a task, dropped (with `Expired`) once its time to live passed. */
+  const storedOf = (taskId: string) =>
+    Effect.gen(function*() {
+      const found = yield* Effect.orElseSucceed(deps.store.get(taskId), () => Option.none<McpTasks.StoredTask>())
+      if (Option.isNone(found)) return undefined
+      const now = yield* Clock.currentTimeMillis
+      if (found.value.expiresAt !== undefined && now >= found.value.expiresAt) {
+        yield* driver.forget(taskId)
+        return yield* new McpError.TaskError({
+          reason: "Expired",
+          taskId,
+          detail: "its time to live passed; the server may have dropped it"
+        })
+      }
+      return found.value
+    })
+
+  const resume: McpTasks.Tasks["resume"] = (taskId) =>
+    Effect.gen(function*() {
+      const stored = yield* storedOf(taskId)
+      const current = yield* session
+      if (stored !== undefined && stored.era !== current.era) {
+        return yield* new McpError.TaskError({
+          reason: "NotFound",
+          taskId,
+          detail: `it was started in the ${stored.era} era; the server now speaks the ${current.era} one`
+        })
+      }
+      const state = yield* driver.get(current.era, taskId, stored, undefined)
+      const record: McpTasks.StoredTask = stored ?? {
+        taskId,
+        server: current.transport.target,
+        era: current.era,
+        method: "tools/call",
+        createdAt: yield* Clock.currentTimeMillis
+      }
+      return yield* driver.handle({ era: current.era, initial: state, stored: record, timeoutMillis: undefined })
+    })
+
+  const api: McpTasks.Tasks = {
+    callTool: explicitCall,
+    resume,
+    get: (taskId) =>
+      Effect.gen(function*() {
+        const stored = yield* storedOf(taskId)
+        const current = yield* session
+        return Tasks.publicState(yield* driver.get(current.era, taskId, stored, undefined))
+      }),
+    cancel: (taskId) =>
+      Effect.gen(function*() {
+        const current = yield* session
+        yield* driver.cancel(current.era, taskId, undefined)
+        yield* driver.forget(taskId)
+      }),
+    list: (cursor) =>
+      Effect.gen(function*() {
+        const current = yield* session
+        const tasks = Predicate.isRecord(current.capabilities.tasks) ? current.capabilities.tasks : undefined
+        if (current.era !== "legacy" || tasks?.list === undefined) {
+          return yield* unsupported("the server does not list tasks (tasks.list)")
+        }
+        const raw = yield* request("tasks/list", cursor === undefined ? {} : { cursor }, undefined)
+        const page = yield* Effect.mapError(
+          Schema.decodeUnknown(McpTasks.LegacyListTasksResult)(raw),
+          (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tasks/list", detail: e.message })
+        )
+        return { tasks: page.tasks.map((task) => Tasks.publicState(Tasks.fromLegacy(task))), nextCursor: page.nextCursor }
+      }),
+    stored: Effect.gen(function*() {
+      const current = yield* session
+      const all = yield* Effect.orElseSucceed(deps.store.list, (): ReadonlyArray<McpTasks.StoredTask> => [])
+      const now = yield* Clock.currentTimeMillis
+      const live: Array<McpTasks.StoredTask> = []
+      for (const task of all) {
+        if (task.server !== current.transport.target) continue
+        if (task.expiresAt !== undefined && now >= task.expiresAt) yield* driver.forget(task.taskId)
+        else live.push(task)
+      }
+      return live
+    })
+  }
+
+  return { resolved, learn, callTool, api }
+}

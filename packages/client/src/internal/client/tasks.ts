@@ -1,0 +1,430 @@
+/**
+ * Tasks, the driver: the wire of both designs (2025-11-25 `tasks/get|result|cancel|list`, the 2026-07-28
+ * extension's `tasks/get|update|cancel`) read into one state, the polling at a clamped interval (woken early by
+ * status notifications), the outcome, and the handle with its cancel-on-interrupt finalizer.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as McpError from "../../McpError.js"
+import * as McpSchema from "../../McpSchema.js"
+import * as McpTasks from "../../McpTasks.js"
+import type * as TaskStore from "../../TaskStore.js"
+import type * as InputRounds from "./inputRounds.js"
+import type { Session } from "./session.js"
+
+/**
+ * A task's state with what the 2026-07-28 design inlines (the result, the error, the input requests).
+ *
+ * @internal
+ */
+export type Observed = McpTasks.TaskState & {
+  readonly result?: Readonly<Record<string, unknown>> | undefined
+  readonly error?: typeof McpTasks.ErrorObject.Type | undefined
+  readonly inputRequests?:
+    | Readonly<Record<string, { readonly method: string; readonly params?: unknown }>>
+    | undefined
+}
+
+/**
+ * The task options, resolved.
+ *
+ * @internal
+ */
+export interface Resolved {
+  readonly enabled: boolean
+  readonly ttlMillis: number | undefined
+  readonly minPollMillis: number
+  readonly maxPollMillis: number
+  readonly defaultPollMillis: number
+}
+
+/** @internal */
+export const defaults: Resolved = {
+  enabled: false,
+  ttlMillis: undefined,
+  minPollMillis: 250,
+  maxPollMillis: 30_000,
+  defaultPollMillis: 1_000
+}
+
+/**
+ * The interval to wait before the next poll: the server's suggestion clamped to [min, max]; the default when it
+ * suggests none (or something that is not a non-negative finite number).
+ *
+ * @internal
+ */
+export const pollMillis = (resolved: Resolved, suggested: number | undefined): number => {
+  if (suggested === undefined || !Number.isFinite(suggested) || suggested < 0) {
+    return Math.min(Math.max(resolved.defaultPollMillis, resolved.minPollMillis), resolved.maxPollMillis)
+  }
+  return Math.min(Math.max(suggested, resolved.minPollMillis), resolved.maxPollMillis)
+}
+
+/** @internal */
+export const fromLegacy = (task: typeof McpTasks.LegacyTask.Type): Observed => ({
+  taskId: task.taskId,
+  status: task.status,
+  ...(task.statusMessage !== undefined ? { statusMessage: task.statusMessage } : {}),
+  ...(task.createdAt !== undefined ? { createdAt: task.createdAt } : {}),
+  ...(task.lastUpdatedAt !== undefined ? { lastUpdatedAt: task.lastUpdatedAt } : {}),
+  ...(task.ttl !== undefined ? { ttlMs: task.ttl } : {}),
+  ...(task.pollInterval !== undefined ? { pollIntervalMs: task.pollInterval } : {})
+})
+
+/** @internal */
+export const fromModern = (task: typeof McpTasks.ModernTask.Type): Observed => ({
+  taskId: task.taskId,
+  status: task.status,
+  ...(task.statusMessage !== undefined ? { statusMessage: task.statusMessage } : {}),
+  ...(task.createdAt !== undefined ? { createdAt: task.createdAt } : {}),
+  ...(task.lastUpdatedAt !== undefined ? { lastUpdatedAt: task.lastUpdatedAt } : {}),
+  ...(task.ttlMs !== undefined ? { ttlMs: task.ttlMs } : {}),
+  ...(task.pollIntervalMs !== undefined ? { pollIntervalMs: task.pollIntervalMs } : {}),
+  ...(task.result !== undefined ? { result: task.result } : {}),
+  ...(task.error !== undefined ? { error: task.error } : {}),
+  ...(task.inputRequests !== undefined ? { inputRequests: task.inputRequests } : {})
+})
+
+/** The public view of a state (without the inlined result, error and input requests). */
+export const publicState = (state: Observed): McpTasks.TaskState => {
+  const { error: _error, inputRequests: _inputs, result: _result, ...rest } = state
+  return rest
+}
+
+const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
+  Predicate.isRecord(value) ? value : undefined
+
+/**
+ * Whether a raw result is a 2026-07-28 task handle.
+ *
+ * @internal
+ */
+export const isTaskResult = (raw: unknown): boolean => record(raw)?.resultType === "task"
+
+/**
+ * Whether a server runs `tools/call` as 2025-11-25 tasks.
+ *
+ * @internal
+ */
+export const legacyToolTasks = (capabilities: McpSchema.ServerCapabilities): boolean =>
+  record(record(record(capabilities.tasks)?.requests)?.tools)?.call !== undefined
+
+/**
+ * The capabilities to declare when tasks are enabled: `tasks` at 2025-11-25 (this client runs no task for the
+ * server: it declares no `requests`, `list` or `cancel`), the extension in the modern era.
+ *
+ * @internal
+ */
+export const declare = (
+  capabilities: McpSchema.ClientCapabilities,
+  version: McpSchema.ProtocolVersion,
+  resolved: Resolved
+): McpSchema.ClientCapabilities => {
+  if (!resolved.enabled) return capabilities
+  if (McpSchema.isModernVersion(version)) {
+    return { ...capabilities, extensions: { ...capabilities.extensions, [McpTasks.EXTENSION_ID]: {} } }
+  }
+  return version >= "2025-11-25" ? { ...capabilities, tasks: capabilities.tasks ?? {} } : capabilities
+}
+
+const decodeLegacyTask = Schema.decodeUnknownEither(McpTasks.LegacyTask)
+const decodeModernTask = Schema.decodeUnknownEither(McpTasks.ModernTask)
+
+const invalid = (method: string, detail: string) =>
+  new McpError.ProtocolError({ reason: "InvalidResult", method, detail })
+
+/**
+ * Reads a task from the wire of its era.
+ *
+ * @internal
+ */
+export const readTask = (
+  era: McpSchema.Era,
+  method: string,
+  raw: unknown
+): Either.Either<Observed, McpError.ProtocolError> =>
+  era === "legacy"
+    ? Either.mapBoth(decodeLegacyTask(raw), {
+      onLeft: (e) => invalid(method, `not a task: ${e.message}`),
+      onRight: fromLegacy
+    })
+    : Either.mapBoth(decodeModernTask(raw), {
+      onLeft: (e) => invalid(method, `not a task: ${e.message}`),
+      onRight: fromModern
+    })
+
+/**
+ * What the driver needs of the client.
+ *
+ * @internal
+ */
+export interface Deps {
+  readonly resolved: Resolved
+  /** A request whose answer is any object (`resultType` other than `complete` refused). */
+  readonly request: (
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    timeoutMillis: number | undefined
+  ) => Effect.Effect<unknown, McpError.McpClientError>
+  readonly session: Effect.Effect<Session, McpError.McpClientError>
+  readonly answerInputs: InputRounds.Answerer
+  readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
+  readonly store: TaskStore.TaskStoreShape
+  /** Decodes and checks a tool's result. */
+  readonly toolResult: (
+    tool: string | undefined,
+    raw: unknown
+  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+  readonly requestTimeout: number
+}
+
+/**
+ * What a handle is made from.
+ *
+ * @internal
+ */
+export interface Started {
+  readonly era: McpSchema.Era
+  readonly initial: Observed
+  readonly stored: McpTasks.StoredTask
+  readonly timeoutMillis: number | undefined
+}
+
+/**
+ * The driver.
+ *
+ * @internal
+ */
+export interface Driver {
+  readonly handle: (started: Started) => Effect.Effect<McpTasks.TaskHandle<McpSchema.CallToolResult>>
+  readonly get: (
+    era: McpSchema.Era,
+    taskId: string,
+    stored: McpTasks.StoredTask | undefined,
+    timeoutMillis: number | undefined
+  ) => Effect.Effect<Observed, McpError.McpClientError | McpError.TaskError>
+  readonly cancel: (
+    era: McpSchema.Era,
+    taskId: string,
+    timeoutMillis: number | undefined
+  ) => Effect.Effect<void, McpError.McpClientError>
+  /** Records a task (a store failure is logged, never fails the call). */
+  readonly remember: (task: McpTasks.StoredTask) => Effect.Effect<void>
+  readonly forget: (taskId: string) => Effect.Effect<void>
+}
+
+/**
+ * @internal
+ */
+export const makeDriver = (deps: Deps): Driver => {
+  const { resolved } = deps
+
+  const remember = (task: McpTasks.StoredTask) =>
+    Effect.catchAll(deps.store.put(task), (e) => Effect.logWarning(`the task ${task.taskId} was not stored`, e))
+  const forget = (taskId: string) =>
+    Effect.catchAll(deps.store.remove(taskId), (e) => Effect.logWarning(`the task ${taskId} was not removed`, e))
+
+  /** A `tasks/get` the server refuses as invalid (-32602) after the task's expiry means the task expired. */
+  const lost = (taskId: string, stored: McpTasks.StoredTask | undefined) =>
+  (error: McpError.McpError): Effect.Effect<never, McpError.McpError | McpError.TaskError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<never, McpError.McpError | McpError.TaskError> => {
+      if (error.code !== McpSchema.ErrorCode.InvalidParams) return Effect.fail(error)
+      const expired = stored?.expiresAt !== undefined && now >= stored.expiresAt
+      return Effect.zipRight(
+        forget(taskId),
+        Effect.fail(
+          new McpError.TaskError({
+            reason: expired ? "Expired" : "NotFound",
+            taskId,
+            detail: expired ? "its time to live passed and the server no longer has it" : error.message
+          })
+        )
+      )
+    })
+
+  const get = (
+    era: McpSchema.Era,
+    taskId: string,
+    stored: McpTasks.StoredTask | undefined,
+    timeoutMillis: number | undefined
+  ): Effect.Effect<Observed, McpError.McpClientError | McpError.TaskError> =>
+    deps.request("tasks/get", { taskId }, timeoutMillis).pipe(
+      Effect.catchTag("McpError", lost(taskId, stored)),
+      Effect.flatMap((raw) => readTask(era, "tasks/get", raw)),
+      Effect.flatMap((state) =>
+        state.taskId === taskId
+          ? Effect.succeed(state)
+          : Effect.fail(invalid("tasks/get", `asked for task ${taskId}, got ${state.taskId}`))
+      )
+    )
+
+  const cancel = (_era: McpSchema.Era, taskId: string, timeoutMillis: number | undefined) =>
+    Effect.asVoid(deps.request("tasks/cancel", { taskId }, timeoutMillis))
+
+  /** Status notifications of one task (2025-11-25 `notifications/tasks/status`, 2026-07-28 `notifications/tasks`). */
+  const notified = (era: McpSchema.Era, taskId: string) =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.sliding<Observed>(1)
+      const stream = yield* deps.subscribe
+      yield* Effect.forkScoped(Stream.runForEach(stream, (notification) => {
+        if (notification.method !== "notifications/tasks/status" && notification.method !== "notifications/tasks") {
+          return Effect.void
+        }
+        const state = readTask(era, notification.method, notification.params)
+        return Either.isRight(state) && state.right.taskId === taskId ? Queue.offer(queue, state.right) : Effect.void
+      }))
+      return queue
+    })
+
+  /** Waits the clamped interval, or less when a status notification comes first; then the state. */
+  const next = (
+    era: McpSchema.Era,
+    state: Observed,
+    stored: McpTasks.StoredTask,
+    timeoutMillis: number | undefined,
+    notifications: Queue.Queue<Observed>
+  ) =>
+    Effect.raceFirst(
+      Effect.zipRight(
+        Effect.sleep(Duration.millis(pollMillis(resolved, state.pollIntervalMs))),
+        get(era, state.taskId, stored, timeoutMillis)
+      ),
+      Queue.take(notifications)
+    )
+
+  const outcome = (
+    era: McpSchema.Era,
+    state: Observed,
+    stored: McpTasks.StoredTask,
+    timeoutMillis: number | undefined
+  ): Effect.Effect<Option.Option<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError> => {
+    const taskId = state.taskId
+    switch (state.status) {
+      case "cancelled":
+        return Effect.zipRight(
+          forget(taskId),
+          Effect.fail(new McpError.TaskError({ reason: "Cancelled", taskId, detail: state.statusMessage ?? "" }))
+        )
+      case "completed":
+      case "failed":
+        if (era === "legacy") {
+          // what the call would have returned: its result, or its JSON-RPC error
+          return deps.request("tasks/result", { taskId }, timeoutMillis).pipe(
+            Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+            Effect.ensuring(forget(taskId)),
+            Effect.map(Option.some)
+          )
+        }
+        if (state.status === "failed") {
+          const error = state.error
+          const failure: McpError.McpError | McpError.ProtocolError = error === undefined
+            ? invalid("tasks/get", `the failed task ${taskId} carries no error`)
+            : new McpError.McpError({ ...error, method: stored.method })
+          return Effect.zipRight(forget(taskId), Effect.fail(failure))
+        }
+        if (state.result === undefined) return Effect.succeed(Option.none()) // poll again for the result
+        return Effect.zipRight(forget(taskId), Effect.map(deps.toolResult(stored.tool, state.result), Option.some))
+      case "input_required":
+        return era === "legacy"
+          // 2025-11-25: the server's requests come through `tasks/result`, which answers once the task is done;
+          // a deadline on it only returns to polling
+          ? deps.request("tasks/result", { taskId }, timeoutMillis ?? deps.requestTimeout).pipe(
+            Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+            Effect.tap(() => forget(taskId)),
+            Effect.map(Option.some),
+            Effect.catchTag("RequestTimeout", () => Effect.succeed(Option.none()))
+          )
+          : Effect.succeed(Option.none())
+      case "working":
+        return Effect.succeed(Option.none())
+    }
+  }
+
+  /** Answers a modern task's outstanding input requests once each, with `tasks/update`. */
+  const answer = (state: Observed, answered: Set<string>, timeoutMillis: number | undefined) =>
+    Effect.gen(function*() {
+      const pending = Object.fromEntries(
+        Object.entries(state.inputRequests ?? {}).filter(([key]) => !answered.has(key))
+      )
+      if (Object.keys(pending).length === 0) return
+      const session = yield* deps.session
+      const inputResponses = yield* deps.answerInputs("tools/call", session, pending)
+      yield* deps.request("tasks/update", { taskId: state.taskId, inputResponses }, timeoutMillis)
+      for (const key of Object.keys(pending)) answered.add(key)
+    })
+
+  const run = (
+    started: Started
+  ): Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError> =>
+    Effect.scoped(Effect.gen(function*() {
+      const { era, stored, timeoutMillis } = started
+      const notifications = yield* notified(era, stored.taskId)
+      const answered = new Set<string>()
+      let state = started.initial
+      for (;;) {
+        const done = yield* outcome(era, state, stored, timeoutMillis)
+        if (Option.isSome(done)) return done.value
+        if (state.status === "input_required" && era === "modern") yield* answer(state, answered, timeoutMillis)
+        state = yield* next(era, state, stored, timeoutMillis, notifications)
+      }
+    }))
+
+  const statusStream = (
+    started: Started
+  ): Stream.Stream<McpTasks.TaskState, McpError.McpClientError | McpError.TaskError> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const { era, stored, timeoutMillis } = started
+      const notifications = yield* notified(era, stored.taskId)
+      const rest = Stream.unfoldEffect(started.initial, (
+        state
+      ): Effect.Effect<
+        Option.Option<readonly [Observed, Observed]>,
+        McpError.McpClientError | McpError.TaskError
+      > =>
+        McpTasks.isTerminal(state.status)
+          ? Effect.succeed(Option.none())
+          : Effect.map(
+            next(era, state, stored, timeoutMillis, notifications),
+            (after) => Option.some([after, after] as const)
+          ))
+      return Stream.concat(Stream.make(started.initial), rest).pipe(
+        Stream.changesWith((a, b) =>
+          a.status === b.status && a.statusMessage === b.statusMessage && a.lastUpdatedAt === b.lastUpdatedAt
+        ),
+        Stream.map(publicState)
+      )
+    }))
+
+  const handle = (started: Started) =>
+    Effect.map(Ref.make(false), (detached): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
+      const taskId = started.stored.taskId
+      const cancelNow = Effect.zipRight(cancel(started.era, taskId, started.timeoutMillis), forget(taskId))
+      return {
+        taskId,
+        era: started.era,
+        initial: publicState(started.initial),
+        status: statusStream(started),
+        result: Effect.onInterrupt(run(started), () =>
+          Effect.flatMap(Ref.get(detached), (leave) =>
+            leave
+              ? Effect.void
+              // the finalizer's cancel gets a bounded wait: an unanswered cancel must not hold the interruption
+              : Effect.ignore(Effect.timeout(cancelNow, Duration.millis(Math.min(deps.requestTimeout, 10_000)))))),
+        cancel: cancelNow,
+        detach: Ref.set(detached, true)
+      }
+    })
+
+  return { handle, get, cancel, remember, forget }
+}

@@ -1,0 +1,68 @@
+/**
+ * The 2025-11-25 task-required tool of a real server: `@modelcontextprotocol/server-everything`'s
+ * `simulate-research-query` (`execution.taskSupport: "required"`, four one-second stages, `pollInterval` 1 s) over
+ * stdio, called with plain `callTool` and through a handle. On the live clock: the server works in real seconds.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as McpClient from "../src/McpClient.js"
+import * as StdioTransport from "../src/StdioTransport.js"
+import * as RealServers from "./utils/realServers.js"
+
+const client = McpClient.layer({
+  healthCheckInterval: false,
+  probeTimeout: "20 seconds",
+  clientInfo: { name: "conduit-tests", version: "0.1.0" }
+}).pipe(
+  Layer.provide(StdioTransport.layer({
+    command: RealServers.everything.command,
+    args: RealServers.everything.args,
+    closeTimeout: "1 second"
+  })),
+  Layer.provide(NodeContext.layer)
+)
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
+  const first = result.content[0]
+  return typeof first === "object" && first !== null && "text" in first ? String(first.text) : ""
+}
+
+describe("server-everything's simulate-research-query (a task-required tool) over stdio", () => {
+  it.live("it declares taskSupport required, and callTool drives it to its report", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const session = yield* client.session
+      assert.isDefined(session.capabilities.tasks)
+      const tools = yield* client.listTools()
+      const tool = tools.find((candidate) => candidate.name === "simulate-research-query")
+      assert.strictEqual(tool?.execution?.taskSupport, "required")
+      const result = yield* client.callTool({ name: "simulate-research-query", arguments: { topic: "tides" } })
+      assert.include(textOf(result), "# Research Report: tides")
+    }).pipe(Effect.provide(client)), 30_000)
+
+  it.live("a handle: its statuses end with completed, then the result", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const handle = yield* client.tasks.callTool({ name: "simulate-research-query", arguments: { topic: "eels" } })
+      const statuses = Chunk.toReadonlyArray(yield* Stream.runCollect(handle.status))
+      assert.strictEqual(statuses[statuses.length - 1]?.status, "completed")
+      assert.isTrue(statuses.some((state) => (state.statusMessage ?? "").length > 0))
+      const result = yield* handle.result
+      assert.include(textOf(result), "# Research Report: eels")
+    }).pipe(Effect.provide(client)), 30_000)
+
+  it.live("a handle cancelled on the way: tasks/cancel, then the task is cancelled", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const handle = yield* client.tasks.callTool({ name: "simulate-research-query", arguments: { topic: "moss" } })
+      yield* handle.cancel
+      const state = yield* client.tasks.get(handle.taskId)
+      assert.strictEqual(state.status, "cancelled")
+      const listed = yield* client.tasks.list()
+      assert.isTrue(listed.tasks.some((task) => task.taskId === handle.taskId))
+    }).pipe(Effect.provide(client)), 30_000)
+})
