@@ -42,7 +42,7 @@ describe("era negotiation", () => {
       const log = yield* Scripted.ScriptLog
       const sent = requests(yield* Ref.get(log.sent))
       assert.deepStrictEqual(sent.map((m) => m.method), ["server/discover", "tools/call"])
-      assert.isString(sent[0].id, "the probe has a string id")
+      assert.strictEqual(sent[0].id, 1, "the probe has an integer id, the first")
       assert.isNumber(sent[1].id)
       const meta = (sent[1].params as { _meta: Record<string, unknown> })._meta
       assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
@@ -86,7 +86,7 @@ describe("era negotiation", () => {
       assert.notStrictEqual(sent[0].id, sent[1].id)
     }).pipe(Effect.provide(clientLayer((message, ctx) => {
       if (!("id" in message) || !("method" in message)) return Effect.void
-      return typeof message.id === "string" && message.id.endsWith("-1")
+      return message.id === 1
         ? ctx.fail(message.id, -32022, "Unsupported protocol version", {
           supported: ["2026-07-28"],
           requested: "2026-07-28"

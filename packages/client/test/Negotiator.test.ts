@@ -15,7 +15,7 @@ interface Sent {
   readonly era: McpSchema.Era | "probe"
   readonly version: McpSchema.ProtocolVersion
   readonly timeoutMillis: number
-  readonly probeId: string | undefined
+  readonly probe: boolean | undefined
   readonly params: unknown
 }
 
@@ -53,7 +53,7 @@ const channel = (
             era: o.era,
             version: o.version,
             timeoutMillis: o.timeoutMillis,
-            probeId: o.probeId,
+            probe: o.probe,
             params
           }]),
           Effect.suspend(() => {
@@ -107,8 +107,8 @@ describe("the era negotiator", () => {
       })
       const [probe] = yield* Ref.get(ch.sent)
       assert.deepStrictEqual(
-        [probe?.method, probe?.era, probe?.version, probe?.timeoutMillis, probe?.probeId],
-        ["server/discover", "probe", "2026-07-28", 3_000, "conduit-probe-1"]
+        [probe?.method, probe?.era, probe?.version, probe?.timeoutMillis, probe?.probe],
+        ["server/discover", "probe", "2026-07-28", 3_000, true]
       )
       assert.deepStrictEqual(ch.eras, ["modern"])
       assert.strictEqual(yield* Ref.get(probes), 1)
@@ -144,7 +144,7 @@ describe("the era negotiator", () => {
       const unsupported = refusal(-32022, { supported: ["2026-07-28"], requested: "2026-07-28" })
       const once = yield* channel({ "server/discover": [unsupported, Effect.succeed(discovered())] })
       assert.strictEqual((yield* negotiator().negotiate(once.value)).era, "modern")
-      assert.deepStrictEqual((yield* Ref.get(once.sent)).map((s) => s.probeId), ["conduit-probe-1", "conduit-probe-2"])
+      assert.deepStrictEqual((yield* Ref.get(once.sent)).map((s) => s.probe), [true, true])
       const twice = yield* channel({ "server/discover": [unsupported] })
       const error = yield* Effect.flip(negotiator().negotiate(twice.value))
       assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "UnsupportedVersion")

@@ -158,9 +158,10 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
   const deliverOne = (message: McpSchema.JsonRpcMessage, source: Source): Effect.Effect<boolean> => {
     if (McpSchema.isResponse(message)) {
       const request = source.request
-      // an error without an id on a request's own stream or body answers that request
+      // an error without an id on a request's own stream or body answers that request, and so does an error with
+      // another id to the era probe (a server that could not read the probe's id)
       const own = request !== undefined &&
-        (message.id === request.id || (message.id === null && "error" in message))
+        (message.id === request.id || ("error" in message && (message.id === null || source.probe === true)))
       if (!own || request === undefined) {
         return Effect.as(emitOpen(Transport.TransportEvent.Response({ message })), false)
       }
@@ -303,7 +304,7 @@ const classify = (
     )
 
   return (response, request, options, route, how) => {
-    const source: Source = { request, route, capture: how?.capture }
+    const source: Source = { request, route, capture: how?.capture, probe: options.probe }
     const status = response.status
     if (status === 401 || status === 403) return Effect.fail(sender.authError(status, response))
     if (!Body.isSuccess(status) || status === 202 || status === 204) return refusal(response, request, options, source)

@@ -84,6 +84,8 @@ export interface Source {
   readonly route: Route
   /** Takes the answer to `request` instead of the connection: the transport's own requests. */
   readonly capture?: ((answer: McpSchema.JsonRpcResponse) => void) | undefined
+  /** `request` is the era probe: a JSON-RPC error with any id answers it (a server that could not read its id). */
+  readonly probe?: boolean | undefined
 }
 
 /**

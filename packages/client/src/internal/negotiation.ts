@@ -229,7 +229,10 @@ export interface Negotiated {
 export interface Channel {
   /** The era the transport already knows the server speaks (the HTTP transport keeps verdicts per origin). */
   readonly knownEra: McpSchema.Era | undefined
-  /** Sends one of the negotiation's requests; `era` and `version` shape its `_meta`, `probeId` marks the probe. */
+  /**
+   * Sends one of the negotiation's requests; `era` and `version` shape its `_meta`, `probe` marks the era probe
+   * (sent with the next integer id like every request: some servers accept only integer ids).
+   */
   readonly request: (
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -237,7 +240,7 @@ export interface Channel {
       readonly era: McpSchema.Era | "probe"
       readonly version: McpSchema.ProtocolVersion
       readonly timeoutMillis: number
-      readonly probeId?: string | undefined
+      readonly probe?: boolean | undefined
     }
   ) => Effect.Effect<unknown, McpError.McpClientError>
   readonly notifyInitialized: Effect.Effect<void, McpError.TransportFailure>
@@ -290,7 +293,6 @@ interface State {
   readonly config: NegotiatorConfig
   readonly supportedLegacy: ReadonlyArray<McpSchema.LegacyVersion>
   readonly supportedModern: ReadonlyArray<McpSchema.ModernVersion>
-  probeCount: number
   /**
    * Changes of era since the last session: a server whose answers contradict each other (its probe says legacy,
    * its initialize names only modern versions) must not keep the client switching forever.
@@ -353,7 +355,7 @@ const discover = (state: State, channel: Channel, version: McpSchema.ProtocolVer
     era: "probe",
     version,
     timeoutMillis: state.config.probeTimeout,
-    probeId: `conduit-probe-${++state.probeCount}`
+    probe: true
   })
 
 const modernSession = (
@@ -468,7 +470,6 @@ export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
     config,
     supportedLegacy: config.supported.filter(McpSchema.isLegacyVersion),
     supportedModern: config.supported.filter(McpSchema.isModernVersion),
-    probeCount: 0,
     eraSwitches: 0,
     verdict: pinned !== undefined ? McpSchema.eraOf(pinned) : eraOption === "auto" ? undefined : eraOption
   }

@@ -187,7 +187,7 @@ const channelOf = (
       { attempt, connection, era: o.era, version: o.version },
       method,
       params,
-      Requester.internal(o.timeoutMillis, o.probeId === undefined ? undefined : { probe: true, id: o.probeId })
+      Requester.internal(o.timeoutMillis, o.probe === true ? { probe: true } : undefined)
     ),
   notifyInitialized: connection.notify({ jsonrpc: "2.0", method: "notifications/initialized" }),
   closed: Deferred.isDone(attempt.closed),

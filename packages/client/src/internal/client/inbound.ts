@@ -83,7 +83,9 @@ export const make = (options: {
   const listeners = new Map<McpSchema.RequestId, Listener>()
 
   const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
-    const entry = requests.get(message.id)
+    // an error whose id is null or unknown, while the era probe waits, is the probe's answer: the server could not
+    // read the probe (it is not a modern server)
+    const entry = requests.get(message.id) ?? ("error" in message ? requests.pendingProbe() : undefined)
     if (entry === undefined) {
       return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
         Effect.annotateLogs({ module: "McpClient", id: String(message.id) })

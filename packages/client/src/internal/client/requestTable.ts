@@ -52,6 +52,8 @@ export interface Entry {
   readonly watched: boolean
   /** The longest a watched request may take in all (default ten times its timeout). */
   readonly maxTotalMillis: number | undefined
+  /** The era probe, which a JSON-RPC error with a foreign or null id answers. */
+  readonly probe: boolean
 }
 
 /**
@@ -65,6 +67,8 @@ export interface Timing {
   /** Progress restarts the timeout, up to `maxTotalMillis` (default ten times the timeout). */
   readonly resetOnProgress: boolean
   readonly maxTotalMillis: number | undefined
+  /** The era probe. */
+  readonly probe?: boolean | undefined
 }
 
 /**
@@ -79,6 +83,11 @@ export interface RequestTable {
     onProgress: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined,
     id?: McpSchema.RequestId | undefined
   ) => Entry
+  /**
+   * The pending era probe, if any: a server that cannot read its id (some accept only integers, or only strings)
+   * answers it with a JSON-RPC error whose id is null or another one.
+   */
+  readonly pendingProbe: () => Entry | undefined
   /** The pending request with this id, if any. */
   readonly get: (id: McpSchema.RequestId | null) => Entry | undefined
   /** Settles the pending request (found with `get`) a response answers: its result, or its JSON-RPC error. */
@@ -216,12 +225,17 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
         deadline: timeout !== undefined && !timing.resetOnProgress ? now + timeout : undefined,
         timeoutMillis: timeout ?? 0,
         watched: timeout !== undefined && timing.resetOnProgress,
-        maxTotalMillis: timing.maxTotalMillis
+        maxTotalMillis: timing.maxTotalMillis,
+        probe: timing.probe === true
       }
       pending.set(entry.id, entry)
       return entry
     },
     get: (id) => id === null ? undefined : pending.get(id),
+    pendingProbe: () => {
+      for (const entry of pending.values()) if (entry.probe) return entry
+      return undefined
+    },
     settleResponse: (message, entry) => {
       remove(entry)
       settle(entry, "error" in message ? Exit.fail(errorOf(entry, message.error)) : Exit.succeed(message.result))

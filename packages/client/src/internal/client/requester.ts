@@ -33,9 +33,11 @@ export interface SendOptions {
   readonly meta: Readonly<Record<string, unknown>> | undefined
   /** Cancelled on the wire when given up (timed out, or its caller interrupted). */
   readonly cancellable: boolean
-  /** The era probe: HTTP transports report refusals in detail. */
+  /**
+   * The era probe: HTTP transports report refusals in detail, and a JSON-RPC error whose id matches no request
+   * answers it.
+   */
   readonly probe: boolean
-  readonly id?: string | undefined
   /** Told the request id before the request is sent (a listen routes its notifications by it). */
   readonly onId?: ((id: McpSchema.RequestId) => void) | undefined
 }
@@ -148,7 +150,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     span: Tracer.Span | undefined
   ): Registered => {
     const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-    const entry = requests.register(method, now, send, send.onProgress, send.id)
+    const entry = requests.register(method, now, send, send.onProgress)
     const id = entry.id
     send.onId?.(id)
     const timeout = send.timeoutMillis
