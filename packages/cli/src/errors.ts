@@ -119,6 +119,10 @@ export const exitCodeOf = (error: CliError): number => {
       return ExitCode.Auth
     case "McpError":
     case "ProtocolError":
+    case "ResourceNotFound":
+    case "UrlElicitationRequired":
+    case "MissingClientCapability":
+    case "UnsupportedProtocolVersion":
       return ExitCode.Protocol
     case "RequestTimeout":
     case "TimedOut":

@@ -139,6 +139,114 @@ export class McpError extends Schema.TaggedError<McpError>("@conduit-mcp/client/
 }) {}
 
 /**
+ * The resource a request named does not exist: the legacy `-32002` (which the 2026-07-28 revision still asks
+ * clients to accept from older servers). The server's error is kept as `cause`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResourceNotFound extends Schema.TaggedError<ResourceNotFound>("@conduit-mcp/client/ResourceNotFound")(
+  "ResourceNotFound",
+  { method: Schema.String, uri: Schema.optional(Schema.String), cause: McpError }
+) {
+  override get message(): string {
+    return `resource not found${this.uri !== undefined ? `: ${this.uri}` : ""} (${this.cause.message})`
+  }
+}
+
+/**
+ * One URL-mode elicitation a server requires before it can go on (2025-11-25 `ElicitRequestURLParams`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UrlElicitation = Schema.Struct({
+  mode: Schema.Literal("url"),
+  elicitationId: Schema.String,
+  url: Schema.String,
+  message: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UrlElicitation = typeof UrlElicitation.Type
+
+/**
+ * The server needs the user to visit one or more URLs before it can run the request (`-32042`, 2025-11-25). Show
+ * each through URL consent; when they are done (or when the user asks), send the request again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UrlElicitationRequired
+  extends Schema.TaggedError<UrlElicitationRequired>("@conduit-mcp/client/UrlElicitationRequired")(
+    "UrlElicitationRequired",
+    { method: Schema.String, elicitations: Schema.Array(UrlElicitation), cause: McpError }
+  )
+{
+  override get message(): string {
+    return `${this.method} needs ${this.elicitations.length} URL elicitation(s) first`
+  }
+}
+
+/**
+ * The server needs a client capability this client did not declare (`-32021`): `requiredCapabilities` names it.
+ * Configure the capability (a handler) to make the request possible.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MissingClientCapability
+  extends Schema.TaggedError<MissingClientCapability>("@conduit-mcp/client/MissingClientCapability")(
+    "MissingClientCapability",
+    {
+      method: Schema.String,
+      requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+      cause: McpError
+    }
+  )
+{
+  override get message(): string {
+    return `${this.method} needs the client capabilities ${Object.keys(this.requiredCapabilities).join(", ")}`
+  }
+}
+
+/**
+ * The server does not support the protocol version a request was sent in (`-32022`) and the client found no
+ * shared version to send it in again: `supported` lists the server's versions.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnsupportedProtocolVersion
+  extends Schema.TaggedError<UnsupportedProtocolVersion>("@conduit-mcp/client/UnsupportedProtocolVersion")(
+    "UnsupportedProtocolVersion",
+    {
+      method: Schema.String,
+      requested: Schema.optional(Schema.String),
+      supported: Schema.Array(Schema.String),
+      cause: McpError
+    }
+  )
+{
+  override get message(): string {
+    return `${this.method}: the server supports protocol versions ${this.supported.join(", ") || "(none)"}${
+      this.requested !== undefined ? `, not ${this.requested}` : ""
+    }`
+  }
+}
+
+/**
+ * The spec's errors with a meaning of their own, each a tagged error mapped from its JSON-RPC code.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type SpecError = ResourceNotFound | UrlElicitationRequired | MissingClientCapability | UnsupportedProtocolVersion
+
+/**
  * The peer broke the protocol, or the two sides could not agree: an invalid result, an unknown `resultType`,
  * no shared protocol version, a failed negotiation.
  *
@@ -239,4 +347,12 @@ export type ConnectError = TransportFailure | McpError | ProtocolError | Request
  * @since 0.1.0
  * @category errors
  */
-export type McpClientError = TransportError | AuthError | SessionExpired | McpError | ProtocolError | RequestTimeout
+export type McpClientError = RequestError | SpecError
+
+/**
+ * What one request on the wire can fail with, before the spec's errors are told apart from other `McpError`s.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RequestError = TransportError | AuthError | SessionExpired | McpError | ProtocolError | RequestTimeout

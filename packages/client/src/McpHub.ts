@@ -90,7 +90,11 @@ export const ClientError = Schema.Union(
   McpError.ProtocolError,
   McpError.RequestTimeout,
   McpError.InvalidOption,
-  McpError.TaskError
+  McpError.TaskError,
+  McpError.ResourceNotFound,
+  McpError.UrlElicitationRequired,
+  McpError.MissingClientCapability,
+  McpError.UnsupportedProtocolVersion
 )
 
 /**

@@ -8,7 +8,7 @@ import * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as Negotiation from "../src/internal/negotiation.js"
 
-type Answer = Effect.Effect<unknown, McpError.McpClientError>
+type Answer = Effect.Effect<unknown, McpError.RequestError>
 
 interface Sent {
   readonly method: string

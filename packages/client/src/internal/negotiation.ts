@@ -242,7 +242,7 @@ export interface Channel {
       readonly timeoutMillis: number
       readonly probe?: boolean | undefined
     }
-  ) => Effect.Effect<unknown, McpError.McpClientError>
+  ) => Effect.Effect<unknown, McpError.RequestError>
   readonly notifyInitialized: Effect.Effect<void, McpError.TransportFailure>
   /** Whether the transport closed (some legacy servers quit on any request before `initialize`). */
   readonly closed: Effect.Effect<boolean>
@@ -378,7 +378,7 @@ const modernSession = (
 const classifyFailure = (
   state: State,
   channel: Channel,
-  error: McpError.McpClientError,
+  error: McpError.RequestError,
   retried: boolean
 ): Effect.Effect<ProbeVerdict, NegotiationError> => {
   const { kind, supported } = state.config

@@ -18,6 +18,7 @@ import type * as Cache from "./cache.js"
 import type * as Connection from "./connection.js"
 import type * as Envelope from "./envelope.js"
 import * as InputRounds from "./inputRounds.js"
+import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
 import type * as Telemetry from "./telemetry.js"
 import * as Options from "./options.js"
@@ -192,7 +193,7 @@ export const make = (deps: {
             ? inputRounds(method, params, options, first)
             : Effect.succeed(first[0])),
         (result) => decode(method, result)
-      )
+      ).pipe(Effect.mapErrorCause((cause) => SpecErrors.typedCause(cause, method, params)))
     )
 
   const request = <A, I>(

@@ -36,7 +36,7 @@ import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
 export type Phase =
   | { readonly _tag: "Waiting" }
   | { readonly _tag: "Ready"; readonly session: Session }
-  | { readonly _tag: "Failed"; readonly error: McpError.McpClientError }
+  | { readonly _tag: "Failed"; readonly error: McpError.RequestError }
 
 const waiting: Phase = { _tag: "Waiting" }
 
@@ -59,7 +59,7 @@ export interface Status {
   readonly awaitSession: (
     timeoutMillis: number | undefined,
     method: string
-  ) => Effect.Effect<Session, McpError.McpClientError>
+  ) => Effect.Effect<Session, McpError.RequestError>
 }
 
 /**
@@ -71,7 +71,7 @@ export interface Control extends Status {
   readonly publish: (session: Session) => Effect.Effect<void>
   /** The attempt's session is no longer usable: callers wait for the next. */
   readonly unpublish: (attempt: Attempt | undefined) => Effect.Effect<void>
-  readonly fail: (error: McpError.McpClientError) => Effect.Effect<void>
+  readonly fail: (error: McpError.RequestError) => Effect.Effect<void>
 }
 
 /**
@@ -81,7 +81,7 @@ export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
   const phase = yield* SubscriptionRef.make<Phase>(waiting)
   const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
   let current: Session | undefined
-  const settled: Effect.Effect<Session, McpError.McpClientError> = Effect.flatMap(
+  const settled: Effect.Effect<Session, McpError.RequestError> = Effect.flatMap(
     Stream.runHead(Stream.filter(phase.changes, isSettled)),
     (first) =>
       Option.isNone(first)

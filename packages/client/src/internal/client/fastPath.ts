@@ -35,6 +35,7 @@ import type * as Cache from "./cache.js"
 import type * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
+import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
 import type * as Telemetry from "./telemetry.js"
 
@@ -181,7 +182,7 @@ export const make = (deps: {
         const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
         return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
           onFailure: (cause) => {
-            const exit = Exit.failCause(cause)
+            const exit = Exit.failCause(SpecErrors.typedCause(cause, method, params))
             const cancel = requester.abandoned(wire, registered, send, cause)
             return cancel === undefined ? endCall(trace, exit) : Effect.flatMap(cancel, () => endCall(trace, exit))
           },
@@ -192,7 +193,7 @@ export const make = (deps: {
               const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
                 decode(method, last))
               return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
-                onFailure: (cause) => endCall(trace, Exit.failCause(cause)),
+                onFailure: (cause) => endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params))),
                 onSuccess: (value) => endCall(trace, Exit.succeed(value))
               })
             }

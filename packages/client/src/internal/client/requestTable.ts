@@ -28,7 +28,7 @@ import type * as McpSchema from "../../McpSchema.js"
  *
  * @internal
  */
-export type Reply = Effect.Effect<unknown, McpError.McpClientError>
+export type Reply = Effect.Effect<unknown, McpError.RequestError>
 
 /**
  * A request waiting for its answer: settled once, by the answer, a failure or its deadline.
@@ -42,7 +42,7 @@ export interface Entry {
   /** When the request last heard from the server (its start, then each progress notification). */
   lastActivity: number
   /** The outcome, once settled. */
-  outcome: Exit.Exit<unknown, McpError.McpClientError> | undefined
+  outcome: Exit.Exit<unknown, McpError.RequestError> | undefined
   /** Resumes the caller waiting for the outcome, while one waits. */
   resume: ((reply: Reply) => void) | undefined
   /** When the request times out, if a fixed deadline applies (not for one whose timeout restarts on progress). */
@@ -93,11 +93,11 @@ export interface RequestTable {
   /** Settles the pending request (found with `get`) a response answers: its result, or its JSON-RPC error. */
   readonly settleResponse: (message: McpSchema.JsonRpcResponse, entry: Entry) => void
   /** Fails the pending request with this id, if any. */
-  readonly fail: (id: McpSchema.RequestId, error: McpError.McpClientError) => void
+  readonly fail: (id: McpSchema.RequestId, error: McpError.RequestError) => void
   /** Completes the pending request with this id with a value, if it is pending. */
   readonly succeed: (id: McpSchema.RequestId, value: unknown) => void
   /** Fails every pending request (the connection closed). */
-  readonly failAll: (error: McpError.McpClientError) => void
+  readonly failAll: (error: McpError.RequestError) => void
   /**
    * The outcome of a registered request, failed with `RequestTimeout` when its deadline passes first. Call it once,
    * when the wait starts; an interrupted wait leaves the entry behind for `abandon`.
@@ -111,7 +111,7 @@ export interface RequestTable {
   readonly size: () => number
 }
 
-const settle = (entry: Entry, outcome: Exit.Exit<unknown, McpError.McpClientError>): void => {
+const settle = (entry: Entry, outcome: Exit.Exit<unknown, McpError.RequestError>): void => {
   if (entry.outcome !== undefined) return
   entry.outcome = outcome
   const resume = entry.resume
@@ -122,7 +122,7 @@ const settle = (entry: Entry, outcome: Exit.Exit<unknown, McpError.McpClientErro
 }
 
 const outcomeOf = (entry: Entry): Reply =>
-  entry.outcome ?? Effect.async<unknown, McpError.McpClientError>((resume) => {
+  entry.outcome ?? Effect.async<unknown, McpError.RequestError>((resume) => {
     entry.resume = resume
   })
 

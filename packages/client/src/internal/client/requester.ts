@@ -111,7 +111,7 @@ export interface Requester {
     wire: Wire,
     registered: Registered,
     options: SendOptions,
-    cause: Cause.Cause<McpError.McpClientError>
+    cause: Cause.Cause<McpError.RequestError>
   ) => Effect.Effect<void> | undefined
 }
 
@@ -190,7 +190,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     wire: Wire,
     registered: Registered,
     send: SendOptions,
-    cause: Cause.Cause<McpError.McpClientError>
+    cause: Cause.Cause<McpError.RequestError>
   ): Effect.Effect<void> | undefined => {
     if (!requests.abandon(registered.entry) || !send.cancellable) return undefined
     const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
@@ -205,7 +205,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     options: SendOptions
   ): RequestTable.Reply =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<unknown, McpError.McpClientError>((fiber) => {
+      Effect.withFiberRuntime<unknown, McpError.RequestError>((fiber) => {
         if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
         const registered = register(fiber, wire, method, params, options, undefined)
         return Effect.matchCauseEffect(restore(transmit(registered, undefined)), {
