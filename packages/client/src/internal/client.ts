@@ -101,7 +101,9 @@ export const make = (
       cache,
       telemetry,
       requestTimeout: resolved.requestTimeout,
-      maxInputRounds: resolved.maxInputRounds
+      maxInputRounds: resolved.maxInputRounds,
+      supported: resolved.supported,
+      kind: resolved.kind
     })
     const subscriptions = Subscriptions.make({
       status,

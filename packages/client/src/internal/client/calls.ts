@@ -14,6 +14,7 @@ import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Idempotent from "../idempotent.js"
+import * as Negotiation from "../negotiation.js"
 import type * as Cache from "./cache.js"
 import type * as Connection from "./connection.js"
 import type * as Envelope from "./envelope.js"
@@ -108,6 +109,14 @@ export interface Calls {
     options: McpClient.RequestOptions | undefined,
     tool?: string | undefined
   ) => Effect.Effect<A, McpError.McpClientError>
+  /** The same, without a new negotiation after a curable `-32022`. */
+  readonly callOnce: <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Decoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined
+  ) => Effect.Effect<A, McpError.McpClientError>
   readonly request: <A, I>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -118,6 +127,14 @@ export interface Calls {
     method: string,
     params?: Readonly<Record<string, unknown>> | undefined
   ) => Effect.Effect<void, McpError.McpClientError>
+  /**
+   * After a call failed: when the error is a `-32022` that a new negotiation can cure, the effect that negotiates
+   * again and then runs `retry` (else undefined).
+   */
+  readonly renegotiated: <A>(
+    error: McpError.McpClientError,
+    retry: Effect.Effect<A, McpError.McpClientError>
+  ) => Effect.Effect<A, McpError.McpClientError> | undefined
 }
 
 /**
@@ -131,6 +148,9 @@ export const make = (deps: {
   readonly telemetry: Telemetry.Telemetry
   readonly requestTimeout: number
   readonly maxInputRounds: number
+  /** The protocol versions this client speaks. */
+  readonly supported: ReadonlyArray<McpSchema.ProtocolVersion>
+  readonly kind: McpError.TransportKind
 }): Calls => {
   const { cache, requestTimeout, requester, status, telemetry } = deps
 
@@ -176,7 +196,7 @@ export const make = (deps: {
   const firstLeg = cache.wrap(raw, (options, method) => status.awaitSession(sendOptions(options).timeoutMillis, method))
   const inputRounds = InputRounds.make(raw, deps.envelope, deps.maxInputRounds)
 
-  const call = <A>(
+  const callOnce = <A>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Decoder<A>,
@@ -194,6 +214,45 @@ export const make = (deps: {
             : Effect.succeed(first[0])),
         (result) => decode(method, result)
       ).pipe(Effect.mapErrorCause((cause) => SpecErrors.typedCause(cause, method, params)))
+    )
+
+  /**
+   * `-32022` naming a version both sides speak, while the session speaks another (the server changed since the
+   * negotiation): the connection negotiates again, and the call is sent once more in the new session. Otherwise
+   * undefined, and the error is the caller's.
+   */
+  const renegotiated = <A>(
+    error: McpError.McpClientError,
+    retry: Effect.Effect<A, McpError.McpClientError>
+  ): Effect.Effect<A, McpError.McpClientError> | undefined => {
+    if (error._tag !== "UnsupportedProtocolVersion") return undefined
+    const session = status.current()
+    if (session === undefined || error.supported.includes(session.protocolVersion)) return undefined
+    const shared = Negotiation.newestShared(deps.supported, error.supported)
+    if (shared === undefined) return undefined
+    const closed = new McpError.TransportError({
+      transport: deps.kind,
+      reason: "Closed",
+      detail: `the server no longer speaks protocol version ${session.protocolVersion} (it offers ${
+        error.supported.join(", ")
+      }): negotiating again`
+    })
+    return Effect.zipRight(
+      Effect.zipRight(Effect.logInfo(closed.detail ?? ""), status.renegotiate(session, closed)),
+      retry
+    )
+  }
+
+  const call = <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Decoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined
+  ): Effect.Effect<A, McpError.McpClientError> =>
+    Effect.catchAll(
+      callOnce(method, params, decode, options, tool),
+      (error) => renegotiated(error, callOnce(method, params, decode, options, tool)) ?? Effect.fail(error)
     )
 
   const request = <A, I>(
@@ -220,7 +279,7 @@ export const make = (deps: {
       )
     })
 
-  return { sendOptions, raw, inputRounds, call, request, notify }
+  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, renegotiated }
 }
 
 /**

@@ -60,6 +60,11 @@ export interface Status {
     timeoutMillis: number | undefined,
     method: string
   ) => Effect.Effect<Session, McpError.RequestError>
+  /**
+   * The session's protocol version is no longer the server's: its connection closes and the connection loop
+   * connects and negotiates again (on the reconnect schedule); callers wait for the new session.
+   */
+  readonly renegotiate: (session: Session, error: McpError.TransportError) => Effect.Effect<void>
 }
 
 /**
@@ -104,6 +109,12 @@ export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
           duration: timeoutMillis,
           onTimeout: () => new McpError.RequestTimeout({ method, timeoutMillis })
         })
+      }),
+    renegotiate: (session, error) =>
+      Effect.suspend(() => {
+        const attempt = session.attempt
+        attempt.closedError ??= error
+        return Effect.zipRight(control.unpublish(attempt), Deferred.succeed(attempt.closed, error))
       }),
     publish: (session) =>
       Effect.suspend(() => {

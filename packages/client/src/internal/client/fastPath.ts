@@ -182,9 +182,20 @@ export const make = (deps: {
         const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
         return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
           onFailure: (cause) => {
-            const exit = Exit.failCause(SpecErrors.typedCause(cause, method, params))
+            const typed = SpecErrors.typedCause(cause, method, params)
+            const exit = Exit.failCause(typed)
             const cancel = requester.abandoned(wire, registered, send, cause)
-            return cancel === undefined ? endCall(trace, exit) : Effect.flatMap(cancel, () => endCall(trace, exit))
+            // a -32022 a new negotiation cures: this call ends, the connection negotiates again and the call is
+            // sent once more
+            const failure = Cause.failureOption(typed)
+            const again = Option.isSome(failure)
+              ? calls.renegotiated(failure.value, calls.callOnce(method, params, decode, options, tool))
+              : undefined
+            const end = () => {
+              const ended = endCall(trace, exit)
+              return again === undefined ? ended : again
+            }
+            return cancel === undefined ? end() : Effect.flatMap(cancel, end)
           },
           onSuccess: (raw) => {
             requester.completed(registered)
