@@ -74,6 +74,15 @@ export interface McpClientOptions {
   readonly healthCheckInterval?: Duration.DurationInput | false | undefined
   /** How long a health check may take before the connection counts as closed (default 10 s). */
   readonly healthCheckTimeout?: Duration.DurationInput | undefined
+  /**
+   * Capability gating (default off). When on, a request for a feature the server did not declare is never sent:
+   * listing tools, prompts, resources or resource templates of a server that declared nothing of that kind gives
+   * an empty list at once, and any other such request (`callTool`, `getPrompt`, `readResource`, `complete`,
+   * `setLoggingLevel`, `resources/subscribe` without `resources.subscribe`) fails with a `ProtocolError` whose
+   * reason is `CapabilityMissing`, naming the capability and the method. Off by default because some servers
+   * serve features they forgot to declare.
+   */
+  readonly strict?: boolean | undefined
   /** The most `input_required` rounds one modern call may take (default 10). */
   readonly maxInputRounds?: number | undefined
   /** The most pages a collected list call fetches (default 100). */

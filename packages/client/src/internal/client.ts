@@ -103,7 +103,8 @@ export const make = (
       requestTimeout: resolved.requestTimeout,
       maxInputRounds: resolved.maxInputRounds,
       supported: resolved.supported,
-      kind: resolved.kind
+      kind: resolved.kind,
+      strict: resolved.strict
     })
     const subscriptions = Subscriptions.make({
       status,

@@ -14,6 +14,7 @@ import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as Idempotent from "../idempotent.js"
+import * as CapabilityGate from "./capabilityGate.js"
 import * as Negotiation from "../negotiation.js"
 import type * as Cache from "./cache.js"
 import type * as Connection from "./connection.js"
@@ -23,6 +24,7 @@ import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
 import type * as Telemetry from "./telemetry.js"
 import * as Options from "./options.js"
+import type { Session } from "./session.js"
 
 /**
  * Decodes a raw result.
@@ -127,6 +129,8 @@ export interface Calls {
     method: string,
     params?: Readonly<Record<string, unknown>> | undefined
   ) => Effect.Effect<void, McpError.McpClientError>
+  /** Whether strict capability gating keeps this request from the wire (it must go through `call`). */
+  readonly gated: (method: string, session: Session) => boolean
   /**
    * After a call failed: when the error is a `-32022` that a new negotiation can cure, the effect that negotiates
    * again and then runs `retry` (else undefined).
@@ -151,6 +155,8 @@ export const make = (deps: {
   /** The protocol versions this client speaks. */
   readonly supported: ReadonlyArray<McpSchema.ProtocolVersion>
   readonly kind: McpError.TransportKind
+  /** Capability gating: requests for features the server did not declare are not sent. */
+  readonly strict: boolean
 }): Calls => {
   const { cache, requestTimeout, requester, status, telemetry } = deps
 
@@ -182,8 +188,13 @@ export const make = (deps: {
    */
   const raw: Cache.Leg = (method, params, options) => {
     const send = sendOptions(options)
-    const once = Effect.flatMap(status.awaitSession(send.timeoutMillis, method), (session) =>
-      Effect.map(requester.send(session.wire, method, params, send), (result) => [result, session] as const))
+    const once = Effect.flatMap(status.awaitSession(send.timeoutMillis, method), (session) => {
+      const verdict = deps.strict ? CapabilityGate.check(method, session.capabilities) : undefined
+      if (verdict !== undefined) {
+        return verdict._tag === "Empty" ? Effect.succeed([verdict.result, session] as const) : Effect.fail(verdict.error)
+      }
+      return Effect.map(requester.send(session.wire, method, params, send), (result) => [result, session] as const)
+    })
     if (!Idempotent.isIdempotent(method)) return once
     return Effect.catchIf(
       once,
@@ -279,7 +290,10 @@ export const make = (deps: {
       )
     })
 
-  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, renegotiated }
+  const gated = (method: string, session: Session): boolean =>
+    deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
+
+  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, renegotiated, gated }
 }
 
 /**

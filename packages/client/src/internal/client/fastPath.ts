@@ -162,7 +162,10 @@ export const make = (deps: {
     return Effect.uninterruptibleMask((restore) =>
       Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
         const session = status.current()
-        if (session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+        if (
+          session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+          calls.gated(method, session)
+        ) {
           return restore(calls.call(method, params, decode, options, tool))
         }
         const wire = session.wire

@@ -27,6 +27,8 @@ export interface Resolved {
   readonly healthInterval: number | undefined
   readonly maxPages: number
   readonly maxInputRounds: number
+  /** Capability gating. */
+  readonly strict: boolean
   readonly notificationBufferSize: number
   readonly maxServerRequests: number
   readonly eraOption: McpClient.EraOption
@@ -130,6 +132,7 @@ export const resolve: (
     healthInterval,
     maxPages,
     maxInputRounds: options.maxInputRounds ?? 10,
+    strict: options.strict ?? false,
     notificationBufferSize,
     maxServerRequests,
     eraOption,
