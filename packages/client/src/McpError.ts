@@ -268,6 +268,8 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
     ),
     detail: Schema.String,
     method: Schema.optional(Schema.String),
+    /** `InputRoundsExceeded`: the last interim (`input_required`) result, as the server sent it. */
+    lastResult: Schema.optional(Schema.Unknown),
     cause: Schema.optional(Schema.Defect)
   }
 ) {

@@ -164,6 +164,9 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InputRoundsExceeded")
       const log = yield* Scripted.ScriptLog
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 4)
+      // the last interim result comes with the error, as the server sent it
+      const last = error._tag === "ProtocolError" ? error.lastResult : undefined
+      assert.deepInclude(last, { resultType: "input_required", requestState: "state-4" })
     }).pipe(Effect.provide(clientLayer(mrtrServer(100), { maxInputRounds: 3 }))))
 
   it.scoped("a state-only result is retried after a pause, never in a tight loop", () =>

@@ -127,11 +127,12 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
           return yield* inputError(method, "input_required carries neither inputRequests nor requestState")
         }
         if (round > maxInputRounds) {
-          return yield* inputError(
+          return yield* new McpError.ProtocolError({
+            reason: "InputRoundsExceeded",
             method,
-            `the server still needs input after ${maxInputRounds} rounds`,
-            "InputRoundsExceeded"
-          )
+            detail: `the server still needs input after ${maxInputRounds} rounds`,
+            lastResult: raw
+          })
         }
         requestState = result.requestState
         if (result.inputRequests === undefined || Object.keys(result.inputRequests).length === 0) {
