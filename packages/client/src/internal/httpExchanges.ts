@@ -7,6 +7,7 @@
  */
 import * as Headers from "@effect/platform/Headers"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as FiberId from "effect/FiberId"
@@ -44,6 +45,29 @@ export interface Exchanges {
   readonly routeOf: (id: McpSchema.RequestId) => Route | undefined
   /** Moves a running request to another route (the fallback to HTTP+SSE). */
   readonly reroute: (id: McpSchema.RequestId, route: Route) => void
+}
+
+/**
+ * How long after a request's deadline its exchange is stopped by the transport itself: the client cancels the
+ * request at the deadline, so this only ends an exchange nothing cancelled (a resumed stream, a request that is
+ * not cancellable), and the client's own timeout error comes first.
+ *
+ * @internal
+ */
+export const DEADLINE_GRACE_MILLIS = 1_000
+
+/** An exchange bounded by the request's deadline (plus the grace): past it, a `Timeout` transport error. */
+const withDeadline = <E>(
+  exchange: Effect.Effect<void, E, Scope.Scope>,
+  options: Transport.WireOptions
+): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> => {
+  const deadline = options.deadline
+  if (deadline === undefined || options.listen === true) return exchange
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.timeoutFail(exchange, {
+      duration: Math.max(0, deadline - now) + DEADLINE_GRACE_MILLIS,
+      onTimeout: () => transportError("Timeout", "the request's deadline passed before its exchange ended")
+    }))
 }
 
 /** @internal */
@@ -100,7 +124,7 @@ export const make = (
     ): Effect.Effect<void> => {
       const failed = (error: McpError.TransportFailure) =>
         inbound.emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
-      const work = Effect.catchAllCause(bindingOf(route).exchange(request, options, resent), (cause) => {
+      const work = Effect.catchAllCause(withDeadline(bindingOf(route).exchange(request, options, resent), options), (cause) => {
         const failure = Cause.failureOption(cause)
         if (Option.isSome(failure)) return failed(failure.value)
         // a bug must not leave the caller waiting for its timeout

@@ -154,7 +154,8 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     const id = entry.id
     send.onId?.(id)
     const timeout = send.timeoutMillis
-    const budget = send.resetOnProgress ? send.maxTotalMillis : timeout
+    // a timeout that restarts on progress still ends by the hard ceiling (default ten times the timeout)
+    const budget = send.resetOnProgress && timeout !== undefined ? send.maxTotalMillis ?? timeout * 10 : timeout
     const finalParams = envelope.params(
       wire,
       id,
