@@ -442,10 +442,10 @@ describe("McpServer input, unhandled missing capability", () => {
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "confirm" }))
-      assert.strictEqual(error._tag, "McpError")
-      if (error._tag === "McpError") {
-        assert.strictEqual(error.code, McpSchema.ErrorCode.MissingRequiredClientCapability)
-        assert.deepStrictEqual(error.data, { requiredCapabilities: { elicitation: { form: {} } } })
+      assert.strictEqual(error._tag, "MissingClientCapability")
+      if (error._tag === "MissingClientCapability") {
+        assert.deepStrictEqual(error.requiredCapabilities, { elicitation: { form: {} } })
+        assert.strictEqual(error.cause.code, McpSchema.ErrorCode.MissingRequiredClientCapability)
       }
       // Nothing was asked, so there was no second round.
       assert.strictEqual((yield* toolCalls).length, 1)
