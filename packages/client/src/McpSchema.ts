@@ -335,6 +335,47 @@ export const Icon = Schema.Struct({
 })
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export type Icon = typeof Icon.Type
+
+const safeImageData = /^data:image\/(png|jpeg|jpg|gif|webp)(;[^,]*)?,/i
+
+/**
+ * Whether an icon may reach a user interface: an `https:` URL, or a `data:` URI of a raster image type (PNG, JPEG,
+ * GIF, WebP); a declared `mimeType` must be an image type. Every other scheme (`javascript:`, `file:`, `http:`,
+ * SVG data that can carry scripts, …) is unsafe (2025-11-25 `basic/index.mdx`: clients MUST reject unsafe URI
+ * schemes).
+ *
+ * @since 0.1.0
+ * @category icons
+ */
+export const isSafeIcon = (icon: Icon): boolean => {
+  if (icon.mimeType !== undefined && !icon.mimeType.toLowerCase().startsWith("image/")) return false
+  const src = icon.src.trim()
+  if (safeImageData.test(src)) return true
+  if (!/^https:/i.test(src)) return false
+  try {
+    return new URL(src).protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A list of icons as a server sends it, decoded to the safe ones only (see {@link isSafeIcon}).
+ *
+ * @since 0.1.0
+ * @category icons
+ */
+export const Icons = Schema.transform(Schema.Array(Icon), Schema.Array(Icon), {
+  strict: true,
+  decode: (icons) => icons.filter(isSafeIcon),
+  encode: (icons) => icons
+})
+
+/**
  * Name and version of a client or server (self-reported: for display and logs only).
  *
  * @since 0.1.0
@@ -346,7 +387,7 @@ export const Implementation = Schema.Struct({
   title: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   websiteUrl: Schema.optional(Schema.String),
-  icons: Schema.optional(Schema.Array(Icon))
+  icons: Schema.optional(Icons)
 })
 
 /**
@@ -577,7 +618,7 @@ export const Tool = Schema.Struct({
   inputSchema: JsonObject,
   outputSchema: Schema.optional(JsonObject),
   annotations: Schema.optional(JsonObject),
-  icons: Schema.optional(Schema.Array(Icon)),
+  icons: Schema.optional(Icons),
   /**
    * How the tool may run (2025-11-25): `taskSupport` is `forbidden` (the default), `optional` or `required`. Kept
    * as any string: a value this client does not know counts as `forbidden`.
@@ -642,7 +683,7 @@ export const Resource = Schema.Struct({
   mimeType: Schema.optional(Schema.String),
   size: Schema.optional(Schema.Number),
   annotations: Schema.optional(Annotations),
-  icons: Schema.optional(Schema.Array(Icon)),
+  icons: Schema.optional(Icons),
   _meta: Meta
 })
 
@@ -675,7 +716,7 @@ export const ResourceTemplate = Schema.Struct({
   description: Schema.optional(Schema.String),
   mimeType: Schema.optional(Schema.String),
   annotations: Schema.optional(Annotations),
-  icons: Schema.optional(Schema.Array(Icon)),
+  icons: Schema.optional(Icons),
   _meta: Meta
 })
 
@@ -738,7 +779,7 @@ export const Prompt = Schema.Struct({
   title: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   arguments: Schema.optional(Schema.Array(PromptArgument)),
-  icons: Schema.optional(Schema.Array(Icon)),
+  icons: Schema.optional(Icons),
   _meta: Meta
 })
 
