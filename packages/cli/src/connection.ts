@@ -409,8 +409,10 @@ export const clientLayer = (
     // a child process may take seconds to start (npx, a loaded machine): a short era probe would mistake a
     // slow modern server for a legacy one
     probeTimeout: resolved.target._tag === "Stdio" ? (resolved.timeout ?? stdioProbeTimeout) : resolved.timeout,
-    // one command, one connection: a lost connection is reported, not retried
+    // one command, one connection: a lost connection is reported, not retried, and a first connection that
+    // fails (a wrong command or URL, a server that is down) is reported at once
     reconnect: false,
+    retryFirstConnection: false,
     healthCheckInterval: false
   }).pipe(
     Layer.provide(Layer.mergeAll(

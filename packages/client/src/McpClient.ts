@@ -70,6 +70,13 @@ export interface McpClientOptions {
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** When to reconnect after the transport closes; `false` never reconnects. */
   readonly reconnect?: Schedule.Schedule<unknown, McpError.ConnectError> | false | undefined
+  /**
+   * Whether the first connection is retried when it fails. By default (`false`) it is not: a failed first attempt
+   * fails the layer (or `make`) at once with its error, which is what a program with a wrong command or URL wants.
+   * `true` retries it on the `reconnect` schedule, and a `Schedule` on that schedule: the layer is then ready once a
+   * session is up, and fails with the last error when the schedule ends (a server started alongside the client).
+   */
+  readonly retryFirstConnection?: Schedule.Schedule<unknown, McpError.ConnectError> | boolean | undefined
   /** A connection quiet for this long is checked (legacy `ping`, modern `server/discover`); `false` disables. */
   readonly healthCheckInterval?: Duration.DurationInput | false | undefined
   /** How long a health check may take before the connection counts as closed (default 10 s). */

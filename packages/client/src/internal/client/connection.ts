@@ -360,6 +360,8 @@ const closedFor = (ctx: Context, error: McpError.ConnectError) =>
 /** Attempt after attempt, on the reconnect schedule, until it gives up (or the first attempt fails). */
 const loop = Effect.fnUntraced(function*(ctx: Context) {
   const driver = yield* Schedule.driver(ctx.options.reconnect)
+  const first = ctx.options.firstConnection
+  const firstDriver = first === undefined ? undefined : yield* Schedule.driver(first)
   let attemptNumber = 0
   while (true) {
     let established = false
@@ -373,9 +375,18 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
       outcome = signal
     }
     if (!(yield* Deferred.isDone(ctx.ready))) {
-      // The first connection failed: report it to the constructor instead of retrying a bad setup.
-      yield* Deferred.fail(ctx.ready, outcome)
-      return yield* closedFor(ctx, outcome)
+      // The first connection failed: unless it is retried, report it to the constructor instead of retrying a bad
+      // setup.
+      const retry = firstDriver === undefined ? undefined : yield* Effect.either(firstDriver.next(outcome))
+      if (retry === undefined || Either.isLeft(retry)) {
+        yield* Deferred.fail(ctx.ready, outcome)
+        return yield* closedFor(ctx, outcome)
+      }
+      attemptNumber++
+      yield* Effect.logInfo(`the first connection failed (${outcome.message}); trying again`).pipe(
+        Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
+      )
+      continue
     }
     if (established) {
       attemptNumber = 0

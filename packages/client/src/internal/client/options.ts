@@ -40,6 +40,8 @@ export interface Resolved {
   readonly clientInfo: McpSchema.Implementation
   readonly capabilities: McpSchema.ClientCapabilities
   readonly reconnect: Schedule.Schedule<unknown, McpError.ConnectError>
+  /** The first connection's retries, when it is retried. */
+  readonly firstConnection: Schedule.Schedule<unknown, McpError.ConnectError> | undefined
   readonly serverLogs: "stream" | "logger"
   readonly spanAttributes: Readonly<Record<string, unknown>>
 }
@@ -123,6 +125,7 @@ export const resolve: (
   const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
   const eraOption = options.era ?? "auto"
   const supported = yield* versions(eraOption, options.protocolVersion)
+  const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
   return {
     kind,
     probeTimeout,
@@ -142,7 +145,12 @@ export const resolve: (
     supportedModern: supported.filter(McpSchema.isModernVersion),
     clientInfo: options.clientInfo ?? { name: "conduit", version: VERSION },
     capabilities: options.capabilities ?? {},
-    reconnect: options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect,
+    reconnect,
+    firstConnection: options.retryFirstConnection === true
+      ? reconnect
+      : options.retryFirstConnection === false || options.retryFirstConnection === undefined
+      ? undefined
+      : options.retryFirstConnection,
     serverLogs: options.serverLogs ?? "stream",
     spanAttributes: { "rpc.system": "jsonrpc", "mcp.transport": kind, ...options.spanAttributes }
   }
