@@ -3,7 +3,7 @@
  * client for its roots (`roots/list`) after the handshake and serves only inside them.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { afterAll, assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Fs from "node:fs"
@@ -31,7 +31,7 @@ afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
 
-const layer = McpClient.layer({
+const clientLayer = McpClient.layer({
   healthCheckInterval: false,
   reconnect: false,
   probeTimeout: "20 seconds",
@@ -43,7 +43,7 @@ const layer = McpClient.layer({
 )
 
 describe("server-filesystem over stdio (roots)", () => {
-  it.layer(layer, { timeout: 60_000, excludeTestServices: true })((it) => {
+  layer(clientLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.effect("the probe finds the legacy era; the server takes its directories from the client's roots", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient

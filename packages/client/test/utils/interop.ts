@@ -6,7 +6,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -145,12 +145,12 @@ const textOf = (content: ReadonlyArray<McpSchema.ContentBlock>) =>
  */
 export const suite = <E>(
   title: string,
-  layer: Layer.Layer<McpClient.McpClient, E>,
+  clientLayer: Layer.Layer<McpClient.McpClient, E>,
   profile: Profile
 ) =>
   describe(title, () => {
     // the real clock: the transports' shutdown timeouts must fire while a server still runs a cancelled call
-    it.layer(layer, { timeout: 60_000, excludeTestServices: true })((it) => {
+    layer(clientLayer, { timeout: 60_000, excludeTestServices: true })((it) => {
       it.effect(`the probe finds the ${profile.era} era`, () =>
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
