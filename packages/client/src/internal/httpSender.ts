@@ -22,6 +22,7 @@ import * as Body from "./httpResponse.js"
 import type { Resolved } from "./httpState.js"
 import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
+import * as OAuthHttp from "./oauthHttp.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 /**
@@ -108,7 +109,9 @@ export const make = (
   const execute: Sender["execute"] = (request) => {
     const mode = auth.current()
     if (mode.authorizer === undefined) return send(request)
-    return Effect.flatMap(mode.authorizer, (authorizer) =>
+    // the request's protocol version goes with OAuth discovery, should the request be refused
+    const version = request.headers["mcp-protocol-version"]
+    const authorized = Effect.flatMap(mode.authorizer, (authorizer) =>
       authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
         Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
           const nonce = response.headers["dpop-nonce"]
@@ -130,6 +133,7 @@ export const make = (
             )
           )
         })))
+    return version === undefined ? authorized : Effect.locally(authorized, OAuthHttp.requestProtocolVersion, version)
   }
 
   const sendError: Sender["sendError"] = (what) => (error) =>

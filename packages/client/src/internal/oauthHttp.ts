@@ -15,6 +15,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
+import * as FiberRef from "effect/FiberRef"
+import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -121,6 +123,18 @@ const readBounded = (
         : `reading the answer of ${describe(url)} failed`
     ))
 
+/**
+ * The protocol version of the MCP request whose refusal started this authorization (the negotiated one, or the
+ * modern version of a probe): discovery requests carry it as `MCP-Protocol-Version`, before the version configured
+ * on the OAuth service.
+ *
+ * @internal
+ */
+export const requestProtocolVersion: FiberRef.FiberRef<string | undefined> = globalValue(
+  Symbol.for("@conduit-mcp/client/oauthHttp/requestProtocolVersion"),
+  () => FiberRef.unsafeMake<string | undefined>(undefined)
+)
+
 /** @internal */
 export type DocumentOutcome =
   | { readonly _tag: "Found"; readonly body: unknown; readonly url: URL }
@@ -141,12 +155,11 @@ export const fetchDocument = (
 ): Effect.Effect<DocumentOutcome, OAuthError> =>
   Effect.gen(function*() {
     let url = start
+    const version = (yield* FiberRef.get(requestProtocolVersion)) ?? settings.protocolVersion
     for (let hop = 0; hop <= 3; hop++) {
       yield* checkUrl(url, settings.policy, what)
       let request = HttpClientRequest.get(url).pipe(HttpClientRequest.acceptJson)
-      if (settings.protocolVersion !== undefined) {
-        request = HttpClientRequest.setHeader(request, "mcp-protocol-version", settings.protocolVersion)
-      }
+      if (version !== undefined) request = HttpClientRequest.setHeader(request, "mcp-protocol-version", version)
       const response = yield* send(settings, request, url, "Discovery")
       yield* Effect.logDebug("OAuth discovery fetch").pipe(
         Effect.annotateLogs({ url: describe(url), status: response.status })
