@@ -309,7 +309,21 @@ export class Unauthorized extends Data.TaggedError("Unauthorized")<{
 export interface OAuthShape {
   /** The authorizer of one MCP server; one per canonical server URL, shared by every caller. */
   readonly authorizer: (server: URL | string) => Effect.Effect<Authorizer, OAuthError>
+  /**
+   * The MCP extensions this service implements as configured, by identifier (`capabilities.extensions`): with the
+   * `ClientCredentials` grant, `io.modelcontextprotocol/oauth-client-credentials`. An HTTP transport using the
+   * service declares them through the client.
+   */
+  readonly extensions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }
+
+/**
+ * The identifier of the OAuth client credentials extension.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const CLIENT_CREDENTIALS_EXTENSION = "io.modelcontextprotocol/oauth-client-credentials"
 
 /**
  * The OAuth service.

@@ -215,6 +215,12 @@ export class Transport extends Context.Tag("@conduit-mcp/client/Transport")<Tran
    * are never served to another through a shared cache store. Absent or `undefined`: no credentials.
    */
   readonly credentialPartition?: Effect.Effect<string | undefined> | undefined
+  /**
+   * MCP extensions the transport implements (by identifier, with their settings), which the client declares in
+   * `capabilities.extensions` next to the configured ones (an HTTP transport with the OAuth client credentials
+   * grant: `io.modelcontextprotocol/oauth-client-credentials`).
+   */
+  readonly extensions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }>() {}
 
 /**

@@ -65,7 +65,11 @@ export const make = (
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
     const tasksResolved = yield* TaskCalls.resolveOptions(options.tasks)
-    const envelope = Envelope.make(resolved.clientInfo, resolved.capabilities, {
+    // the extensions the transport implements are declared with the configured ones (which win)
+    const capabilities = transport.extensions === undefined || Object.keys(transport.extensions).length === 0
+      ? resolved.capabilities
+      : { ...resolved.capabilities, extensions: { ...transport.extensions, ...resolved.capabilities.extensions } }
+    const envelope = Envelope.make(resolved.clientInfo, capabilities, {
       elicitation: yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler),
       sampling: yield* Effect.serviceOption(SamplingHandler.SamplingHandler),
       roots: yield* Effect.serviceOption(RootsProvider.RootsProvider)

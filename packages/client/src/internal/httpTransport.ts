@@ -275,6 +275,7 @@ export const make = (
     kind: "http",
     connect,
     setAuth: sender.auth.set,
-    credentialPartition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers)
+    credentialPartition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers),
+    extensions: oauth?.extensions
   })
 }

@@ -98,6 +98,9 @@ export const make = (
     const authorizers = new Map<string, OAuth.Authorizer>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
+      ...(options.grant?._tag === "ClientCredentials"
+        ? { extensions: { "io.modelcontextprotocol/oauth-client-credentials": {} } }
+        : {}),
       authorizer: (input) =>
         Effect.gen(function*() {
           const server = typeof input === "string" ? parseUrl(input) : input
