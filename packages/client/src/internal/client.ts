@@ -89,13 +89,16 @@ export const make = (
       maxServerRequests: resolved.maxServerRequests
     })
     const status = yield* Connection.makeStatus
+    const toolOutput = ToolOutput.make()
     const inbound = Inbound.make({
       requests,
       notifications,
       serverRequests,
       cache,
       published: status.published,
-      serverLogs: resolved.serverLogs
+      serverLogs: resolved.serverLogs,
+      // output schemas learnt from the old list are stale: the next tools/list teaches the new ones
+      onToolsChanged: toolOutput.forget
     })
     const telemetry = Telemetry.make(resolved.kind, resolved.spanAttributes)
     const calls = Calls.make({
@@ -145,7 +148,6 @@ export const make = (
         onAttemptEnd: serverRequests.clear
       }
     })
-    const toolOutput = ToolOutput.make()
     const pagination = Pagination.make(resolved.maxPages, resolved.spanAttributes)
     // the tasks' own requests and lookups go through the client's calls like any other
     const lookupTools = pagination.collect((refused) =>

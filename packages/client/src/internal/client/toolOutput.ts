@@ -26,6 +26,8 @@ const invalid = (detail: string, cause?: unknown) =>
 export interface ToolOutput {
   /** Remembers (or forgets) the output schemas of a page of tools. */
   readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /** Forgets every output schema (the server's tools changed: the next `tools/list` teaches them again). */
+  readonly forget: () => void
   /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
   readonly check: (
     name: string,
@@ -46,6 +48,7 @@ export const make = (): ToolOutput => {
         else outputSchemas.set(tool.name, tool.outputSchema)
       }
     },
+    forget: () => outputSchemas.clear(),
     check: (name, result) => {
       const schema = outputSchemas.get(name)
       if (schema === undefined || result.isError === true) return Either.right(result)
