@@ -90,6 +90,13 @@ export interface McpClientOptions {
    * serve features they forgot to declare.
    */
   readonly strict?: boolean | undefined
+  /**
+   * How long a completion (`complete`) result is kept (default 5 s; `false` keeps none): completions are asked for
+   * as the user types, so the same question is answered once, and identical questions asked at once share one
+   * request. Kept results are dropped on a new session and when the server's prompts or resources change; a call
+   * with its own `meta` always goes to the server.
+   */
+  readonly completionCacheTtl?: Duration.DurationInput | false | undefined
   /** The most `input_required` rounds one modern call may take (default 10). */
   readonly maxInputRounds?: number | undefined
   /** The most pages a collected list call fetches (default 100). */

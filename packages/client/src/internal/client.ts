@@ -47,6 +47,7 @@ import * as TaskCalls from "./client/taskCalls.js"
 import * as Tasks from "./client/tasks.js"
 import * as Telemetry from "./client/telemetry.js"
 import * as ToolOutput from "./client/toolOutput.js"
+import * as Completions from "./client/completions.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
 
@@ -90,6 +91,7 @@ export const make = (
     })
     const status = yield* Connection.makeStatus
     const toolOutput = ToolOutput.make()
+    const completions = Completions.make(resolved.completionCacheTtl)
     const inbound = Inbound.make({
       requests,
       notifications,
@@ -97,8 +99,12 @@ export const make = (
       cache,
       published: status.published,
       serverLogs: resolved.serverLogs,
-      // output schemas learnt from the old list are stale: the next tools/list teaches the new ones
-      onToolsChanged: toolOutput.forget
+      onChanged: (method) => {
+        // output schemas learnt from the old list are stale: the next tools/list teaches the new ones
+        if (method === "notifications/tools/list_changed") toolOutput.forget()
+        // completions of changed prompts or resources may be stale
+        else if (method !== "notifications/resources/updated") completions.forget()
+      }
     })
     const telemetry = Telemetry.make(resolved.kind, resolved.spanAttributes)
     const calls = Calls.make({
@@ -137,7 +143,11 @@ export const make = (
       requests,
       hooks: {
         route: inbound.route,
-        onSession: (session, renewed) => sessionStarted(session, renewed, { cache, subscriptions, envelope }),
+        onSession: (session, renewed) =>
+          Effect.zipRight(
+            Effect.sync(() => completions.forget()),
+            sessionStarted(session, renewed, { cache, subscriptions, envelope })
+          ),
         onReinitialized: (session) =>
           // the new session starts from nothing: what was cached of the server is stale, and the log level and
           // resource subscriptions are sent again
@@ -179,6 +189,7 @@ export const make = (
       taskCalls.learn(tools)
     }
     return service({
+      completions,
       resolved,
       status,
       calls,
@@ -226,6 +237,7 @@ const nameAndArguments = <A>(params: { readonly name: string; readonly arguments
 
 /** The public service over the components. */
 const service = (parts: {
+  readonly completions: Completions.Completions
   readonly resolved: Options.Resolved
   readonly status: Connection.Status
   readonly calls: Calls.Calls
@@ -329,15 +341,14 @@ const service = (parts: {
     listPrompts: (options) => collect((refused) => streamPrompts(options, refused), "prompts/list"),
     streamPrompts: (options) => streamPrompts(options),
     getPrompt: (params, options) => callSync("prompts/get", nameAndArguments(params), decodeGetPromptResult, options),
-    complete: (params, options) =>
-      callSync(
-        "completion/complete",
-        params.context === undefined
-          ? { ref: params.ref, argument: params.argument }
-          : { ref: params.ref, argument: params.argument, context: params.context },
-        decodeCompleteResult,
-        options
-      ),
+    complete: (params, options) => {
+      const wire = params.context === undefined
+        ? { ref: params.ref, argument: params.argument }
+        : { ref: params.ref, argument: params.argument, context: params.context }
+      const run = callSync("completion/complete", wire, decodeCompleteResult, options)
+      // a caller's own _meta makes the request its own
+      return options?.meta === undefined ? parts.completions.complete(wire, run) : run
+    },
     ping: (options) =>
       Effect.flatMap(status.awaitSession(requestTimeout, "ping"), (session) =>
         session.era === "legacy"

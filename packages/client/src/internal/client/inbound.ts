@@ -78,8 +78,8 @@ export const make = (options: {
   /** The attempt whose session is published, if any: its target keys the cache, its server names logs. */
   readonly published: () => Attempt | undefined
   readonly serverLogs: "stream" | "logger"
-  /** The server's tools changed (`notifications/tools/list_changed`). */
-  readonly onToolsChanged?: (() => void) | undefined
+  /** Something the server offers changed (a `list_changed` or `resources/updated` notification, by method). */
+  readonly onChanged?: ((method: string) => void) | undefined
 }): Inbound => {
   const { cache, notifications, requests, serverRequests } = options
   const listeners = new Map<McpSchema.RequestId, Listener>()
@@ -164,8 +164,8 @@ export const make = (options: {
   const onNotification = (message: McpSchema.JsonRpcNotification): Effect.Effect<void> => {
     if (message.method === "notifications/progress") return onProgress(message.params)
     const notification = { method: message.method, params: message.params }
-    if (message.method === "notifications/tools/list_changed") options.onToolsChanged?.()
     if (isInvalidating(message.method)) {
+      options.onChanged?.(message.method)
       const target = options.published()?.connection?.info.target
       return Effect.zipRight(cache.invalidate(target, notification), dispatch(message, notification))
     }

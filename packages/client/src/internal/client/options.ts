@@ -29,6 +29,8 @@ export interface Resolved {
   readonly maxInputRounds: number
   /** Capability gating. */
   readonly strict: boolean
+  /** How long a completion result is kept (0: not at all). */
+  readonly completionCacheTtl: number
   readonly notificationBufferSize: number
   readonly maxServerRequests: number
   readonly eraOption: McpClient.EraOption
@@ -125,6 +127,9 @@ export const resolve: (
   const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
   const eraOption = options.era ?? "auto"
   const supported = yield* versions(eraOption, options.protocolVersion)
+  const completionCacheTtl = options.completionCacheTtl === false
+    ? 0
+    : yield* millis("completionCacheTtl", options.completionCacheTtl, 5_000)
   const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
   return {
     kind,
@@ -136,6 +141,7 @@ export const resolve: (
     maxPages,
     maxInputRounds: options.maxInputRounds ?? 10,
     strict: options.strict ?? false,
+    completionCacheTtl,
     notificationBufferSize,
     maxServerRequests,
     eraOption,
