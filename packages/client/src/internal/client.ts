@@ -117,7 +117,8 @@ export const make = (
       maxInputRounds: resolved.maxInputRounds,
       supported: resolved.supported,
       kind: resolved.kind,
-      strict: resolved.strict
+      strict: resolved.strict,
+      serverRequests
     })
     const subscriptions = Subscriptions.make({
       status,

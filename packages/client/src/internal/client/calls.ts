@@ -22,6 +22,7 @@ import type * as Envelope from "./envelope.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
+import type * as ServerRequests from "./serverRequests.js"
 import type * as Telemetry from "./telemetry.js"
 import * as Options from "./options.js"
 import type { Session } from "./session.js"
@@ -133,9 +134,10 @@ export interface Calls {
   readonly gated: (method: string, session: Session) => boolean
   /**
    * After a call failed: when the error is a `-32022` that a new negotiation can cure, the effect that negotiates
-   * again and then runs `retry` (else undefined).
+   * again and then runs `retry`; when it is a `-32042`, the effect that runs its URL elicitations and then `retry`
+   * (else undefined).
    */
-  readonly renegotiated: <A>(
+  readonly recover: <A>(
     error: McpError.McpClientError,
     retry: Effect.Effect<A, McpError.McpClientError>
   ) => Effect.Effect<A, McpError.McpClientError> | undefined
@@ -157,6 +159,8 @@ export const make = (deps: {
   readonly kind: McpError.TransportKind
   /** Capability gating: requests for features the server did not declare are not sent. */
   readonly strict: boolean
+  /** Runs the URL elicitations of a `-32042`. */
+  readonly serverRequests?: ServerRequests.ServerRequests | undefined
 }): Calls => {
   const { cache, requestTimeout, requester, status, telemetry } = deps
 
@@ -232,10 +236,11 @@ export const make = (deps: {
    * negotiation): the connection negotiates again, and the call is sent once more in the new session. Otherwise
    * undefined, and the error is the caller's.
    */
-  const renegotiated = <A>(
+  const recover = <A>(
     error: McpError.McpClientError,
     retry: Effect.Effect<A, McpError.McpClientError>
   ): Effect.Effect<A, McpError.McpClientError> | undefined => {
+    if (error._tag === "UrlElicitationRequired") return urlElicited(error, retry)
     if (error._tag !== "UnsupportedProtocolVersion") return undefined
     const session = status.current()
     if (session === undefined || error.supported.includes(session.protocolVersion)) return undefined
@@ -254,6 +259,28 @@ export const make = (deps: {
     )
   }
 
+  /**
+   * `-32042` (2025-11-25): the URL elicitations the request needs go through the elicitation handler (when it
+   * takes URL mode); once the user accepted them all, the request is sent once more after the server reports them
+   * complete (or after the request timeout, should it never say). Declined: the caller gets the error.
+   */
+  const urlElicited = <A>(
+    error: McpError.UrlElicitationRequired,
+    retry: Effect.Effect<A, McpError.McpClientError>
+  ): Effect.Effect<A, McpError.McpClientError> | undefined => {
+    const session = status.current()
+    const serverRequests = deps.serverRequests
+    if (serverRequests === undefined || session === undefined) return undefined
+    if (!deps.envelope.declaredModes(session.protocolVersion).includes("url")) return undefined
+    return Effect.flatMap(serverRequests.elicitUrls(session, error.elicitations), (accepted) =>
+      accepted
+        ? Effect.zipRight(
+          serverRequests.awaitCompleted(error.elicitations.map((e) => e.elicitationId), requestTimeout),
+          retry
+        )
+        : Effect.fail(error))
+  }
+
   const call = <A>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -263,7 +290,7 @@ export const make = (deps: {
   ): Effect.Effect<A, McpError.McpClientError> =>
     Effect.catchAll(
       callOnce(method, params, decode, options, tool),
-      (error) => renegotiated(error, callOnce(method, params, decode, options, tool)) ?? Effect.fail(error)
+      (error) => recover(error, callOnce(method, params, decode, options, tool)) ?? Effect.fail(error)
     )
 
   const request = <A, I>(
@@ -293,7 +320,7 @@ export const make = (deps: {
   const gated = (method: string, session: Session): boolean =>
     deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
 
-  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, renegotiated, gated }
+  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, recover, gated }
 }
 
 /**

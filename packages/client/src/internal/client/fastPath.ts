@@ -192,7 +192,7 @@ export const make = (deps: {
             // sent once more
             const failure = Cause.failureOption(typed)
             const again = Option.isSome(failure)
-              ? calls.renegotiated(failure.value, calls.callOnce(method, params, decode, options, tool))
+              ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
               : undefined
             const end = () => {
               const ended = endCall(trace, exit)

@@ -9,16 +9,19 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
+import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
 import * as Features from "../clientFeatures.js"
 import type * as Envelope from "./envelope.js"
-import type { Attempt } from "./session.js"
+import type { Attempt, Session } from "./session.js"
 
 /**
  * @internal
@@ -36,6 +39,13 @@ export interface ServerRequests {
   readonly clear: Effect.Effect<void>
   /** 2025-11-25: a URL-mode elicitation finished; unknown or already finished ids are ignored. */
   readonly elicitationCompleted: (params: unknown) => Effect.Effect<void>
+  /**
+   * `-32042`: shows the URL elicitations a request needs through the elicitation handler (its URL consent); true
+   * when the user accepted every one. Their completions are awaited with `awaitCompleted`.
+   */
+  readonly elicitUrls: (session: Session, elicitations: ReadonlyArray<McpError.UrlElicitation>) => Effect.Effect<boolean>
+  /** Waits until the server reported these URL elicitations complete, or `timeoutMillis` passed. */
+  readonly awaitCompleted: (ids: ReadonlyArray<string>, timeoutMillis: number) => Effect.Effect<void>
 }
 
 /**
@@ -53,6 +63,8 @@ export const make = (options: {
     const openUrlElicitations = new Set<string>()
     /** Set while requests are being refused, so that a run of refusals is logged once. */
     let refusing = false
+    /** Completed by `notifications/elicitation/complete`, by elicitation id (URL elicitations of a -32042). */
+    const waiters = new Map<string, Deferred.Deferred<void>>()
 
     const respondError = (
       connection: Transport.TransportConnection,
@@ -144,6 +156,11 @@ export const make = (options: {
         const id = typeof params === "object" && params !== null && "elicitationId" in params
           ? params.elicitationId
           : undefined
+        const waiter = typeof id === "string" ? waiters.get(id) : undefined
+        if (waiter !== undefined && typeof id === "string") {
+          waiters.delete(id)
+          Deferred.unsafeDone(waiter, Exit.void)
+        }
         if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
         const completed = Option.getOrUndefined(handlers.elicitation)?.completed
         if (completed === undefined) return Effect.void
@@ -151,6 +168,43 @@ export const make = (options: {
           Effect.suspend(() => completed(id)),
           (cause) => Effect.logWarning("the elicitation completion callback failed", cause)
         )
-      }
+      },
+      elicitUrls: (session, elicitations) =>
+        Effect.gen(function*() {
+          for (const elicitation of elicitations) {
+            // known before the handler answers: the completion may come while the user is still in the browser
+            if (!waiters.has(elicitation.elicitationId)) {
+              waiters.set(elicitation.elicitationId, yield* Deferred.make<void>())
+            }
+            const outcome = yield* Features.fulfil(handlers, "elicitation/create", elicitation, {
+              serverOrigin: session.transport.origin,
+              serverName: session.serverInfo?.name,
+              related: undefined,
+              declaredModes: envelope.declaredModes(session.protocolVersion),
+              onUrlElicitation: (elicitationId) => {
+                openUrlElicitations.add(elicitationId)
+                return () => openUrlElicitations.delete(elicitationId)
+              }
+            })
+            const accepted = Either.isRight(outcome) && typeof outcome.right === "object" && outcome.right !== null &&
+              "action" in outcome.right && outcome.right.action === "accept"
+            if (!accepted) {
+              for (const { elicitationId } of elicitations) waiters.delete(elicitationId)
+              return false
+            }
+          }
+          return true
+        }),
+      awaitCompleted: (ids, timeoutMillis) =>
+        Effect.forEach(ids, (id) => {
+          const waiter = waiters.get(id)
+          return waiter === undefined ? Effect.void : Deferred.await(waiter)
+        }, { discard: true, concurrency: "unbounded" }).pipe(
+          Effect.timeout(timeoutMillis),
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => {
+            for (const id of ids) waiters.delete(id)
+          }))
+        )
     }
   })
