@@ -98,3 +98,17 @@ describe("-32022 after the negotiation (B5)", () => {
       assert.strictEqual(yield* Ref.get(log.connections), 1)
     }).pipe(Effect.provide(layer(downgraded(["2026-07-28", "2025-11-25"])))))
 })
+
+describe("-32022 after the negotiation, never reconnecting", () => {
+  it.scoped("reconnect: false: the caller gets UnsupportedProtocolVersion and the connection stays", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const error = yield* Effect.flip(client.callTool({ name: "echo" }))
+      assert.strictEqual(error._tag, "UnsupportedProtocolVersion")
+      assert.strictEqual((yield* client.state)._tag, "Connected")
+    }).pipe(Effect.provide(
+      McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
+        Layer.provideMerge(Scripted.layer(downgraded(["2025-11-25"])))
+      )
+    )))
+})

@@ -118,6 +118,7 @@ export const make = (
       supported: resolved.supported,
       kind: resolved.kind,
       strict: resolved.strict,
+      reconnects: options.reconnect !== false,
       serverRequests
     })
     const subscriptions = Subscriptions.make({

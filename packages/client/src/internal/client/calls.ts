@@ -159,6 +159,8 @@ export const make = (deps: {
   readonly kind: McpError.TransportKind
   /** Capability gating: requests for features the server did not declare are not sent. */
   readonly strict: boolean
+  /** Whether the connection reconnects (a new negotiation needs a new connection). */
+  readonly reconnects: boolean
   /** Runs the URL elicitations of a `-32042`. */
   readonly serverRequests?: ServerRequests.ServerRequests | undefined
 }): Calls => {
@@ -241,7 +243,8 @@ export const make = (deps: {
     retry: Effect.Effect<A, McpError.McpClientError>
   ): Effect.Effect<A, McpError.McpClientError> | undefined => {
     if (error._tag === "UrlElicitationRequired") return urlElicited(error, retry)
-    if (error._tag !== "UnsupportedProtocolVersion") return undefined
+    // (a client that never reconnects keeps its connection, and the caller gets the error)
+    if (error._tag !== "UnsupportedProtocolVersion" || !deps.reconnects) return undefined
     const session = status.current()
     if (session === undefined || error.supported.includes(session.protocolVersion)) return undefined
     const shared = Negotiation.newestShared(deps.supported, error.supported)
