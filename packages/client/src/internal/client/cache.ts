@@ -14,6 +14,7 @@ import type * as McpSchema from "../../McpSchema.js"
 import * as ResultCache from "../../ResultCache.js"
 import type * as Transport from "../../Transport.js"
 import { fingerprint } from "../oauthCrypto.js"
+import * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
 
 /**
@@ -78,17 +79,24 @@ export const make = (
           if (!ResultCache.isCacheableMethod(method)) return leg(method, params, options)
           return Effect.flatMap(awaitSession(options, method), (session) => {
             let used = session
+            let own = false
             const fetch = Effect.map(leg(method, params, options), ([raw, fresh]) => {
               used = fresh
+              own = true
               return raw
             })
             const key: ResultCache.CacheKey = { server: session.transport.target, method, params, credential }
-            return Effect.map(
+            return Effect.flatMap(
               results.cached(key, fetch, {
                 ...(options?.cache !== undefined ? { mode: options.cache } : {}),
                 ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
               }),
-              (raw) => [raw, used] as const
+              (raw) =>
+                // C3: an input_required answer belongs to the request that got it (its requestState, its rounds): a
+                // caller that joined another caller's request sends its own instead of sharing the interim result
+                own || !InputRounds.isInputRequired(raw)
+                  ? Effect.succeed([raw, used] as const)
+                  : leg(method, params, options)
             )
           })
         }
