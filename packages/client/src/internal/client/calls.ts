@@ -197,7 +197,9 @@ export const make = (deps: {
     const once = Effect.flatMap(status.awaitSession(send.timeoutMillis, method), (session) => {
       const verdict = deps.strict ? CapabilityGate.check(method, session.capabilities) : undefined
       if (verdict !== undefined) {
-        return verdict._tag === "Empty" ? Effect.succeed([verdict.result, session] as const) : Effect.fail(verdict.error)
+        return verdict._tag === "Empty"
+          ? Effect.succeed([verdict.result, session] as const)
+          : Effect.fail(verdict.error)
       }
       return Effect.map(requester.send(session.wire, method, params, send), (result) => [result, session] as const)
     })

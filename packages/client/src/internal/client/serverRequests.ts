@@ -43,7 +43,10 @@ export interface ServerRequests {
    * `-32042`: shows the URL elicitations a request needs through the elicitation handler (its URL consent); true
    * when the user accepted every one. Their completions are awaited with `awaitCompleted`.
    */
-  readonly elicitUrls: (session: Session, elicitations: ReadonlyArray<McpError.UrlElicitation>) => Effect.Effect<boolean>
+  readonly elicitUrls: (
+    session: Session,
+    elicitations: ReadonlyArray<McpError.UrlElicitation>
+  ) => Effect.Effect<boolean>
   /** Waits until the server reported these URL elicitations complete, or `timeoutMillis` passed. */
   readonly awaitCompleted: (ids: ReadonlyArray<string>, timeoutMillis: number) => Effect.Effect<void>
 }
