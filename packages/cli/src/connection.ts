@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
 import * as HttpTransport from "@conduit-mcp/client/HttpTransport"
 import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
 import * as McpClient from "@conduit-mcp/client/McpClient"
@@ -413,12 +414,13 @@ export const clientLayer = (
     // fails (a wrong command or URL, a server that is down) is reported at once
     reconnect: false,
     retryFirstConnection: false,
-    healthCheckInterval: false
+    healthCheckInterval: false,
+    elicitation: ElicitationHandler.ElicitationHandler,
+    // the client declares the roots capability only when there are roots to show
+    ...(resolved.roots.length > 0 ? { roots: RootsProvider.fixed(resolved.roots) } : {})
   }).pipe(
     Layer.provide(Layer.mergeAll(
       transportLayer(resolved.target),
-      Elicitation.layer({ interactive: options.interactive, prompter: options.prompter }),
-      // the client declares the roots capability only when there are roots to show
-      resolved.roots.length > 0 ? RootsProvider.layer(resolved.roots) : Layer.empty
+      Elicitation.layer({ interactive: options.interactive, prompter: options.prompter })
     ))
   )

@@ -1,7 +1,8 @@
 /**
  * Elicitation: how the application asks its user for information a server requests, in form mode (a flat
- * schema of primitive fields) or URL mode (an out-of-band page the user opens). Provide a layer of this service
- * and the client declares the elicitation capability; without it, none is declared. One handler serves both eras:
+ * schema of primitive fields) or URL mode (an out-of-band page the user opens). Give a handler to the client
+ * (`McpClient.make({ elicitation: handler })`, or `elicitation: ElicitationHandler.ElicitationHandler` and this
+ * module's `layer`) and it declares the elicitation capability; without one, none is declared. One handler serves both eras:
  * legacy `elicitation/create` requests and modern `input_required` rounds.
  *
  * @since 0.1.0

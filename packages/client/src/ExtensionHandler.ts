@@ -2,9 +2,9 @@
  * Handlers for what a server sends that this library does not know: requests of protocol extensions or
  * experimental methods, and their notifications.
  *
- * Requests: give the client an `ExtensionHandler` layer (next to the transport); a server request whose method
- * the client does not serve itself is answered by the handler registered for it, or refused with `-32601` when
- * there is none. This covers the requests a server sends on the connection (the 2025 handshake's era); an
+ * Requests: give the client handlers in its `extensions` option (or its tag, and this module's layer); a server
+ * request whose method the client does not serve itself is answered by the handler registered for it, or refused
+ * with `-32601` when there is none. This covers the requests a server sends on the connection (the 2025 handshake's era); an
  * unknown method inside a 2026-07-28 `input_required` round is still refused by the client. Declare what your
  * client supports with the client's `capabilities` option (`experimental`, `extensions`).
  *
@@ -20,7 +20,10 @@
  *   "acme/whoami": () => Effect.succeed({ user: "ada" }),
  *   "acme/delete": () => Effect.fail(new McpError.McpError({ code: -32000, message: "not allowed" }))
  * })
- * const Client = McpClient.layer({ capabilities: { experimental: { acme: {} } } }).pipe(Layer.provide(Extensions))
+ * const Client = McpClient.layer({
+ *   capabilities: { experimental: { acme: {} } },
+ *   extensions: ExtensionHandler.ExtensionHandler
+ * }).pipe(Layer.provide(Extensions))
  * ```
  *
  * @since 0.1.0
@@ -72,11 +75,21 @@ export class ExtensionHandler extends Context.Tag("@conduit-mcp/client/Extension
 >() {}
 
 /**
+ * The handlers, for the client's `extensions` option.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (requests: Readonly<Record<string, RequestHandler>>): Service => ({ requests })
+
+/**
+ * The handlers as a layer, for a client given `extensions: ExtensionHandler.ExtensionHandler`.
+ *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (requests: Readonly<Record<string, RequestHandler>>): Layer.Layer<ExtensionHandler> =>
-  Layer.succeed(ExtensionHandler, { requests })
+  Layer.succeed(ExtensionHandler, make(requests))
 
 /**
  * Runs `handlers[method]` for each server notification of that method, from now until the Scope closes. A

@@ -37,7 +37,7 @@
  *   undici and `node:http` clients never follow. A client that follows redirects on its own (wrapped with
  *   `HttpClient.followRedirects`, or an undici dispatcher composed with undici's redirect interceptor) is beyond
  *   the transport's reach: do not give it one.
- * - OAuth: when the {@link OAuth.OAuth} service is in the layer's context (and no static `bearerToken` is given),
+ * - OAuth: when the transport is given the {@link OAuth.OAuth} service (its `oauth` option; no static `bearerToken`),
  *   every request carries the authorizer's credentials (a Bearer token, or a DPoP-bound token with a fresh proof),
  *   and a 401/403 goes to the authorizer — authorize, refresh, step up scopes, take a DPoP nonce — and the request
  *   is sent again, until it passes or the authorizer gives up with `AuthError`.
@@ -75,7 +75,7 @@ export type BindingOption = "auto" | "streamable-http" | "sse"
  * @since 0.1.0
  * @category models
  */
-export interface HttpTransportOptions {
+export interface HttpTransportOptions<R = never> {
   /** The MCP endpoint (or, for HTTP+SSE, the SSE URL). `http:` or `https:`, without credentials. */
   readonly url: string | URL
   /** Headers sent with every request (static credentials such as an API key). They may not replace the headers
@@ -84,6 +84,12 @@ export interface HttpTransportOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** A static bearer token, sent as `Authorization: Bearer …`. */
   readonly bearerToken?: Redacted.Redacted<string> | undefined
+  /**
+   * OAuth for this server (ignored when a static `bearerToken` is given): the `OAuth` service, or an effect that
+   * gives it — its tag, `oauth: OAuth.OAuth`, to take it from a layer, which then shows in the transport's
+   * requirements. Without it, a 401/403 fails with `AuthError`.
+   */
+  readonly oauth?: OAuth.OAuthShape | Effect.Effect<OAuth.OAuthShape, never, R> | undefined
   /** Defaults to `"auto"`. */
   readonly binding?: BindingOption | undefined
   /** The largest message (an SSE event or a JSON body) the server may send, in bytes (default 64 MiB). */
@@ -142,7 +148,7 @@ const duration = (
 
 const UNSAFE_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/
 
-const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved, McpError.InvalidOption> => {
+const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal.Resolved, McpError.InvalidOption> => {
   // The options may come from Config or from untyped callers: check shapes as well as values.
   const input: unknown = options.url
   let url: URL
@@ -228,14 +234,38 @@ const resolve = (options: HttpTransportOptions): Either.Either<internal.Resolved
  * @since 0.1.0
  * @category constructors
  */
-export const make = (
-  options: HttpTransportOptions
-): Effect.Effect<Context.Tag.Service<Transport.Transport>, McpError.InvalidOption, HttpClient.HttpClient> =>
+export const make = <const O extends HttpTransportOptions<unknown>>(
+  options: O
+): Effect.Effect<
+  Context.Tag.Service<Transport.Transport>,
+  McpError.InvalidOption,
+  HttpClient.HttpClient | Requirements<O>
+> =>
   Effect.flatMap(Effect.suspend(() => resolve(options)), (resolved) =>
     Effect.map(
-      Effect.all([HttpClient.HttpClient, Effect.serviceOption(OAuth.OAuth)]),
-      ([client, oauth]) => internal.make(resolved, client, Option.getOrUndefined(oauth))
-    ))
+      Effect.all([HttpClient.HttpClient, oauthOf(options.oauth)]),
+      ([client, oauth]) => internal.make(resolved, client, oauth)
+    )) as Effect.Effect<
+      Context.Tag.Service<Transport.Transport>,
+      McpError.InvalidOption,
+      // the requirements of the `oauth` effect, which the body reads as `unknown`
+      HttpClient.HttpClient | Requirements<O>
+    >
+
+/**
+ * What a transport built with these options requires besides an `HttpClient`: the `oauth` effect's requirements.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<O> = O extends { readonly oauth?: infer X } ?
+  X extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+  : never
+
+const oauthOf = <R>(
+  given: OAuth.OAuthShape | Effect.Effect<OAuth.OAuthShape, never, R> | undefined
+): Effect.Effect<OAuth.OAuthShape | undefined, never, R> =>
+  given === undefined ? Effect.succeed(undefined) : Effect.isEffect(given) ? given : Effect.succeed(given)
 
 /**
  * The HTTP transport as a Layer.
@@ -257,9 +287,9 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: HttpTransportOptions
-): Layer.Layer<Transport.Transport, McpError.InvalidOption, HttpClient.HttpClient> =>
+export const layer = <const O extends HttpTransportOptions<unknown>>(
+  options: O
+): Layer.Layer<Transport.Transport, McpError.InvalidOption, HttpClient.HttpClient | Requirements<O>> =>
   Layer.effect(Transport.Transport, make(options))
 
 /**
@@ -279,7 +309,16 @@ export const layer = (
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (
-  config: Config.Config.Wrap<HttpTransportOptions>
-): Layer.Layer<Transport.Transport, McpError.InvalidOption | ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+export const layerConfig = <R = never>(
+  config: Config.Config.Wrap<Omit<HttpTransportOptions, "oauth">>,
+  oauth?: OAuth.OAuthShape | Effect.Effect<OAuth.OAuthShape, never, R>
+): Layer.Layer<Transport.Transport, McpError.InvalidOption | ConfigError.ConfigError, HttpClient.HttpClient | R> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) =>
+    Layer.effect(
+      Transport.Transport,
+      make<HttpTransportOptions<R>>(oauth === undefined ? options : { ...options, oauth }) as Effect.Effect<
+        Context.Tag.Service<Transport.Transport>,
+        McpError.InvalidOption,
+        HttpClient.HttpClient | R
+      >
+    )))

@@ -36,9 +36,15 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
+import type * as ElicitationHandler from "./ElicitationHandler.js"
+import type * as ExtensionHandler from "./ExtensionHandler.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as McpTasks from "./McpTasks.js"
+import type * as ResultCache from "./ResultCache.js"
+import type * as RootsProvider from "./RootsProvider.js"
+import type * as SamplingHandler from "./SamplingHandler.js"
+import type * as TaskStore from "./TaskStore.js"
 import type * as Transport from "./Transport.js"
 
 /**
@@ -53,7 +59,7 @@ export type EraOption = "auto" | "legacy" | "modern"
  * @since 0.1.0
  * @category models
  */
-export interface McpClientOptions {
+export interface McpClientOptions<R = never> extends Features<R> {
   /** Name and version this client reports to servers. */
   readonly clientInfo?: McpSchema.Implementation | undefined
   /** Pin an era; `auto` (default) detects it. */
@@ -140,6 +146,53 @@ export interface McpClientOptions {
 }
 
 /**
+ * A feature of the client: its service, or an effect that gives it (a service's tag, for one provided by a
+ * layer), whose requirements become the client's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Feature<S, R> = S | Effect.Effect<S, never, R>
+
+/**
+ * What the client does beyond calling the server. Only what is given here is used, and the capabilities the
+ * client declares follow from it: a client given no `elicitation` handler declares no `elicitation` capability and
+ * refuses the server's elicitation requests. Nothing is looked up in the context behind the caller's back: to use
+ * a handler from a layer, pass its tag (`elicitation: ElicitationHandler.ElicitationHandler`) and provide the
+ * layer; it then appears in the client's requirements.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Features<R = never> {
+  /** Answers the server's elicitation requests; declares `elicitation` (with the handler's modes). */
+  readonly elicitation?: Feature<ElicitationHandler.Service, R> | undefined
+  /** Answers the server's sampling requests; declares `sampling`. */
+  readonly sampling?: Feature<SamplingHandler.Service, R> | undefined
+  /** Lists the client's roots; declares `roots` (with `listChanged`). */
+  readonly roots?: Feature<RootsProvider.Service, R> | undefined
+  /** Answers server requests of extension or experimental methods; others are refused with `-32601`. */
+  readonly extensions?: Feature<ExtensionHandler.Service, R> | undefined
+  /** Keeps the results the 2026-07-28 caching rules allow (see `ResultCache`). */
+  readonly resultCache?: Feature<ResultCache.ResultCacheShape, R> | undefined
+  /** Where the tasks this client starts are recorded, to resume them (see `TaskStore`; default: in memory). */
+  readonly taskStore?: Feature<TaskStore.TaskStoreShape, R> | undefined
+}
+
+/**
+ * What a client built with these options requires besides its `Transport`: the requirements of the features given
+ * as effects (tags).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<O> = {
+  readonly [K in keyof Features]-?: O extends { readonly [P in K]?: infer X } ?
+    X extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+    : never
+}[keyof Features]
+
+/**
  * Per-call options.
  *
  * @since 0.1.0
@@ -163,7 +216,7 @@ export interface RequestOptions {
    */
   readonly meta?: Readonly<Record<string, unknown>> | undefined
   /**
-   * With a `ResultCache` layer provided: `use` (default: a fresh cached result, else fetch and store), `refresh`
+   * With a `resultCache` given to the client: `use` (default: a fresh cached result, else fetch and store), `refresh`
    * (fetch and store), `bypass` (neither read nor write). Only cacheable methods are affected.
    */
   readonly cache?: "use" | "refresh" | "bypass" | undefined
@@ -437,19 +490,19 @@ export class McpClient extends Context.Tag("@conduit-mcp/client/McpClient")<McpC
  * @since 0.1.0
  * @category constructors
  */
-export const make: (
-  options?: McpClientOptions
+export const make: <const O extends McpClientOptions<unknown> = {}>(
+  options?: O
 ) => Effect.Effect<
   McpClientService,
   McpError.ConnectError | McpError.InvalidOption,
-  Transport.Transport | Scope.Scope
+  Transport.Transport | Scope.Scope | Requirements<O>
 > = internal.make
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options?: McpClientOptions
-): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport> =>
+export const layer = <const O extends McpClientOptions<unknown> = {}>(
+  options?: O
+): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport | Requirements<O>> =>
   Layer.scoped(McpClient, make(options))

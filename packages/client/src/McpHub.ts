@@ -449,9 +449,8 @@ export interface Service {
 export class McpHub extends Context.Tag("@conduit-mcp/client/McpHub")<McpHub, Service>() {}
 
 /**
- * The hub name of the server whose request a handler is serving. The handlers given to the hub (the
- * `SamplingHandler`, `ElicitationHandler`, `RootsProvider` and `ExtensionHandler` services in its context) serve
- * every server; they read this to tell them apart. Outside a hub it is `undefined`.
+ * The hub name of the server whose request a handler is serving. The handlers given in the hub's `client` options
+ * (`sampling`, `elicitation`, `roots`, `extensions`) serve every server; they read this to tell them apart. Outside a hub it is `undefined`.
  *
  * @since 0.1.0
  * @category references

@@ -38,13 +38,20 @@ export interface Service {
 export class RootsProvider extends Context.Tag("@conduit-mcp/client/RootsProvider")<RootsProvider, Service>() {}
 
 /**
- * A fixed set of roots.
+ * A fixed set of roots, for the client's `roots` option.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fixed = (roots: ReadonlyArray<Root>): Service => ({ roots: Effect.succeed(roots), changes: Stream.empty })
+
+/**
+ * A fixed set of roots as a layer, for a client given `roots: RootsProvider.RootsProvider`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (roots: ReadonlyArray<Root>): Layer.Layer<RootsProvider> =>
-  Layer.succeed(RootsProvider, { roots: Effect.succeed(roots), changes: Stream.empty })
+export const layer = (roots: ReadonlyArray<Root>): Layer.Layer<RootsProvider> => Layer.succeed(RootsProvider, fixed(roots))
 
 /**
  * Roots held in a `SubscriptionRef`: setting it notifies connected legacy servers.

@@ -1,6 +1,7 @@
 /**
- * Sampling: how the application runs an LLM completion a server asks for. Provide a layer of this service and
- * the client declares the sampling capability. One handler serves legacy `sampling/createMessage` requests and
+ * Sampling: how the application runs an LLM completion a server asks for. Give a handler to the client
+ * (`McpClient.make({ sampling: handler })`, or `sampling: SamplingHandler.SamplingHandler` and this module's
+ * `layer`) and it declares the sampling capability. One handler serves legacy `sampling/createMessage` requests and
  * modern `input_required` rounds. The handler should keep a human in the loop.
  *
  * @since 0.1.0

@@ -62,7 +62,11 @@ describe("ExtensionHandler", () => {
   it.scoped("a server request of an unknown method is answered by its handler, or refused", () =>
     Effect.gen(function*() {
       const acme = yield* extendedServer
-      const client = yield* McpClient.make({ era: "legacy", healthCheckInterval: false }).pipe(
+      const client = yield* McpClient.make({
+        era: "legacy",
+        healthCheckInterval: false,
+        extensions: ExtensionHandler.ExtensionHandler
+      }).pipe(
         Effect.provide(Layer.merge(InProcessTransport.layer(acme.peer), Extensions))
       )
       yield* client.session
@@ -103,12 +107,14 @@ describe("ExtensionHandler", () => {
           { name: "one", transport: InProcessTransport.layer(one.peer) },
           { name: "two", transport: InProcessTransport.layer(two.peer) }
         ],
-        client: { era: "legacy", healthCheckInterval: false }
-      }).pipe(
-        Effect.provide(ExtensionHandler.layer({
-          "acme/whoami": () => Effect.map(McpHub.CurrentServer, (server) => ({ hub: server }))
-        }))
-      )
+        client: {
+          era: "legacy",
+          healthCheckInterval: false,
+          extensions: ExtensionHandler.make({
+            "acme/whoami": () => Effect.map(McpHub.CurrentServer, (server) => ({ hub: server }))
+          })
+        }
+      })
       yield* hub.use("one", (client) => client.session)
       yield* hub.use("two", (client) => client.session)
       const answers = yield* Effect.all([one.ask("1", "acme/whoami", {}), two.ask("1", "acme/whoami", {})])

@@ -89,6 +89,13 @@ const Handlers = Layer.unwrapEffect(Effect.gen(function*() {
   )
 }))
 
+/** The clients take their handlers from the `Handlers` layer. */
+const handlerTags = {
+  elicitation: ElicitationHandler.ElicitationHandler,
+  sampling: SamplingHandler.SamplingHandler,
+  roots: RootsProvider.RootsProvider
+} as const
+
 // ---------------------------------------------------------------------------------------------------------------
 // Clients and record helpers
 
@@ -103,7 +110,7 @@ const clientOptions: McpClient.McpClientOptions = {
 }
 
 const stdioClient = (server: RealServers.ServerCommand, options: McpClient.McpClientOptions = {}) =>
-  McpClient.layer({ ...clientOptions, ...options }).pipe(
+  McpClient.layer({ ...clientOptions, ...options, ...handlerTags }).pipe(
     Layer.provideMerge(
       Recording.layer(StdioTransport.layer({ command: server.command, args: server.args, closeTimeout: "1 second" }))
     ),
@@ -571,7 +578,7 @@ class EverythingUrl extends Context.Tag("@conduit-mcp/client/test/EverythingUrl"
 
 const httpClient = Layer.unwrapScoped(
   Effect.map(Everything.start("streamableHttp"), (server) =>
-    HttpCommon.client({ url: server.url }).pipe(
+    HttpCommon.client({ url: server.url }, handlerTags).pipe(
       Layer.provideMerge(Layer.succeed(EverythingUrl, server.url)),
       Layer.provideMerge(Handlers)
     ))

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as HttpTransport from "../src/HttpTransport.js"
+import * as OAuth from "../src/OAuth.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Transport from "../src/Transport.js"
 import { oauthLayer } from "./fixtures/oauth/harness.js"
@@ -39,7 +40,7 @@ const exchange = (world: World, messages: ReadonlyArray<McpSchema.JsonRpcRequest
     return answers
   }).pipe(
     Effect.scoped,
-    Effect.provide(HttpTransport.layer({ url: world.mcpUrl }).pipe(Layer.provide(oauthLayer())))
+    Effect.provide(HttpTransport.layer({ url: world.mcpUrl, oauth: OAuth.OAuth }).pipe(Layer.provide(oauthLayer())))
   )
 
 const mcpRequests = (world: World) => world.requests.filter((r) => r.url.pathname === "/mcp")

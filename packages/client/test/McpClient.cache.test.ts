@@ -44,7 +44,7 @@ const count = (method: string) =>
   )
 
 const layer = (options: McpClient.McpClientOptions = {}) =>
-  McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
+  McpClient.layer({ healthCheckInterval: false, ...options, resultCache: ResultCache.ResultCache }).pipe(
     Layer.provideMerge(Scripted.layer(server)),
     Layer.provide(ResultCache.layerMemory())
   )
@@ -123,7 +123,12 @@ describe("notifications while the client is being built", () => {
         assert.deepStrictEqual(tools.map((tool) => tool.name), ["eager"])
       }).pipe(
         Effect.provide(
-          cached ? eagerLayer({}).pipe(Layer.provide(ResultCache.layerMemory())) : eagerLayer({})
+          cached
+            ? McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
+              Layer.provideMerge(Scripted.layer(eager)),
+              Layer.provide(ResultCache.layerMemory())
+            )
+            : eagerLayer({})
         ),
         Effect.timeout("5 seconds"),
         Effect.orDie
@@ -143,7 +148,7 @@ describe("a cache that fails", () => {
       yield* client.readResource("file:///a")
       assert.strictEqual(yield* count("resources/read"), 1)
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
         Layer.provideMerge(Scripted.layer(server)),
         Layer.provide(Layer.effect(
           ResultCache.ResultCache,
@@ -168,7 +173,7 @@ describe("the partition of a transport's own credentials", () => {
     })
   /** A client over its own transport, sharing the given cache store. */
   const clientWith = (partition: string | undefined, cache: Context.Context<ResultCache.ResultCache>) =>
-    Layer.build(McpClient.layer({ healthCheckInterval: false }).pipe(
+    Layer.build(McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
       Layer.provideMerge(withCredentials(partition)),
       Layer.provide(Layer.succeedContext(cache))
     ))

@@ -39,10 +39,20 @@ const Handlers = Layer.mergeAll(
   RootsProvider.layer([{ uri: "file:///srv/checkout", name: "checkout" }])
 )
 
+const handlerTags = {
+  elicitation: ElicitationHandler.ElicitationHandler,
+  sampling: SamplingHandler.SamplingHandler,
+  roots: RootsProvider.RootsProvider
+} as const
+
 const clientLayer = (script: Scripted.Script, options: McpClient.McpClientOptions = {}, handlers = true) =>
-  McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
-    Layer.provideMerge(Scripted.layer(script)),
-    Layer.provide(handlers ? Handlers : Layer.empty)
+  handlers
+    ? McpClient.layer({ healthCheckInterval: false, ...options, ...handlerTags }).pipe(
+      Layer.provideMerge(Scripted.layer(script)),
+      Layer.provide(Handlers)
+    )
+    : McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
+      Layer.provideMerge(Scripted.layer(script))
   )
 
 const toolCalls = (sent: ReadonlyArray<Scripted.Sent>) =>
@@ -322,7 +332,7 @@ describe("legacy server requests", () => {
       assert.strictEqual(response?.id, 7)
       assert.isTrue(response !== undefined && "error" in response && response.error.code === -32603)
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, sampling: SamplingHandler.SamplingHandler }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
         Layer.provide(SamplingHandler.layer({ createMessage: () => Effect.die(new Error("handler bug")) }))
       )
@@ -343,7 +353,7 @@ describe("legacy server requests", () => {
         ]
       })
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, roots: RootsProvider.RootsProvider }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
         Layer.provide(RootsProvider.layer([
           { uri: "file:///srv/checkout", name: "checkout" },
@@ -377,7 +387,7 @@ describe("legacy server requests", () => {
         const params = (init.message as McpSchema.JsonRpcRequest).params as { capabilities: Record<string, unknown> }
         assert.notProperty(params.capabilities, "elicitation")
       }).pipe(Effect.provide(
-        McpClient.layer({ healthCheckInterval: false }).pipe(
+        McpClient.layer({ healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
           Layer.provideMerge(Scripted.layer(Scripted.legacyScript(undefined, version))),
           Layer.provide(ElicitationHandler.layer({ modes, elicit: () => Effect.succeed({ action: "decline" }) }))
         )
@@ -408,7 +418,7 @@ describe("legacy server requests", () => {
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "known-1" })
       assert.deepStrictEqual(completed, ["known-1"])
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
         Layer.provide(ElicitationHandler.layer({
           modes: ["url"],
@@ -424,7 +434,7 @@ describe("legacy server requests", () => {
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "declined-1" })
       assert.deepStrictEqual(declinedCompleted, [])
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
         Layer.provide(ElicitationHandler.layer({
           modes: ["url"],
@@ -445,7 +455,7 @@ describe("legacy server requests", () => {
       const tools = yield* client.listTools()
       assert.deepStrictEqual(tools.map((tool) => tool.name), ["after"])
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript((message, ctx) =>
           "method" in message && "id" in message && message.method === "tools/list"
             ? ctx.reply(message.id, { tools: [{ name: "after", inputSchema: { type: "object" } }] })

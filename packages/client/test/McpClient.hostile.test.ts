@@ -198,7 +198,7 @@ describe("a flood of server-to-client requests", () => {
       }
       assert.deepStrictEqual(after.slice(2), [{ jsonrpc: "2.0", id: 7, result: {} }])
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false, maxServerRequests: 4 }).pipe(
+      McpClient.layer({ healthCheckInterval: false, maxServerRequests: 4, sampling: SamplingHandler.SamplingHandler }).pipe(
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript())),
         Layer.provide(stuckSampling)
       )

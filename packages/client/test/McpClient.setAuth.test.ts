@@ -137,7 +137,9 @@ describe("McpClient.setAuth over HTTP", () => {
             : Scripted.sendJson(res, 200, Scripted.failure(Scripted.idOf(seen), -32601, "Method not found"))
       })
       const lists = () => server.seen.filter((entry) => Scripted.methodOf(entry) === "tools/list").length
-      const { client } = yield* Common.connect({ url: server.url, bearerToken: Redacted.make("alpha") })
+      const { client } = yield* Common.connect({ url: server.url, bearerToken: Redacted.make("alpha") }, {
+        resultCache: yield* ResultCache.ResultCache
+      })
       const first = yield* client.listTools()
       yield* client.listTools()
       assert.strictEqual(lists(), 1, "served from the cache")

@@ -265,19 +265,18 @@ describe("McpHub handlers and typed tools", () => {
         ])
       const one = yield* asking("one")
       const two = yield* asking("two")
+      const sampling: SamplingHandler.Service = {
+        createMessage: () =>
+          Effect.map(McpHub.CurrentServer, (server) => ({
+            role: "assistant" as const,
+            content: { type: "text", text: `answered for ${server}` },
+            model: "test"
+          }))
+      }
       const hub = yield* hubOf([
         { name: "one", transport: one.transport },
         { name: "two", transport: two.transport }
-      ]).pipe(
-        Effect.provide(SamplingHandler.layer({
-          createMessage: () =>
-            Effect.map(McpHub.CurrentServer, (server) => ({
-              role: "assistant" as const,
-              content: { type: "text", text: `answered for ${server}` },
-              model: "test"
-            }))
-        }))
-      )
+      ], { client: { ...quick, sampling } })
       assert.deepStrictEqual(texts(yield* hub.callTool("one__ask")), [`{"type":"text","text":"answered for one"}`])
       assert.deepStrictEqual(texts(yield* hub.callTool("two__ask")), [`{"type":"text","text":"answered for two"}`])
     }))

@@ -121,10 +121,17 @@ const clientOptions = (era: Era): McpClient.McpClientOptions => ({
   reconnect: false
 })
 
+/** The clients take their handlers from the context `handlers` builds. */
+const handlerTags = {
+  elicitation: ElicitationHandler.ElicitationHandler,
+  sampling: SamplingHandler.SamplingHandler,
+  roots: RootsProvider.RootsProvider
+} as const
+
 /** The client over the in-process transport (recorded) and the server it talks to. */
-const clientOf = (era: Era, server: Effect.Effect<McpServer.Server>) =>
+const clientOf = (era: Era, server: Effect.Effect<McpServer.Server>, features: McpClient.McpClientOptions = {}) =>
   Layer.unwrapEffect(Effect.map(server, (server) =>
-    McpClient.layer(clientOptions(era)).pipe(
+    McpClient.layer({ ...clientOptions(era), ...features }).pipe(
       Layer.provideMerge(Recording.layer(InProcessTransport.layer(server))),
       Layer.provideMerge(Layer.succeed(McpServer.McpServer, server))
     )))
@@ -133,7 +140,15 @@ const clientOf = (era: Era, server: Effect.Effect<McpServer.Server>) =>
 const inProcess = (era: Era, options: {
   readonly server?: Effect.Effect<McpServer.Server> | undefined
   readonly answer?: Answer | undefined
-} = {}) => clientOf(era, options.server ?? FixtureServer.make()).pipe(Layer.provideMerge(handlers(options.answer)))
+} = {}) =>
+  Layer.unwrapEffect(Effect.map(
+    Effect.all({
+      elicitation: ElicitationHandler.ElicitationHandler,
+      sampling: SamplingHandler.SamplingHandler,
+      roots: RootsProvider.RootsProvider
+    }),
+    (features) => clientOf(era, options.server ?? FixtureServer.make(), features)
+  )).pipe(Layer.provideMerge(handlers(options.answer)))
 
 /** The client without any handler: it declares no elicitation, sampling or roots capability. */
 const withoutHandlers = (era: Era, server: Effect.Effect<McpServer.Server> = FixtureServer.make()) =>
@@ -608,7 +623,7 @@ const tsx = Url.pathToFileURL(require.resolve("tsx")).href
 const fixtureProgram = Url.fileURLToPath(new URL("./fixtures/server.ts", import.meta.url))
 
 const overStdio = (era: Era) =>
-  McpClient.layer({ ...clientOptions(era), probeTimeout: "20 seconds" }).pipe(
+  McpClient.layer({ ...clientOptions(era), ...handlerTags, probeTimeout: "20 seconds" }).pipe(
     Layer.provideMerge(
       Recording.layer(StdioTransport.layer({
         command: process.execPath,

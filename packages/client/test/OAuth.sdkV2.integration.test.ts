@@ -27,7 +27,7 @@ const textOf = (result: McpSchema.CallToolResult): string =>
 /** The client over HTTP with OAuth: the headless handler plays the user at the provider's login and consent. */
 const clientLayer = (world: OidcWorld) =>
   McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
-    Layer.provide(HttpTransport.layer({ url: world.mcpUrl })),
+    Layer.provide(HttpTransport.layer({ url: world.mcpUrl, oauth: OAuth.OAuth })),
     Layer.provideMerge(
       OAuth.layer({ clientName: "conduit sdk integration" }).pipe(
         Layer.provide(AuthorizationHandler.layerHeadless({ redirectUri: "http://127.0.0.1/callback" })),

@@ -99,20 +99,20 @@ export const layer = (
       )
     ))
   )
-  const oauth = setup.oauth === undefined
-    ? Layer.empty
-    : OAuth.layer({ protocolVersion, requestTimeout: "30 seconds", ...setup.oauth }).pipe(
-      Layer.provide(AuthorizationHandler.layerHeadless()),
-      Layer.provide(TokenStore.layerMemory),
-      Layer.provide(http)
+  const transport = setup.oauth === undefined
+    ? HttpTransport.layer({ url }).pipe(Layer.provide(http))
+    : HttpTransport.layer({ url, oauth: OAuth.OAuth }).pipe(
+      Layer.provide(http),
+      Layer.provide(OAuth.layer({ protocolVersion, requestTimeout: "30 seconds", ...setup.oauth }).pipe(
+        Layer.provide(AuthorizationHandler.layerHeadless()),
+        Layer.provide(TokenStore.layerMemory),
+        Layer.provide(http)
+      ))
     )
-  const transport = HttpTransport.layer({ url }).pipe(Layer.provide(Layer.merge(http, oauth)))
-  const handlers = Layer.mergeAll(
-    setup.elicitation === undefined ? Layer.empty : ElicitationHandler.layer(setup.elicitation),
-    setup.sampling === true ? SamplingHandler.layer(refuseSampling) : Layer.empty,
-    setup.roots === true ? RootsProvider.layer([{ uri: "file:///tmp/conformance", name: "conformance" }]) : Layer.empty
-  )
   return McpClient.layer({
+    ...(setup.elicitation === undefined ? {} : { elicitation: setup.elicitation }),
+    ...(setup.sampling === true ? { sampling: refuseSampling } : {}),
+    ...(setup.roots === true ? { roots: RootsProvider.fixed([{ uri: "file:///tmp/conformance", name: "conformance" }]) } : {}),
     clientInfo,
     protocolVersion,
     capabilities: setup.capabilities,
@@ -124,5 +124,5 @@ export const layer = (
     probeTimeout: "100 seconds",
     initializeTimeout: "100 seconds",
     requestTimeout: "60 seconds"
-  }).pipe(Layer.provide(Layer.merge(transport, handlers)))
+  }).pipe(Layer.provide(transport))
 }

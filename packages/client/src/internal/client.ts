@@ -20,13 +20,9 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as ElicitationHandler from "../ElicitationHandler.js"
 import type * as McpClient from "../McpClient.js"
 import type * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
-import * as ResultCache from "../ResultCache.js"
-import * as RootsProvider from "../RootsProvider.js"
-import * as SamplingHandler from "../SamplingHandler.js"
 import * as TaskStore from "../TaskStore.js"
 import * as Transport from "../Transport.js"
 import * as Cache from "./client/cache.js"
@@ -54,13 +50,26 @@ import * as Negotiation from "./negotiation.js"
 /** @internal */
 export const droppedMethod = NotificationHub.droppedMethod
 
+/**
+ * A feature given to the client: its service, or the effect (a tag) that gives it; the client's requirements
+ * carry the effect's (see `McpClient.Requirements`).
+ */
+const feature = <S extends object, R>(
+  given: McpClient.Feature<S, R> | undefined
+): Effect.Effect<Option.Option<S>, never, R> =>
+  given === undefined
+    ? Effect.succeedNone
+    : Effect.isEffect(given)
+    ? Effect.asSome(given)
+    : Effect.succeed(Option.some(given))
+
 /** @internal */
-export const make = (
-  options: McpClient.McpClientOptions = {}
+export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
+  options: O = {} as O
 ): Effect.Effect<
   McpClient.McpClientService,
   McpError.ConnectError | McpError.InvalidOption,
-  Transport.Transport | Scope.Scope
+  Transport.Transport | Scope.Scope | McpClient.Requirements<O>
 > =>
   Effect.gen(function*() {
     const transport = yield* Transport.Transport
@@ -71,15 +80,16 @@ export const make = (
       ? resolved.capabilities
       : { ...resolved.capabilities, extensions: { ...transport.extensions, ...resolved.capabilities.extensions } }
     const envelope = Envelope.make(resolved.clientInfo, capabilities, {
-      elicitation: yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler),
-      sampling: yield* Effect.serviceOption(SamplingHandler.SamplingHandler),
-      roots: yield* Effect.serviceOption(RootsProvider.RootsProvider)
+      elicitation: yield* feature(options.elicitation),
+      sampling: yield* feature(options.sampling),
+      roots: yield* feature(options.roots),
+      extensions: yield* feature(options.extensions)
     }, (capabilities, version) => Tasks.declare(capabilities, version, tasksResolved))
     const taskStore = yield* Effect.flatMap(
-      Effect.serviceOption(TaskStore.TaskStore),
+      feature(options.taskStore),
       Option.match({ onNone: () => TaskStore.makeMemory, onSome: Effect.succeed })
     )
-    const resultCache = yield* Effect.serviceOption(ResultCache.ResultCache)
+    const resultCache = yield* feature(options.resultCache)
     const cache = yield* Cache.make(resultCache, transport, options.credentialId)
     const requests = yield* RequestTable.make
     const requester = Requester.make(requests, envelope)
@@ -205,7 +215,12 @@ export const make = (
       envelope,
       cache
     })
-  })
+  }) as Effect.Effect<
+    McpClient.McpClientService,
+    McpError.ConnectError | McpError.InvalidOption,
+    // the features' requirements, which the body reads as `unknown`
+    Transport.Transport | Scope.Scope | McpClient.Requirements<O>
+  >
 
 /** What a new session starts: a renewed one forgets what was cached and restores legacy state. */
 const sessionStarted = (

@@ -20,6 +20,7 @@ export interface Handlers {
   readonly elicitation: Option.Option<ElicitationHandler.Service>
   readonly sampling: Option.Option<SamplingHandler.Service>
   readonly roots: Option.Option<RootsProvider.Service>
+  readonly extensions: Option.Option<ExtensionHandler.Service>
 }
 
 /**
@@ -293,20 +294,21 @@ export const fulfil = (
         onSome: (handler) => elicit(handler, params, origin)
       })
     default:
-      return extension(method, params, origin)
+      return extension(handlers.extensions, method, params, origin)
   }
 }
 
 /**
- * A method the client does not serve itself goes to the application's `ExtensionHandler`, read from the context
- * the connection runs in (the client layer's).
+ * A method the client does not serve itself goes to the application's `ExtensionHandler`, when the client was
+ * given one.
  */
 const extension = (
+  extensions: Option.Option<ExtensionHandler.Service>,
   method: string,
   params: unknown,
   origin: RequestOrigin
 ): Effect.Effect<Either.Either<unknown, InputFailure>> =>
-  Effect.flatMap(Effect.serviceOption(ExtensionHandler.ExtensionHandler), (extensions) => {
+  Effect.suspend(() => {
     const handler = Option.isSome(extensions) && Object.hasOwn(extensions.value.requests, method)
       ? extensions.value.requests[method]
       : undefined

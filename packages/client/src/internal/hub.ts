@@ -130,48 +130,47 @@ const toServerState = (state: McpClient.ConnectionState, server: string): McpHub
   }
 }
 
-/** The handlers of the hub's context (extensions too), told which server they serve through `CurrentServer`. */
-const handlersFor = (server: string) =>
+const resolve = <S>(given: McpClient.Feature<S, never> | undefined): Effect.Effect<S | undefined> =>
+  given === undefined ? Effect.succeed(undefined) : Effect.isEffect(given) ? given : Effect.succeed(given)
+
+/**
+ * The handlers given in a server's client options (the hub's, or its definition's own), told which server they
+ * serve through `CurrentServer`.
+ */
+const handlersFor = (server: string, options: McpClient.McpClientOptions) =>
   Effect.gen(function*() {
-    const sampling = yield* Effect.serviceOption(SamplingHandler.SamplingHandler)
-    const elicitation = yield* Effect.serviceOption(ElicitationHandler.ElicitationHandler)
-    const roots = yield* Effect.serviceOption(RootsProvider.RootsProvider)
-    const extensions = yield* Effect.serviceOption(ExtensionHandler.ExtensionHandler)
+    const sampling = yield* resolve(options.sampling)
+    const elicitation = yield* resolve(options.elicitation)
+    const roots = yield* resolve(options.roots)
+    const extensions = yield* resolve(options.extensions)
     const tagged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.provideService(effect, McpHub.CurrentServer, server)
-    let context = Context.empty() as Context.Context<
-      | SamplingHandler.SamplingHandler
-      | ElicitationHandler.ElicitationHandler
-      | RootsProvider.RootsProvider
-      | ExtensionHandler.ExtensionHandler
-    >
-    if (sampling._tag === "Some") {
-      const handler = sampling.value
-      context = Context.add(context, SamplingHandler.SamplingHandler, {
-        ...handler,
-        createMessage: (params) => tagged(handler.createMessage(params))
-      })
+    const features: {
+      sampling?: SamplingHandler.Service
+      elicitation?: ElicitationHandler.Service
+      roots?: RootsProvider.Service
+      extensions?: ExtensionHandler.Service
+    } = {}
+    if (sampling !== undefined) {
+      features.sampling = { ...sampling, createMessage: (params) => tagged(sampling.createMessage(params)) }
     }
-    if (elicitation._tag === "Some") {
-      const handler = elicitation.value
-      const completed = handler.completed
-      context = Context.add(context, ElicitationHandler.ElicitationHandler, {
-        ...handler,
-        elicit: (request, elicitContext) => tagged(handler.elicit(request, elicitContext)),
+    if (elicitation !== undefined) {
+      const completed = elicitation.completed
+      features.elicitation = {
+        ...elicitation,
+        elicit: (request, elicitContext) => tagged(elicitation.elicit(request, elicitContext)),
         ...(completed !== undefined ? { completed: (id: string) => tagged(completed(id)) } : {})
-      })
+      }
     }
-    if (roots._tag === "Some") {
-      context = Context.add(context, RootsProvider.RootsProvider, { ...roots.value, roots: tagged(roots.value.roots) })
-    }
-    if (extensions._tag === "Some") {
+    if (roots !== undefined) features.roots = { ...roots, roots: tagged(roots.roots) }
+    if (extensions !== undefined) {
       const requests: Record<string, ExtensionHandler.RequestHandler> = {}
-      for (const [method, handler] of Object.entries(extensions.value.requests)) {
+      for (const [method, handler] of Object.entries(extensions.requests)) {
         requests[method] = (params, requestContext) => tagged(handler(params, requestContext))
       }
-      context = Context.add(context, ExtensionHandler.ExtensionHandler, { requests })
+      features.extensions = { requests }
     }
-    return context
+    return features
   })
 
 /** @internal */
@@ -299,10 +298,9 @@ export const make = <R>(
         )
         const built = Effect.gen(function*() {
           const transport = yield* Layer.build(entry.definition.transport)
-          const handlers = yield* handlersFor(server)
-          return yield* McpClient.make({ ...options.client, ...entry.definition.client }).pipe(
-            Effect.provide(Context.merge(transport, handlers))
-          )
+          const clientOptions: McpClient.McpClientOptions = { ...options.client, ...entry.definition.client }
+          const handlers = yield* handlersFor(server, clientOptions)
+          return yield* McpClient.make({ ...clientOptions, ...handlers }).pipe(Effect.provide(transport))
         })
         const client = yield* built.pipe(
           Effect.mapError((error) => new McpHub.ServerError({ server, error })),

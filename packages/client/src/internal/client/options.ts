@@ -112,7 +112,7 @@ const versions = (
  * @internal
  */
 export const resolve: (
-  options: McpClient.McpClientOptions,
+  options: McpClient.McpClientOptions<unknown>,
   kind: McpError.TransportKind
 ) => Effect.Effect<Resolved, McpError.InvalidOption> = Effect.fnUntraced(function*(options, kind) {
   const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, Transport.defaultProbeTimeoutMillis(kind))
