@@ -112,16 +112,23 @@ export const layer = (
   OAuth.OAuthError,
   CommandExecutor.CommandExecutor | Terminal.Terminal | FileSystem.FileSystem | Path.Path
 > => {
-  const oauth = OAuth.layer({
+  const common = {
     clientName: "conduit",
-    ...(mode === "device" ? { grant: OAuth.Grant.DeviceCode() } : {})
-  }).pipe(
-    Layer.provide(TokenStore.layerFileSystem(tokenFile())),
+    ...(mode === "device" ? { grant: OAuth.Grant.DeviceCode() } : {}),
     // host names are resolved and checked before the flow contacts them (no metadata fetch into a private network)
-    Layer.provide(HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true }))),
-    Layer.provide(NodeHttpClient.layerUndici)
+    hostResolver: HostResolver.HostResolver
+  } as const
+  const platform = Layer.mergeAll(
+    TokenStore.layerFileSystem(tokenFile()),
+    HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true })),
+    NodeHttpClient.layerUndici
   )
-  return mode === undefined ? oauth : oauth.pipe(Layer.provide(handlerLayer(mode)))
+  return mode === undefined
+    ? OAuth.layer(common).pipe(Layer.provide(platform))
+    : OAuth.layer({ ...common, authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
+      Layer.provide(platform),
+      Layer.provide(handlerLayer(mode))
+    )
 }
 
 /**

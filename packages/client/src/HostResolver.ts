@@ -1,7 +1,7 @@
 /**
  * Host name resolution for the OAuth flow's address checks. The OAuth module refuses metadata, registration and
- * token URLs whose literal address is loopback or private (unless allowed); with a `HostResolver` in its context
- * it also resolves host names first and refuses a name that resolves to such an address, so a public-looking
+ * token URLs whose literal address is loopback or private (unless allowed); given a `HostResolver` (its
+ * `hostResolver` option) it also resolves host names first and refuses a name that resolves to such an address, so a public-looking
  * name cannot point the flow at an internal service. The library itself does no DNS (it runs wherever Effect
  * runs); on Node, one line builds the resolver from `node:dns`.
  *
@@ -16,7 +16,9 @@
  * import * as Dns from "node:dns/promises"
  *
  * const ResolverLive = HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true }))
- * const OAuthLive = OAuth.layer({ clientName: "my-app" }).pipe(Layer.provide(ResolverLive))
+ * const OAuthLive = OAuth.layer({ clientName: "my-app", hostResolver: HostResolver.HostResolver }).pipe(
+ *   Layer.provide(ResolverLive)
+ * )
  * ```
  *
  * @since 0.1.0

@@ -18,7 +18,7 @@
  * import { Layer } from "effect"
  * import { createServer } from "node:http"
  *
- * const OAuthLive = OAuth.layer({ clientName: "my-app" }).pipe(
+ * const OAuthLive = OAuth.layer({ clientName: "my-app", authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
  *   Layer.provide(AuthorizationHandler.layerLoopback()),
  *   Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
  *   Layer.provide(TokenStore.layerMemory),
@@ -37,6 +37,7 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as AuthorizationHandler from "./AuthorizationHandler.js"
+import type * as HostResolver from "./HostResolver.js"
 import * as internal from "./internal/oauthAuthorizer.js"
 import * as internalError from "./internal/oauthError.js"
 import type * as McpError from "./McpError.js"
@@ -134,7 +135,7 @@ export interface PreRegisteredClient {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthOptions {
+export interface OAuthOptions<R = never> {
   /** Default: {@link Grant.AuthorizationCode}. */
   readonly grant?: Grant | undefined
   /** Clients registered out of band, tried first (for their issuer only). */
@@ -178,6 +179,21 @@ export interface OAuthOptions {
   readonly maxResponseBytes?: number | undefined
   /** The protocol revision, sent as `MCP-Protocol-Version` on discovery requests. */
   readonly protocolVersion?: string | undefined
+  /**
+   * Plays the user's part of interactive grants (the authorization code's browser round trip, the device code's
+   * display): the service, or an effect that gives it (its tag, with a layer such as
+   * `AuthorizationHandler.layerLoopback()`). Without one, only grants that need no user work.
+   */
+  readonly authorization?:
+    | AuthorizationHandler.AuthorizationHandlerShape
+    | Effect.Effect<AuthorizationHandler.AuthorizationHandlerShape, never, R>
+    | undefined
+  /**
+   * Resolves host names before a metadata or token URL is contacted, so that a name pointing into a private network
+   * or at loopback is refused (the service, or its tag with a layer such as `HostResolver.fromLookup(...)`). Without
+   * one, only literal addresses are checked, and a warning says so the first time discovery runs.
+   */
+  readonly hostResolver?: HostResolver.HostResolverShape | Effect.Effect<HostResolver.HostResolverShape, never, R> | undefined
 }
 
 /**
@@ -340,14 +356,29 @@ export class OAuth extends Context.Tag("@conduit-mcp/client/OAuth")<OAuth, OAuth
  * @since 0.1.0
  * @category constructors
  */
-export const make: (
-  options?: OAuthOptions
-) => Effect.Effect<OAuthShape, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore> = internal.make
+export const make: <const O extends OAuthOptions<unknown> = {}>(
+  options?: O
+) => Effect.Effect<OAuthShape, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore | Requirements<O>> =
+  internal.make
+
+/**
+ * What an `OAuth` service built with these options requires besides an `HttpClient` and a `TokenStore`: the
+ * requirements of `authorization` and `hostResolver` given as effects (tags).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<O> =
+  | (O extends { readonly authorization?: infer X } ? X extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+    : never)
+  | (O extends { readonly hostResolver?: infer X } ? X extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+    : never)
 
 /**
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options?: OAuthOptions
-): Layer.Layer<OAuth, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore> => Layer.effect(OAuth, make(options))
+export const layer = <const O extends OAuthOptions<unknown> = {}>(
+  options?: O
+): Layer.Layer<OAuth, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore | Requirements<O>> =>
+  Layer.effect(OAuth, make(options))

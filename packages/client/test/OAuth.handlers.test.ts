@@ -13,7 +13,7 @@ import { callMcp } from "./fixtures/oauth/harness.js"
 import { startWorld } from "./fixtures/oauth/world.js"
 
 const withHandler = <E>(handler: Layer.Layer<AuthorizationHandler.AuthorizationHandler, E>) =>
-  OAuth.layer().pipe(
+  OAuth.layer({ authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
     Layer.provide(handler),
     Layer.provideMerge(TokenStore.layerMemory),
     Layer.provideMerge(FetchHttpClient.layer)

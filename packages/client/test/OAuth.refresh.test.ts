@@ -135,7 +135,7 @@ describe("OAuth refresh discipline", () => {
     Effect.gen(function*() {
       const world = yield* startWorld()
       const shared = Layer.succeed(TokenStore.TokenStore, yield* TokenStore.makeMemory)
-      const client = OAuth.layer().pipe(
+      const client = OAuth.layer({ authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
         Layer.provide(AuthorizationHandler.layerHeadless()),
         Layer.provide(shared),
         Layer.provideMerge(FetchHttpClient.layer)

@@ -40,7 +40,7 @@ const authorize = (
     )
   }).pipe(
     Effect.provide(
-      OAuth.layer(options).pipe(
+      OAuth.layer({ ...options, hostResolver: HostResolver.HostResolver }).pipe(
         Layer.provide(TokenStore.layerMemory),
         Layer.provide(HostResolver.layerStatic(table)),
         Layer.provide(http.layer)

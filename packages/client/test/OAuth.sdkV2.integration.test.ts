@@ -29,7 +29,7 @@ const clientLayer = (world: OidcWorld) =>
   McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
     Layer.provide(HttpTransport.layer({ url: world.mcpUrl, oauth: OAuth.OAuth })),
     Layer.provideMerge(
-      OAuth.layer({ clientName: "conduit sdk integration" }).pipe(
+      OAuth.layer({ clientName: "conduit sdk integration", authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
         Layer.provide(AuthorizationHandler.layerHeadless({ redirectUri: "http://127.0.0.1/callback" })),
         Layer.provide(TokenStore.layerMemory)
       )

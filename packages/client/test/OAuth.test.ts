@@ -284,7 +284,7 @@ describe("OAuth redirect URIs", () => {
     it.scoped(`the code never goes to ${redirectUri}: no https or loopback, no authorization`, () =>
       Effect.gen(function*() {
         const world = yield* startWorld()
-        const oauth = OAuth.layer().pipe(
+        const oauth = OAuth.layer({ authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
           Layer.provide(AuthorizationHandler.layerHeadless({ redirectUri })),
           Layer.provide(Layer.effect(TokenStore.TokenStore, TokenStore.makeMemory)),
           Layer.provideMerge(FetchHttpClient.layer)
@@ -305,7 +305,7 @@ describe("OAuth logout", () => {
       const world = yield* startWorld()
       const store = yield* TokenStore.makeMemory
       // every `Effect.provide` of this layer builds a new OAuth service over the same store
-      const oauth = OAuth.layer().pipe(
+      const oauth = OAuth.layer({ authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
         Layer.provide(AuthorizationHandler.layerHeadless()),
         Layer.provide(Layer.succeed(TokenStore.TokenStore, store)),
         Layer.provideMerge(FetchHttpClient.layer)

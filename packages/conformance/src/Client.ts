@@ -103,7 +103,12 @@ export const layer = (
     ? HttpTransport.layer({ url }).pipe(Layer.provide(http))
     : HttpTransport.layer({ url, oauth: OAuth.OAuth }).pipe(
       Layer.provide(http),
-      Layer.provide(OAuth.layer({ protocolVersion, requestTimeout: "30 seconds", ...setup.oauth }).pipe(
+      Layer.provide(OAuth.layer({
+        protocolVersion,
+        requestTimeout: "30 seconds",
+        ...setup.oauth,
+        authorization: AuthorizationHandler.AuthorizationHandler
+      }).pipe(
         Layer.provide(AuthorizationHandler.layerHeadless()),
         Layer.provide(TokenStore.layerMemory),
         Layer.provide(http)

@@ -57,7 +57,7 @@ const authChallenge = (challenges: ReadonlyArray<McpError.Challenge>): McpError.
     return scheme === "bearer" || scheme === "dpop"
   })
 
-const validateOptions = (options: OAuth.OAuthOptions): Effect.Effect<void, OAuthError> =>
+const validateOptions = (options: OAuth.OAuthOptions<unknown>): Effect.Effect<void, OAuthError> =>
   Effect.gen(function*() {
     if (options.clientMetadataUrl !== undefined) {
       const url = parseUrl(options.clientMetadataUrl)
@@ -86,15 +86,25 @@ const validateOptions = (options: OAuth.OAuthOptions): Effect.Effect<void, OAuth
   })
 
 /** @internal */
-export const make = (
-  options: OAuth.OAuthOptions = {}
-): Effect.Effect<OAuth.OAuthShape, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore> =>
+const given = <S, R>(feature: S | Effect.Effect<S, never, R> | undefined): Effect.Effect<S | undefined, never, R> =>
+  feature === undefined ? Effect.succeed(undefined) : Effect.isEffect(feature) ? feature : Effect.succeed(feature)
+
+/** @internal */
+export const make = <const O extends OAuth.OAuthOptions<unknown> = {}>(
+  options: O = {} as O
+): Effect.Effect<OAuth.OAuthShape, OAuthError, HttpClient.HttpClient | TokenStore.TokenStore | OAuth.Requirements<O>> =>
   Effect.gen(function*() {
     yield* validateOptions(options)
     const client = yield* HttpClient.HttpClient
     const store = yield* TokenStore.TokenStore
-    const handler = yield* Effect.serviceOption(AuthorizationHandler.AuthorizationHandler)
-    const resolver = Option.getOrUndefined(yield* Effect.serviceOption(HostResolver.HostResolver))
+    const handler = Option.fromNullable(yield* given(options.authorization))
+    const resolver = yield* given(options.hostResolver)
+    if (resolver === undefined) {
+      yield* Effect.logWarning(
+        "OAuth runs without a HostResolver: host names of metadata and token URLs are not resolved, so only literal " +
+          "addresses are checked against loopback and private networks (give the hostResolver option)"
+      ).pipe(Effect.annotateLogs({ module: "OAuth" }))
+    }
     const authorizers = new Map<string, OAuth.Authorizer>()
     const lock = yield* Effect.makeSemaphore(1)
     return {
@@ -118,10 +128,15 @@ export const make = (
           }))
         })
     }
-  })
+  }) as Effect.Effect<
+    OAuth.OAuthShape,
+    OAuthError,
+    // the features' requirements, which the body reads as `unknown`
+    HttpClient.HttpClient | TokenStore.TokenStore | OAuth.Requirements<O>
+  >
 
 interface Base {
-  readonly options: OAuth.OAuthOptions
+  readonly options: OAuth.OAuthOptions<unknown>
   readonly client: HttpClient.HttpClient
   readonly store: TokenStore.TokenStoreShape
   readonly handler: Option.Option<AuthorizationHandler.AuthorizationHandlerShape>

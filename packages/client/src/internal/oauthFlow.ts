@@ -36,7 +36,7 @@ import { checkUrl, hostClass } from "./oauthUrl.js"
 
 /** Everything a flow needs. @internal */
 export interface FlowContext {
-  readonly options: OAuth.OAuthOptions
+  readonly options: OAuth.OAuthOptions<unknown>
   readonly settings: HttpSettings
   readonly store: TokenStore.TokenStoreShape
   readonly handler: Option.Option<AuthorizationHandler.AuthorizationHandlerShape>
