@@ -46,6 +46,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
+import * as Data from "effect/Data"
 import type * as Context from "effect/Context"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -75,6 +76,29 @@ export type BindingOption = "auto" | "streamable-http" | "sse"
  * @since 0.1.0
  * @category models
  */
+/**
+ * The credentials the HTTP transport sends, as swapped at runtime by `McpClient.setAuth`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Auth = Data.TaggedEnum<{
+  /** A static token, sent as `Authorization: Bearer …`. */
+  Bearer: { readonly token: Redacted.Redacted<string> }
+  /** OAuth: the given service, or the one the transport was built with. */
+  OAuth: { readonly service?: OAuth.OAuthShape | undefined }
+  /** No credentials at all. */
+  None: {}
+}>
+
+/**
+ * Constructors for {@link Auth}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Auth = Data.taggedEnum<Auth>()
+
 export interface HttpTransportOptions<R = never> {
   /** The MCP endpoint (or, for HTTP+SSE, the SSE URL). `http:` or `https:`, without credentials. */
   readonly url: string | URL

@@ -38,6 +38,7 @@ import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import type * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as ExtensionHandler from "./ExtensionHandler.js"
+import type * as HttpTransport from "./HttpTransport.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as McpTasks from "./McpTasks.js"
@@ -472,7 +473,7 @@ export interface McpClientService {
    * once, give each its own client.
    */
   readonly setAuth: (
-    auth: Transport.Auth,
+    auth: HttpTransport.Auth,
     options?: { readonly credentialId?: string | undefined }
   ) => Effect.Effect<void, McpError.InvalidOption>
 }

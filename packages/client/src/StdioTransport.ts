@@ -33,6 +33,7 @@ import * as lineDecoder from "./internal/lineDecoder.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Transport from "./Transport.js"
+import * as Hooks from "./internal/transportHooks.js"
 
 /**
  * Which environment the child gets:
@@ -331,7 +332,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
     const connect = (emit: Transport.Emit) =>
       Effect.gen(function*() {
-        const unsafeEmit = emit.unsafeEmit
+        const unsafeEmit = Hooks.fastEmitOf(emit)
         const callerScope = yield* Effect.scope
         // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
         // (in `fibers`, so stderr keeps draining during shutdown), then runs the executor's own release (in
@@ -549,16 +550,6 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         const connection: Transport.TransportConnection = {
           info: { binding: "stdio", target, pid: proc.pid },
           request: (message) => send(message),
-          unsafeRequest: (message) => {
-            let line: string
-            try {
-              line = `${codec.encode(message)}\n`
-            } catch {
-              // (a value JSON cannot hold: `request` fails the call with it)
-              return false
-            }
-            return outbox.unsafeOffer(line)
-          },
           notify: send,
           respond: send,
           // interruptible: callers run this in release steps, where a plain timeout would not fire
@@ -570,7 +561,16 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
             }).pipe(Effect.interruptible, Effect.timeout(cancelTimeout), Effect.ignore),
           setSession: (session) => Ref.set(era, session.era)
         }
-        return connection
+        return Hooks.withFastRequest(connection, (message) => {
+          let line: string
+          try {
+            line = `${codec.encode(message)}\n`
+          } catch {
+            // (a value JSON cannot hold: `request` fails the call with it)
+            return false
+          }
+          return outbox.unsafeOffer(line)
+        })
       }).pipe(
         Effect.withSpan("StdioTransport.connect", {
           attributes: { "mcp.transport": "stdio", "process.command": resolved.command }

@@ -13,11 +13,9 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
-import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
-import type * as OAuth from "./OAuth.js"
 
 /**
  * How the transport binds to the server, as reported once connected.
@@ -132,14 +130,6 @@ export interface TransportConnection {
     message: McpSchema.JsonRpcRequest,
     options: WireOptions
   ) => Effect.Effect<void, McpError.TransportFailure>
-  /**
-   * Optional: sends a request at once, when the transport can do so without waiting (its outbound buffer has
-   * room), and answers true; answers false and sends nothing otherwise, and the client then uses `request`. It
-   * must not throw. A transport whose sends are synchronous provides it to save a step per request.
-   *
-   * @since 0.1.0
-   */
-  readonly unsafeRequest?: ((message: McpSchema.JsonRpcRequest, options: WireOptions) => boolean) | undefined
   readonly notify: (message: McpSchema.JsonRpcNotification) => Effect.Effect<void, McpError.TransportFailure>
   /** Answers a legacy server-to-client request. */
   readonly respond: (message: McpSchema.JsonRpcResponse) => Effect.Effect<void, McpError.TransportFailure>
@@ -159,38 +149,7 @@ export interface TransportConnection {
  * @since 0.1.0
  * @category models
  */
-export interface Emit {
-  (event: TransportEvent): Effect.Effect<void>
-  /**
-   * Optional: handles an event at once when that needs no effect (the answer to a pending request) and answers
-   * true; answers false and does nothing otherwise, and the event then goes through the call. A transport that
-   * delivers many events together tries it first for each, in order, to save the steps of an effect per event.
-   *
-   * @since 0.1.0
-   */
-  readonly unsafeEmit?: ((event: TransportEvent) => boolean) | undefined
-}
-
-/**
- * The credentials a transport sends, as swapped at runtime by `McpClient.setAuth`.
- * @since 0.1.0
- * @category models
- */
-export type Auth = Data.TaggedEnum<{
-  /** A static token, sent as `Authorization: Bearer …`. */
-  Bearer: { readonly token: Redacted.Redacted<string> }
-  /** OAuth: the given service, or the one the transport's layer was built with. */
-  OAuth: { readonly service?: OAuth.OAuthShape | undefined }
-  /** No credentials at all. */
-  None: {}
-}>
-
-/**
- * Constructors for {@link Auth}.
- * @since 0.1.0
- * @category constructors
- */
-export const Auth = Data.taggedEnum<Auth>()
+export type Emit = (event: TransportEvent) => Effect.Effect<void>
 
 /**
  * The transport service.
@@ -202,31 +161,4 @@ export class Transport extends Context.Tag("@conduit-mcp/client/Transport")<Tran
   readonly kind: McpError.TransportKind
   /** Opens one connection, owned by the caller's Scope. */
   readonly connect: (emit: Emit) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
-  /**
-   * Swaps the credentials of this transport and of every live connection (the seed's `set_auth`): checks them
-   * like the layer's options (`InvalidOption` leaves the current ones in place), then every request sent from
-   * now on — re-sends after a refusal or an expired session and stream reconnections included — carries the new
-   * ones. Absent on transports that take no credentials (stdio, in-process).
-   */
-  readonly setAuth?: ((auth: Auth) => Effect.Effect<void, McpError.InvalidOption>) | undefined
-  /**
-   * The partition of private cached results the credentials this transport was built with belong to, never the
-   * credentials themselves: the client uses it when no `credentialId` is given, so results one credential may see
-   * are never served to another through a shared cache store. Absent or `undefined`: no credentials.
-   */
-  readonly credentialPartition?: Effect.Effect<string | undefined> | undefined
-  /**
-   * MCP extensions the transport implements (by identifier, with their settings), which the client declares in
-   * `capabilities.extensions` next to the configured ones (an HTTP transport with the OAuth client credentials
-   * grant: `io.modelcontextprotocol/oauth-client-credentials`).
-   */
-  readonly extensions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }>() {}
-
-/**
- * Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind.
- *
- * @since 0.1.0
- * @category constants
- */
-export const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000

@@ -12,6 +12,7 @@ import type * as OAuth from "../src/OAuth.js"
 import * as ResultCache from "../src/ResultCache.js"
 import * as Transport from "../src/Transport.js"
 import * as Scripted from "./utils/scriptedTransport.js"
+import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const server: Scripted.Script = Scripted.modernScript((message, ctx) => {
   if (!("method" in message) || !("id" in message)) return Effect.void
@@ -166,10 +167,14 @@ describe("the partition of a transport's own credentials", () => {
   const withCredentials = (partition: string | undefined) =>
     Layer.map(Scripted.layer(server), (context) => {
       const transport = Context.get(context, Transport.Transport)
-      return Context.add(context, Transport.Transport, {
-        ...transport,
-        credentialPartition: Effect.succeed(partition)
-      })
+      return Context.add(
+        context,
+        Transport.Transport,
+        TransportHooks.withCredentials({ ...transport }, {
+          set: () => Effect.void,
+          partition: Effect.succeed(partition)
+        })
+      )
     })
   /** A client over its own transport, sharing the given cache store. */
   const clientWith = (partition: string | undefined, cache: Context.Context<ResultCache.ResultCache>) =>

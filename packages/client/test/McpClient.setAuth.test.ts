@@ -10,16 +10,16 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Http from "node:http"
 import * as NodeCrypto from "node:crypto"
+import * as HttpTransport from "../src/HttpTransport.js"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
 import * as ResultCache from "../src/ResultCache.js"
-import * as Transport from "../src/Transport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
 import { eventually } from "./utils/eventually.js"
 
-const bearer = (token: string) => Transport.Auth.Bearer({ token: Redacted.make(token) })
+const bearer = (token: string) => HttpTransport.Auth.Bearer({ token: Redacted.make(token) })
 
 /** The fingerprint the client reports for a token: the first 8 bytes of its SHA-256, in hex. */
 const fingerprintOf = (token: string) => NodeCrypto.createHash("sha256").update(token).digest("hex").slice(0, 16)
@@ -42,14 +42,14 @@ describe("McpClient.setAuth over HTTP", () => {
       assert.notInclude(refused.message, "with space")
       // an untyped caller's plain string is refused the same way, not a defect
       const naked = yield* Effect.flip(
-        client.setAuth(Transport.Auth.Bearer({ token: "naked" as unknown as Redacted.Redacted<string> }))
+        client.setAuth(HttpTransport.Auth.Bearer({ token: "naked" as unknown as Redacted.Redacted<string> }))
       )
       assert.strictEqual(naked._tag, "InvalidOption")
-      const noService = yield* Effect.flip(client.setAuth(Transport.Auth.OAuth({})))
+      const noService = yield* Effect.flip(client.setAuth(HttpTransport.Auth.OAuth({})))
       assert.strictEqual(noService._tag, "InvalidOption")
       yield* client.callTool({ name: "c" })
 
-      yield* client.setAuth(Transport.Auth.None())
+      yield* client.setAuth(HttpTransport.Auth.None())
       yield* client.callTool({ name: "d" })
 
       const calls = callsOf(server.seen)
@@ -152,7 +152,7 @@ describe("McpClient.setAuth over HTTP", () => {
       yield* client.listTools()
       assert.strictEqual(lists(), 2, "and caches it")
 
-      yield* client.setAuth(Transport.Auth.None())
+      yield* client.setAuth(HttpTransport.Auth.None())
       const third = yield* client.listTools()
       assert.strictEqual(lists(), 3)
       assert.strictEqual(third[0]!.name, "for nobody")

@@ -16,6 +16,7 @@ import * as OAuth from "../src/OAuth.js"
 import * as Transport from "../src/Transport.js"
 import { oauthLayer } from "./fixtures/oauth/harness.js"
 import * as Scripted from "./utils/scriptedTransport.js"
+import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const clientCredentials = oauthLayer({
   grant: OAuth.Grant.ClientCredentials(),
@@ -31,7 +32,11 @@ const withExtensions = (
     Layer.build(Scripted.layer(era === "modern" ? Scripted.modernScript() : Scripted.legacyScript())),
     (context) => {
       const transport = Context.get(context, Transport.Transport)
-      return Context.add(context, Transport.Transport, { ...transport, extensions })
+      return Context.add(
+        context,
+        Transport.Transport,
+        TransportHooks.withCredentials({ ...transport }, { set: () => Effect.void, partition: Effect.succeed(undefined), extensions })
+      )
     }
   ))
 
@@ -60,9 +65,11 @@ describe("the oauth-client-credentials extension", () => {
     Effect.gen(function*() {
       const transport = yield* Effect.provide(
         Transport.Transport,
-        HttpTransport.layer({ url: "http://127.0.0.1:1/mcp" }).pipe(Layer.provide(clientCredentials))
+        HttpTransport.layer({ url: "http://127.0.0.1:1/mcp", oauth: OAuth.OAuth }).pipe(Layer.provide(clientCredentials))
       )
-      assert.deepStrictEqual(transport.extensions, { [OAuth.CLIENT_CREDENTIALS_EXTENSION]: {} })
+      assert.deepStrictEqual(TransportHooks.credentialsOf(transport)?.extensions, {
+        [OAuth.CLIENT_CREDENTIALS_EXTENSION]: {}
+      })
     }))
 
   for (const era of ["legacy", "modern"] as const) {

@@ -20,6 +20,7 @@ import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as StdioTransport from "../src/StdioTransport.js"
 import * as Transport from "../src/Transport.js"
+import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/stdio/${name}`, import.meta.url))
 const node = process.execPath
@@ -163,28 +164,27 @@ describe("StdioTransport", () => {
       const transport = yield* Transport.Transport
       const seen: Array<string> = []
       const events = yield* Queue.unbounded<Transport.TransportEvent>()
-      const emit: Transport.Emit = Object.assign(
+      const emit: Transport.Emit = TransportHooks.withFastEmit(
         (event: Transport.TransportEvent) =>
           Effect.suspend(() => {
             seen.push(`effect ${event._tag === "Response" ? event.message.id : event._tag}`)
             return Queue.offer(events, event)
           }),
-        {
-          // takes the answers to even ids only
-          unsafeEmit: (event: Transport.TransportEvent) => {
-            if (event._tag !== "Response" || Number(event.message.id) % 2 !== 0) return false
-            seen.push(`sync ${event.message.id}`)
-            return true
-          }
+        // takes the answers to even ids only
+        (event: Transport.TransportEvent) => {
+          if (event._tag !== "Response" || Number(event.message.id) % 2 !== 0) return false
+          seen.push(`sync ${event.message.id}`)
+          return true
         }
       )
       const connection = yield* transport.connect(emit)
-      assert.isDefined(connection.unsafeRequest)
+      const sendAtOnce = TransportHooks.fastRequestOf(connection)
+      assert.isDefined(sendAtOnce)
       for (const id of [1, 2, 3, 4]) {
-        assert.isTrue(connection.unsafeRequest!({ jsonrpc: "2.0", id, method: "echo", params: { id } }, {}))
+        assert.isTrue(sendAtOnce!({ jsonrpc: "2.0", id, method: "echo", params: { id } }, {}))
       }
       // a value JSON cannot hold is not sent: the caller falls back to `request`, which fails
-      assert.isFalse(connection.unsafeRequest!({ jsonrpc: "2.0", id: 5, method: "echo", params: { n: 1n } }, {}))
+      assert.isFalse(sendAtOnce!({ jsonrpc: "2.0", id: 5, method: "echo", params: { n: 1n } }, {}))
       yield* connection.request({ jsonrpc: "2.0", id: 7, method: "echo" }, {})
       const last = yield* within(Queue.take(events).pipe(Effect.repeat({ until: (e) => isResponseTo(7)(e) })), "id 7")
       assert.isTrue(isResponseTo(7)(last))

@@ -46,6 +46,7 @@ import * as ToolOutput from "./client/toolOutput.js"
 import * as Completions from "./client/completions.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
+import * as TransportHooks from "./transportHooks.js"
 
 /** @internal */
 export const droppedMethod = NotificationHub.droppedMethod
@@ -75,10 +76,11 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
     const tasksResolved = yield* TaskCalls.resolveOptions(options.tasks)
-    // the extensions the transport implements are declared with the configured ones (which win)
-    const capabilities = transport.extensions === undefined || Object.keys(transport.extensions).length === 0
+    // the extensions the transport's credentials bring are declared with the configured ones (which win)
+    const brought = TransportHooks.credentialsOf(transport)?.extensions
+    const capabilities = brought === undefined || Object.keys(brought).length === 0
       ? resolved.capabilities
-      : { ...resolved.capabilities, extensions: { ...transport.extensions, ...resolved.capabilities.extensions } }
+      : { ...resolved.capabilities, extensions: { ...brought, ...resolved.capabilities.extensions } }
     const envelope = Envelope.make(resolved.clientInfo, capabilities, {
       elicitation: yield* feature(options.elicitation),
       sampling: yield* feature(options.sampling),

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as McpError from "../McpError.js"
 import type * as OAuth from "../OAuth.js"
-import type * as Transport from "../Transport.js"
+import type * as HttpTransport from "../HttpTransport.js"
 import { fingerprint } from "./oauthCrypto.js"
 
 /**
@@ -47,7 +47,7 @@ const rememberedFingerprints = 4
  */
 export interface HttpAuth {
   readonly current: () => Mode
-  readonly set: (auth: Transport.Auth) => Effect.Effect<void, McpError.InvalidOption>
+  readonly set: (auth: HttpTransport.Auth) => Effect.Effect<void, McpError.InvalidOption>
   /** The fingerprint of the static bearer sent as this `Authorization` header, if it is one of ours. */
   readonly fingerprintOf: (authorization: string | undefined) => string | undefined
   /** Computes the fingerprint of the layer's own bearer (once; before the first request). */

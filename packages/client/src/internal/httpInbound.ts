@@ -22,6 +22,7 @@ import type { Sender } from "./httpSender.js"
 import type { Cursor, Resolved, Route, Source, State } from "./httpState.js"
 import { EVENT_STREAM, isObject, JSON_TYPE, newCursor, transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
+import * as Hooks from "./transportHooks.js"
 
 /**
  * What one frame from the server held.
@@ -151,7 +152,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
     if (capture !== undefined) return Effect.sync(() => capture(answer))
     if (state.closed) return Effect.void
     const event = Transport.TransportEvent.Response({ message: answer })
-    return emit.unsafeEmit?.(event) === true ? Effect.void : emit(event)
+    return Hooks.fastEmitOf(emit)?.(event) === true ? Effect.void : emit(event)
   }
 
   /** Reports one message from the server; true when it is the answer to the source's request. */

@@ -38,6 +38,7 @@ import * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
 import { transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
+import * as Hooks from "./transportHooks.js"
 
 export type { BindingOption, Resolved } from "./httpState.js"
 
@@ -271,11 +272,9 @@ export const make = (
       })
     )
 
-  return Transport.Transport.of({
-    kind: "http",
-    connect,
-    setAuth: sender.auth.set,
-    credentialPartition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers),
+  return Hooks.withCredentials(Transport.Transport.of({ kind: "http", connect }), {
+    set: sender.auth.set,
+    partition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers),
     extensions: oauth?.extensions
   })
 }

@@ -20,6 +20,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as Transport from "../../src/Transport.js"
+import * as TransportHooks from "../../src/internal/transportHooks.js"
 
 /**
  * One recorded step. `connection` counts the transport's `connect` calls, from 1.
@@ -117,9 +118,8 @@ const wrap = (
   transport: Context.Tag.Service<Transport.Transport>,
   { nextConnection, record }: Recording
 ): Context.Tag.Service<Transport.Transport> =>
-  Transport.Transport.of({
+  withSameCredentials(transport, Transport.Transport.of({
     kind: transport.kind,
-    setAuth: transport.setAuth,
     connect: (emit) =>
       Effect.gen(function*() {
         const connection = yield* nextConnection
@@ -139,7 +139,13 @@ const wrap = (
             Effect.zipRight(record(Entry.SetSession({ connection, session })), inner.setSession(session))
         } satisfies Transport.TransportConnection
       })
-  })
+  }))
+
+/** The copy keeps the credentials of the transport it records (`McpClient.setAuth` swaps them through it). */
+const withSameCredentials = <T extends object>(original: object, copy: T): T => {
+  const credentials = TransportHooks.credentialsOf(original)
+  return credentials === undefined ? copy : TransportHooks.withCredentials(copy, credentials)
+}
 
 /**
  * Builds a recording copy of a transport service, with its recorder.

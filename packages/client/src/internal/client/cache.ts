@@ -8,12 +8,14 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as HttpTransport from "../../HttpTransport.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import * as ResultCache from "../../ResultCache.js"
 import type * as Transport from "../../Transport.js"
 import { fingerprint } from "../oauthCrypto.js"
+import * as Hooks from "../transportHooks.js"
 import * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
 
@@ -51,7 +53,7 @@ export interface Cache {
   readonly forgetServer: (target: string) => Effect.Effect<void>
   /** Swaps the transport's credentials and moves the private partition with them. */
   readonly setAuth: (
-    auth: Transport.Auth,
+    auth: HttpTransport.Auth,
     options?: { readonly credentialId?: string | undefined }
   ) => Effect.Effect<void, McpError.InvalidOption>
 }
@@ -65,9 +67,10 @@ export const make = (
   credentialId: string | undefined
 ): Effect.Effect<Cache> =>
   Effect.gen(function*() {
+    const credentials = Hooks.credentialsOf(transport)
     // Without an explicit id, the transport's own credentials key the partition (none: the anonymous one).
     let credential = credentialId ??
-      (transport.credentialPartition === undefined ? undefined : yield* transport.credentialPartition)
+      (credentials === undefined ? undefined : yield* credentials.partition)
     let authChanges = 0
     const applies = (method: string) => Option.isSome(cache) && ResultCache.isCacheableMethod(method)
     return {
@@ -109,7 +112,7 @@ export const make = (
         Option.isNone(cache) ? Effect.void : cache.value.invalidate(ResultCache.Selector.Server({ server: target })),
       setAuth: (auth, authOptions) =>
         Effect.gen(function*() {
-          const swap = transport.setAuth
+          const swap = credentials?.set
           if (swap === undefined) {
             return yield* new McpError.InvalidOption({
               option: "auth",

@@ -27,6 +27,7 @@ import type * as Options from "./options.js"
 import * as Requester from "./requester.js"
 import type * as RequestTable from "./requestTable.js"
 import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
+import * as TransportHooks from "../transportHooks.js"
 
 /**
  * Whether callers can send: a session, none yet (connecting or reconnecting), or none ever again.
@@ -274,7 +275,7 @@ const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
     ctx.requests.settleResponse(event.message, entry)
     return true
   }
-  return Object.assign(emit, { unsafeEmit })
+  return TransportHooks.withFastEmit(emit, unsafeEmit)
 }
 
 /** A connection quiet for `interval` is checked (legacy `ping`, modern `server/discover`); a failure closes it. */

@@ -10,7 +10,9 @@ import * as Schedule from "effect/Schedule"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import * as Transport from "../../Transport.js"
+
+/** Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind. */
+const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000
 
 const VERSION = "0.1.0"
 
@@ -115,7 +117,7 @@ export const resolve: (
   options: McpClient.McpClientOptions<unknown>,
   kind: McpError.TransportKind
 ) => Effect.Effect<Resolved, McpError.InvalidOption> = Effect.fnUntraced(function*(options, kind) {
-  const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, Transport.defaultProbeTimeoutMillis(kind))
+  const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, defaultProbeTimeoutMillis(kind))
   const initializeTimeout = yield* millis("initializeTimeout", options.initializeTimeout, 30_000)
   const requestTimeout = yield* millis("requestTimeout", options.requestTimeout, 60_000)
   const healthTimeout = yield* millis("healthCheckTimeout", options.healthCheckTimeout, 10_000)

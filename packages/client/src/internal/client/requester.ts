@@ -19,6 +19,7 @@ import type * as Transport from "../../Transport.js"
 import * as Envelope from "./envelope.js"
 import type * as RequestTable from "./requestTable.js"
 import type { Wire } from "./session.js"
+import * as Hooks from "../transportHooks.js"
 
 /**
  * How one request is sent and waited for.
@@ -124,7 +125,7 @@ const sentAtOnce = (
   message: McpSchema.JsonRpcRequest,
   options: Transport.WireOptions
 ): boolean => {
-  const unsafeRequest = connection.unsafeRequest
+  const unsafeRequest = Hooks.fastRequestOf(connection)
   if (unsafeRequest === undefined) return false
   try {
     return unsafeRequest(message, options)
