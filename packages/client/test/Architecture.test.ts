@@ -1,0 +1,112 @@
+/**
+ * The rules of ARCHITECTURE.md, checked on the sources: which layer may import which, public entry points of
+ * Effect only, and the size of the client core's modules.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Url from "node:url"
+
+const src = Url.fileURLToPath(new URL("../src/", import.meta.url))
+
+/** Every source module, by its path under src/ without the extension (`internal/client/cache`). */
+const modules: ReadonlyArray<string> = Fs.readdirSync(src, { recursive: true, encoding: "utf8" })
+  .filter((file) => file.endsWith(".ts"))
+  .map((file) => file.split(Path.sep).join("/").replace(/\.ts$/, ""))
+  .sort()
+
+const sourceOf = (module: string): string => Fs.readFileSync(Path.join(src, `${module}.ts`), "utf8")
+
+/** The source without comments (their examples import from the package, as a user would). */
+const codeOf = (module: string): string =>
+  sourceOf(module).replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
+
+interface Import {
+  readonly target: string
+  readonly typeOnly: boolean
+}
+
+/** The imports of a module: package specifiers as written, relative ones resolved to module paths. */
+const importsOf = (module: string): ReadonlyArray<Import> => {
+  const out: Array<Import> = []
+  for (const match of codeOf(module).matchAll(/^(?:import|export)\s+(type\s+)?[^"';]*?from\s+"([^"]+)"/gm)) {
+    const specifier = match[2]!
+    const target = specifier.startsWith(".")
+      ? Path.posix.normalize(Path.posix.join(Path.posix.dirname(module), specifier)).replace(/\.js$/, "")
+      : specifier
+    out.push({ target, typeOnly: match[1] !== undefined })
+  }
+  return out
+}
+
+const isTransportBinding = (module: string) =>
+  ["StdioTransport", "HttpTransport", "InProcessTransport", "internal/inProcessTransport"].includes(module) ||
+  /^internal\/http/.test(module)
+
+const isClientCore = (module: string) =>
+  module === "McpClient" || module === "internal/client" || module.startsWith("internal/client/")
+
+const violations = (
+  from: (module: string) => boolean,
+  forbidden: (imported: Import) => boolean
+): ReadonlyArray<string> =>
+  modules.filter(from).flatMap((module) =>
+    importsOf(module).filter(forbidden).map((imported) => `${module} → ${imported.target}`)
+  )
+
+describe("ARCHITECTURE.md", () => {
+  it("finds the modules it checks", () => {
+    assert.include(modules, "Transport")
+    assert.include(modules, "internal/client/requestTable")
+    assert.include(modules, "internal/httpModern")
+    assert.deepInclude(importsOf("internal/client"), { target: "internal/client/requestTable", typeOnly: false })
+  })
+
+  it("layer 1: McpSchema and McpError import no other module of the package", () => {
+    assert.deepStrictEqual(
+      violations((m) => m === "McpSchema" || m === "McpError", (i) => !i.target.includes("/") || modules.includes(i.target)),
+      []
+    )
+  })
+
+  it("layer 2: Transport imports only the wire model", () => {
+    assert.deepStrictEqual(
+      violations((m) => m === "Transport", (i) => modules.includes(i.target) && !["McpSchema", "McpError"].includes(i.target)),
+      []
+    )
+  })
+
+  it("transports never import the client", () => {
+    assert.deepStrictEqual(violations(isTransportBinding, (i) => isClientCore(i.target)), [])
+  })
+
+  it("the client reaches transports only through the Transport contract (no value import of a binding)", () => {
+    assert.deepStrictEqual(
+      violations((m) => isClientCore(m) || m === "internal/negotiation", (i) => isTransportBinding(i.target) && !i.typeOnly),
+      []
+    )
+  })
+
+  it("only public entry points of effect and @effect/*, and no other workspace package", () => {
+    assert.deepStrictEqual(
+      violations(() => true, (i) =>
+        /(^|\/)internal(\/|$)/.test(i.target) && !modules.includes(i.target) ||
+        /^effect\/(src|dist)\b/.test(i.target) ||
+        /^@conduit-mcp\//.test(i.target)),
+      []
+    )
+  })
+
+  it("no private key of the platform is read or written", () => {
+    const offenders = modules.filter((module) => /"@effect\/platform[^"]*\/[A-Za-z]+\/[A-Za-z]+"/.test(sourceOf(module)))
+    assert.deepStrictEqual(offenders, [])
+  })
+
+  it("the client core's modules and the HTTP bindings stay under 600 lines", () => {
+    const long = modules
+      .filter((m) => m === "internal/client" || m.startsWith("internal/client/") || m === "internal/negotiation" || /^internal\/http/.test(m))
+      .map((m) => [m, sourceOf(m).split("\n").length] as const)
+      .filter(([, lines]) => lines > 600)
+    assert.deepStrictEqual(long, [])
+  })
+})
