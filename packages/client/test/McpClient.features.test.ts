@@ -507,7 +507,10 @@ const logged: Array<string> = []
 
 describe("structured tool results", () => {
   const structuredServer = Scripted.modernScript((message, ctx) => {
-    if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    // none of its tools declares an output schema (the client lists them before checking a first result)
+    if (message.method === "tools/list") return ctx.reply(message.id, { tools: [] })
+    if (message.method !== "tools/call") return Effect.void
     const name = (message.params as { name: string }).name
     if (name === "sum") return ctx.reply(message.id, { content: [], structuredContent: { sum: 42 } })
     if (name === "wrong") return ctx.reply(message.id, { content: [], structuredContent: { sum: "42" } })
@@ -560,11 +563,31 @@ describe("output schemas", () => {
     })
   })
 
+  const toolLists = Effect.flatMap(Scripted.ScriptLog, (log) =>
+    Effect.map(Ref.get(log.sent), (sent) =>
+      sent.filter((s) => "method" in s.message && s.message.method === "tools/list").length))
+
+  it.scoped("a call made before any listing lists the tools once, then checks its result", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const calls = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) =>
+          Effect.either(client.callTool({ name: "sum", arguments: { out: { sum: i % 2 === 0 ? i : "x" } } }))),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(calls.map((call) => call._tag), ["Right", "Left", "Right", "Left", "Right", "Left", "Right", "Left"])
+      assert.strictEqual(yield* toolLists, 1, "one listing for every call that waited on it")
+      // a tool the listing did not show has no schema: no listing again
+      yield* client.callTool({ name: "unlisted", arguments: { out: "anything" } })
+      assert.strictEqual(yield* toolLists, 1)
+    }).pipe(Effect.provide(clientLayer(server, {}, false))))
+
   it.scoped("structuredContent is checked against the tool's outputSchema once the tool was listed", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      // before listing, nothing is known about the tool: no check
-      yield* client.callTool({ name: "sum", arguments: { out: { sum: "x" } } })
+      // before any listing, the first call lists, and its result is checked
+      const first = yield* Effect.flip(client.callTool({ name: "sum", arguments: { out: { sum: "x" } } }))
+      assert.strictEqual(first._tag, "ProtocolError")
       yield* client.listTools()
       const ok = yield* client.callTool({ name: "sum", arguments: { out: { sum: 3 } } })
       assert.deepStrictEqual(ok.structuredContent, { sum: 3 })

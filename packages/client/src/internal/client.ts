@@ -308,7 +308,7 @@ const service = (parts: {
   // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
   const checkedDecoder = (name: string): Calls.SyncDecoder<McpSchema.CallToolResult> => (method, raw) =>
     Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
-  const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
+  const callChecked = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
     const plain = callSync("tools/call", nameAndArguments(params), checkedDecoder(params.name), options, params.name)
     return parts.taskCalls.callTool(
       params,
@@ -326,6 +326,19 @@ const service = (parts: {
       )
     )
   }
+  // a tool not seen in a listing, before any listing: list once, then check (see toolOutput)
+  const listAllTools = Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
+  const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
+    toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(
+      callChecked(params, options),
+      (result) =>
+        result.structuredContent === undefined || result.isError === true ? Effect.succeed(result) : Effect.zipRight(
+          toolOutput.listOnce(listAllTools),
+          Effect.suspend(() =>
+            Either.match(toolOutput.check(params.name, result), { onLeft: Effect.fail, onRight: Effect.succeed })
+          )
+        )
+    )
 
   return {
     session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),

@@ -2,6 +2,12 @@
  * Tool output validation: the output schema of every tool listed so far, and the check that a call's
  * `structuredContent` matches it (and, for `callToolStructured`, the caller's own Schema).
  *
+ * A declared output schema is always checked: a result with `structuredContent` from a tool the client has not
+ * seen in a listing, before any listing was made on this client, makes it list the tools once (all pages, one
+ * listing however many calls wait for it) and then check the result. Once a listing was made, a tool it did not show has no schema to check, until the
+ * application lists again (`listTools`, or a page of it). A listing that fails leaves the result unchecked, with
+ * a warning.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
@@ -28,6 +34,10 @@ export interface ToolOutput {
   readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
   /** Forgets every output schema (the server's tools changed: the next `tools/list` teaches them again). */
   readonly forget: () => void
+  /** Whether a result of this tool can be checked without listing first. */
+  readonly known: (name: string) => boolean
+  /** Runs `list` (which learns through `learn`) unless a listing was already made; one at a time. */
+  readonly listOnce: <E>(list: Effect.Effect<void, E>) => Effect.Effect<void>
   /** A tool that declares an output schema must return structured content matching it (unless `isError`). */
   readonly check: (
     name: string,
@@ -41,14 +51,31 @@ export interface ToolOutput {
 export const make = (): ToolOutput => {
   const outputSchemas = new Map<string, Readonly<Record<string, unknown>>>()
   const schemaCache = JsonSchema.unsafeMakeCache()
+  let listed = false
+  const lock = Effect.unsafeMakeSemaphore(1)
   return {
+    known: (name) => listed || outputSchemas.has(name),
+    listOnce: (list) =>
+      lock.withPermits(1)(Effect.suspend(() =>
+        listed ? Effect.void : list.pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("the tool list could not be fetched: this result's output schema is not checked", cause)
+          ),
+          Effect.annotateLogs({ module: "McpClient", method: "tools/list" })
+        )
+      )),
     learn: (tools) => {
+      listed = true
       for (const tool of tools) {
         if (tool.outputSchema === undefined) outputSchemas.delete(tool.name)
         else outputSchemas.set(tool.name, tool.outputSchema)
       }
     },
-    forget: () => outputSchemas.clear(),
+    forget: () => {
+      // the next structured result of a tool not listed since lists again
+      listed = false
+      outputSchemas.clear()
+    },
     check: (name, result) => {
       const schema = outputSchemas.get(name)
       if (schema === undefined || result.isError === true) return Either.right(result)
