@@ -238,6 +238,33 @@ export interface RequestOptions {
 }
 
 /**
+ * A round of `callToolRound`: the call's name and arguments, and what answers the previous round.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolRoundParams extends CallToolParams {
+  /** The responses to the previous round's input requests, by their keys. */
+  readonly inputResponses?: Readonly<Record<string, unknown>> | undefined
+  /** The previous round's `requestState`, untouched. */
+  readonly requestState?: string | undefined
+}
+
+/**
+ * What one round of `callToolRound` ended with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolRound =
+  | { readonly _tag: "Complete"; readonly result: McpSchema.CallToolResult }
+  | {
+    readonly _tag: "InputRequired"
+    readonly inputRequests: Readonly<Record<string, { readonly method: string; readonly params?: unknown }>>
+    readonly requestState: string | undefined
+  }
+
+/**
  * What the client knows about the server once connected.
  *
  * @since 0.1.0
@@ -407,6 +434,17 @@ export interface McpClientService {
   ) => Effect.Effect<
     { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
     McpError.McpClientError | McpError.TaskError
+  >
+  /**
+   * One round of a modern `tools/call`, for a caller who runs `input_required` rounds itself (the automatic loop
+   * and the handlers are not used): `InputRequired` with the server's input requests and its `requestState`, or
+   * `Complete` with the result (checked like `callTool`'s). To go on, call again with the same name and arguments,
+   * `inputResponses` (by the requests' keys) and the `requestState` as received. A legacy server never asks this
+   * way (it sends requests on the connection): its answer is always `Complete`.
+   */
+  readonly callToolRound: (params: ToolRoundParams, options?: RequestOptions) => Effect.Effect<
+    ToolRound,
+    McpError.McpClientError
   >
   /**
    * `tools/call` as a Stream: every progress notification, then the result. Ending the stream early (a `take`, an

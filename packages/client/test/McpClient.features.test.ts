@@ -133,6 +133,31 @@ describe("MRTR (modern input_required)", () => {
       ])
     }).pipe(Effect.provide(clientLayer(mrtrServer(3)))))
 
+  it.scoped("callToolRound hands each input_required round to the caller, who sends the next one", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const first = yield* client.callToolRound({ name: "deploy", arguments: { env: "prod" } })
+      assert.strictEqual(first._tag, "InputRequired")
+      if (first._tag !== "InputRequired") return
+      assert.deepStrictEqual(Object.keys(first.inputRequests).sort(), ["confirm", "sample", "workspace"])
+      assert.strictEqual(first.requestState, "state-1")
+      const answers = { confirm: { action: "decline" }, sample: { mine: true }, workspace: { roots: [] } }
+      const second = yield* client.callToolRound({
+        name: "deploy",
+        arguments: { env: "prod" },
+        inputResponses: answers,
+        requestState: first.requestState
+      })
+      assert.strictEqual(second._tag, "Complete")
+      if (second._tag === "Complete") assert.deepStrictEqual(second.result.content, [{ type: "text", text: "done" }])
+      const log = yield* Scripted.ScriptLog
+      const calls = toolCalls(yield* Ref.get(log.sent))
+      // the handlers were not asked: the caller's own answers went out as given
+      assert.strictEqual(calls.length, 2)
+      assert.deepStrictEqual((calls[1].params as Record<string, unknown>).inputResponses, answers)
+      assert.strictEqual((calls[1].params as Record<string, unknown>).requestState, "state-1")
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
+
   it.scoped("a caller can answer the rounds itself", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

@@ -30,6 +30,7 @@ import * as Calls from "./client/calls.js"
 import * as Connection from "./client/connection.js"
 import * as Envelope from "./client/envelope.js"
 import * as FastPath from "./client/fastPath.js"
+import * as InputRounds from "./client/inputRounds.js"
 import * as Inbound from "./client/inbound.js"
 import * as NotificationHub from "./client/notificationHub.js"
 import * as Options from "./client/options.js"
@@ -352,6 +353,25 @@ const service = (parts: {
     listToolsPage,
     streamTools: (options) => streamTools(options),
     callTool,
+    callToolRound: (params, options) =>
+      calls.call(
+        "tools/call",
+        {
+          ...nameAndArguments(params),
+          ...(params.inputResponses !== undefined ? { inputResponses: params.inputResponses } : {}),
+          ...(params.requestState !== undefined ? { requestState: params.requestState } : {})
+        },
+        (method, raw): Either.Either<McpClient.ToolRound, McpError.ProtocolError> =>
+          InputRounds.isInputRequired(raw)
+            ? Either.map(InputRounds.inputRequiredOf(method, raw), (round) => ({ _tag: "InputRequired", ...round }))
+            : Either.map(
+              Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
+              (result) => ({ _tag: "Complete", result })
+            ),
+        options,
+        params.name,
+        "return"
+      ),
     callToolStructured: <A, I>(
       params: McpClient.CallToolParams,
       schema: Schema.Schema<A, I>,

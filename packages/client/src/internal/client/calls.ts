@@ -110,7 +110,9 @@ export interface Calls {
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Decoder<A>,
     options: McpClient.RequestOptions | undefined,
-    tool?: string | undefined
+    tool?: string | undefined,
+    /** `return`: an `input_required` answer goes to `decode` as it is, instead of the rounds' loop. */
+    rounds?: "answer" | "return"
   ) => Effect.Effect<A, McpError.McpClientError>
   /** The same, without a new negotiation after a curable `-32022`. */
   readonly callOnce: <A>(
@@ -220,7 +222,8 @@ export const make = (deps: {
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Decoder<A>,
     options: McpClient.RequestOptions | undefined,
-    tool?: string | undefined
+    tool?: string | undefined,
+    rounds: "answer" | "return" = "answer"
   ): Effect.Effect<A, McpError.McpClientError> =>
     telemetry.instrument(
       method,
@@ -228,7 +231,7 @@ export const make = (deps: {
       Effect.flatMap(
         // the first round, which is usually the only one, runs without the rounds' loop
         Effect.flatMap(firstLeg(method, params, options), (first) =>
-          InputRounds.isInputRequired(first[0])
+          rounds === "answer" && InputRounds.isInputRequired(first[0])
             ? inputRounds(method, params, options, first)
             : Effect.succeed(first[0])),
         (result) => decode(method, result)

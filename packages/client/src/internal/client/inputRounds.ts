@@ -34,6 +34,26 @@ const InputRequiredResult = Schema.Struct({
 const decodeInputRequired = Schema.decodeUnknownEither(InputRequiredResult)
 
 /**
+ * One round of a call taken by the caller (`callToolRound`): an `input_required` answer as the caller sees it.
+ *
+ * @internal
+ */
+export const inputRequiredOf = (
+  method: string,
+  raw: unknown
+): Either.Either<
+  { readonly inputRequests: InputRequests; readonly requestState: string | undefined },
+  McpError.ProtocolError
+> =>
+  Either.match(decodeInputRequired(raw), {
+    onLeft: () => Either.left(inputError(method, "an input_required result that is not well formed")),
+    onRight: (result) =>
+      result.inputRequests === undefined && result.requestState === undefined
+        ? Either.left(inputError(method, "input_required carries neither inputRequests nor requestState"))
+        : Either.right({ inputRequests: result.inputRequests ?? {}, requestState: result.requestState })
+  })
+
+/**
  * Whether a raw result asks for input.
  *
  * @internal
