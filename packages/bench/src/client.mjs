@@ -27,6 +27,7 @@ const url = option("url")
 const modules = {
   raw: "./clients/raw.mjs",
   conduit: "./clients/conduit.mjs",
+  "conduit-promise": "./clients/conduitPromise.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs"
 }
@@ -84,7 +85,9 @@ const main = async () => {
   calls += plan.warmup
 
   phase("sequential")
+  const sequentialCpuBefore = process.cpuUsage()
   const latencies = await sequence(plan.sequential)
+  const sequentialCpu = process.cpuUsage(sequentialCpuBefore)
   calls += plan.sequential
 
   phase("concurrent")
@@ -130,6 +133,7 @@ const main = async () => {
     connectMs,
     sequentialP50Us: percentile(latencies, 50) * 1000,
     sequentialP99Us: percentile(latencies, 99) * 1000,
+    sequentialCpuMsPer10k: ((sequentialCpu.user + sequentialCpu.system) / 1000) * (10_000 / plan.sequential),
     cpuMsPer10k: (cpuMicros / 1000) * (10_000 / plan.concurrent),
     cpuUserMsPer10k: (cpu.user / 1000) * (10_000 / plan.concurrent),
     callsPerSecond: plan.concurrent / (wall / 1000),

@@ -5,6 +5,7 @@ const MiB = 1024 * 1024
 export const metrics = {
   cpuMsPer10k: { read: (r) => r.cpuMsPer10k, lower: true },
   callsPerSecond: { read: (r) => r.callsPerSecond, lower: false },
+  sequentialCpuMsPer10k: { read: (r) => r.sequentialCpuMsPer10k, lower: true },
   sequentialP50Us: { read: (r) => r.sequentialP50Us, lower: true },
   sequentialP99Us: { read: (r) => r.sequentialP99Us, lower: true },
   blob1MiBMs: { read: (r) => r.blobMs?.[MiB], lower: true },
@@ -94,6 +95,20 @@ export const evaluateTargets = (medians) => {
         : undefined
       add("16 MiB time / (16 × 1 MiB time): linear in size (≤ 1.5)", where, growth, 1.5, atMost)
     }
+    // the shapes outside the fiber pool: one call at a time, and a promise host
+    add("sequential CPU per call vs SDK v2 (≤ 0.8×)", where, conduit.vsSdkV2.sequentialCpuMsPer10k, 0.8, atMost)
+    add("sequential p99 vs SDK v2 (≤ 1×)", where, conduit.vsSdkV2.sequentialP99Us, 1, atMost)
+    const promise = find(medians, group.transport, group.era, "conduit-promise")
+    if (promise !== undefined) {
+      add("promise host: CPU per call vs SDK v2 (≤ 0.5×)", where, promise.vsSdkV2.cpuMsPer10k, 0.5, atMost)
+      add(
+        `promise host: CPU per call vs raw (≤ ${group.transport === "stdio" ? "2" : "2.5"}×)`,
+        where,
+        promise.vsRaw.cpuMsPer10k,
+        group.transport === "stdio" ? 2 : 2.5,
+        atMost
+      )
+    }
   }
   const imports = medians.flatMap((g) =>
     g.clients.filter((c) => c.client === "conduit").map((c) => c.medians.importLibMs)
@@ -104,7 +119,13 @@ export const evaluateTargets = (medians) => {
 
 const fixed = (digits) => (v) => v === undefined ? "–" : v.toFixed(digits)
 const ratio = (v) => v === undefined ? "–" : `${v.toFixed(2)}×`
-const names = { conduit: "Conduit", "sdk-v2": "SDK v2", "sdk-v1": "SDK v1", raw: "raw" }
+const names = {
+  conduit: "Conduit",
+  "conduit-promise": "Conduit (promise host)",
+  "sdk-v2": "SDK v2",
+  "sdk-v1": "SDK v1",
+  raw: "raw"
+}
 
 export const formatTable = (medians, plan) => {
   const header = [
@@ -115,6 +136,8 @@ export const formatTable = (medians, plan) => {
     "× raw",
     "× SDK v2",
     `calls/s @${plan.concurrency}`,
+    "× SDK v2",
+    "seq CPU ms / 10k",
     "× SDK v2",
     "seq p50 µs",
     "seq p99 µs",
@@ -142,6 +165,8 @@ export const formatTable = (medians, plan) => {
         self("sdk-v2", ratio(c.vsSdkV2.cpuMsPer10k)),
         fixed(0)(m.callsPerSecond),
         self("sdk-v2", ratio(c.vsSdkV2.callsPerSecond)),
+        fixed(0)(m.sequentialCpuMsPer10k),
+        self("sdk-v2", ratio(c.vsSdkV2.sequentialCpuMsPer10k)),
         fixed(0)(m.sequentialP50Us),
         fixed(0)(m.sequentialP99Us),
         fixed(1)(m.blob1MiBMs),

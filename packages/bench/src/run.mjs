@@ -62,10 +62,13 @@ plan.rounds = Number(option("rounds", plan.rounds))
 
 // Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only.
 const clientsByEra = {
-  legacy: ["conduit", "sdk-v2", "sdk-v1", "raw"],
-  modern: ["conduit", "sdk-v2", "raw"]
+  legacy: ["conduit", "conduit-promise", "sdk-v2", "sdk-v1", "raw"],
+  modern: ["conduit", "conduit-promise", "sdk-v2", "raw"]
 }
-const wantedClients = list("clients", soakMinutes !== undefined ? "conduit,raw" : "conduit,sdk-v2,sdk-v1,raw")
+const wantedClients = list(
+  "clients",
+  soakMinutes !== undefined ? "conduit,raw" : "conduit,conduit-promise,sdk-v2,sdk-v1,raw"
+)
 const transports = list("transports", "stdio,http")
 const eras = list("eras", "legacy,modern")
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results")))
@@ -143,7 +146,7 @@ const main = async () => {
   for (const transport of transports) {
     for (const era of eras) {
       const clients = clientsByEra[era].filter((c) => wantedClients.includes(c))
-        .filter((c) => !(c === "conduit" && transport === "http" && !conduitHttp))
+        .filter((c) => !(c.startsWith("conduit") && transport === "http" && !conduitHttp))
       if (clients.length > 0) groups.push({ transport, era, clients })
     }
   }
