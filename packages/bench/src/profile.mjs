@@ -3,7 +3,8 @@
 // file (library files, effect modules, node internals, GC).
 //
 //   node packages/bench/src/profile.mjs [--client conduit] [--transport stdio] [--era legacy] [--calls 40000]
-//        [--top 40] [--import]   (--import: profile only the import of the library)
+//        [--top 40] [--import] [--sequential]
+//   --import: profile only the import of the library; --sequential: the calls one at a time instead of 64 in flight
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -22,6 +23,7 @@ const era = option("era", "legacy")
 const calls = Number(option("calls", "40000"))
 const top = Number(option("top", "40"))
 const importOnly = argv.includes("--import")
+const sequential = argv.includes("--sequential")
 
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results/profiles")))
 fs.mkdirSync(outDir, { recursive: true })
@@ -29,6 +31,8 @@ const runDir = fs.mkdtempSync(path.join(outDir, `${client}-${transport}-${era}-`
 
 const plan = importOnly
   ? { concurrency: 64, warmup: 0, sequential: 1, concurrent: 1, memoryAfter: 0, blobs: [] }
+  : sequential
+  ? { concurrency: 64, warmup: 2_000, sequential: calls, concurrent: 1, memoryAfter: 0, blobs: [] }
   : { concurrency: 64, warmup: 2_000, sequential: 1, concurrent: calls, memoryAfter: 0, blobs: [] }
 
 const startHttpServer = () =>
