@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as HttpTransport from "../src/HttpTransport.js"
+import * as OAuth from "../src/OAuth.js"
 import * as Transport from "../src/Transport.js"
 import { oauthLayer } from "./fixtures/oauth/harness.js"
 import { startWorld } from "./fixtures/oauth/world.js"
@@ -27,7 +28,7 @@ describe("OAuth discovery and the negotiated protocol version", () => {
           assert.strictEqual(answer._tag, "Response")
         }).pipe(
           Effect.scoped,
-          Effect.provide(HttpTransport.layer({ url: world.mcpUrl }).pipe(Layer.provide(oauthLayer())))
+          Effect.provide(HttpTransport.layer({ url: world.mcpUrl, oauth: OAuth.OAuth }).pipe(Layer.provide(oauthLayer())))
         )
         const discovery = world.requests.filter((r) => r.url.pathname.startsWith("/.well-known/"))
         assert.isAbove(discovery.length, 0)

@@ -32,13 +32,13 @@ const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
 
 const clientLayer = McpClient.layer({
+  roots: RootsProvider.fixed([{ uri: Url.pathToFileURL(root).href, name: "interop" }]),
   healthCheckInterval: false,
   reconnect: false,
   probeTimeout: "20 seconds",
   clientInfo: { name: "conduit-interop", version: "0.1.0" }
 }).pipe(
   Layer.provide(StdioTransport.layer({ command: process.execPath, args: [entry], closeTimeout: "1 second" })),
-  Layer.provide(RootsProvider.layer([{ uri: Url.pathToFileURL(root).href, name: "interop" }])),
   Layer.provide(NodeContext.layer)
 )
 

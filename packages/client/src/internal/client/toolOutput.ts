@@ -5,8 +5,9 @@
  * A declared output schema is always checked: a result with `structuredContent` from a tool the client has not
  * seen in a listing, before any listing was made on this client, makes it list the tools once (all pages, one
  * listing however many calls wait for it) and then check the result. Once a listing was made, a tool it did not show has no schema to check, until the
- * application lists again (`listTools`, or a page of it). A listing that fails leaves the result unchecked, with
- * a warning.
+ * application lists again (`listTools`, or a page of it) or the server announces a change of its tools (then
+ * everything learnt is forgotten, and the next structured result lists again). A listing that fails leaves the
+ * result unchecked, with a warning.
  *
  * @internal
  */
