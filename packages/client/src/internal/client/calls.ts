@@ -294,11 +294,12 @@ export const make = (deps: {
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Decoder<A>,
     options: McpClient.RequestOptions | undefined,
-    tool?: string | undefined
+    tool?: string | undefined,
+    rounds: "answer" | "return" = "answer"
   ): Effect.Effect<A, McpError.McpClientError> =>
     Effect.catchAll(
-      callOnce(method, params, decode, options, tool),
-      (error) => recover(error, callOnce(method, params, decode, options, tool)) ?? Effect.fail(error)
+      callOnce(method, params, decode, options, tool, rounds),
+      (error) => recover(error, callOnce(method, params, decode, options, tool, rounds)) ?? Effect.fail(error)
     )
 
   const request = <A, I>(
