@@ -48,7 +48,11 @@ describe("coalesced reads and input_required (C3)", () => {
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const context = yield* Layer.build(
-        McpClient.layer({ healthCheckInterval: false }).pipe(
+        McpClient.layer({
+          healthCheckInterval: false,
+          resultCache: ResultCache.ResultCache,
+          elicitation: ElicitationHandler.ElicitationHandler
+        }).pipe(
           Layer.provideMerge(Scripted.layer(asking(release))),
           Layer.provide(ResultCache.layerMemory()),
           Layer.provide(accepting)

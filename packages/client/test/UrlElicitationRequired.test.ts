@@ -50,7 +50,7 @@ const setup = (action: "accept" | "decline") =>
         })
     })
     const context = yield* Layer.build(
-      McpClient.layer({ healthCheckInterval: false }).pipe(
+      McpClient.layer({ healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
         Layer.provideMerge(Scripted.layer(server(connected))),
         Layer.provide(handler)
       )
