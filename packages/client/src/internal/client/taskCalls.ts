@@ -223,6 +223,17 @@ export const make = (deps: {
     Effect.flatMap(Tasks.readTask("modern", "tools/call", raw), (state) =>
       started(session, state, tool, timeoutMillis))
 
+  /**
+   * Waits for a task `callTool` started itself. Nobody else holds its handle: when waiting fails for a reason
+   * that leaves the task running (the server's answers broke the protocol, a request timed out, the connection
+   * failed), the task is cancelled too, within a bounded wait.
+   */
+  const toEnd = (handle: McpTasks.TaskHandle<McpSchema.CallToolResult>) =>
+    Effect.tapError(handle.result, (error) =>
+      error._tag === "McpError" || error._tag === "TaskError"
+        ? Effect.void
+        : Effect.ignore(Effect.timeout(handle.cancel, Duration.millis(Math.min(deps.requestTimeout, 10_000)))))
+
   const callTool: TaskCalls["callTool"] = (params, options, plain, taskAware) => {
     const current = status.current()
     // the usual call takes the plain path without a step more
@@ -235,14 +246,14 @@ export const make = (deps: {
         if (!resolved.enabled) return plain
         return Effect.flatMap(taskAware, (outcome) =>
           outcome instanceof TaskCreated
-            ? Effect.flatMap(startModern(session, outcome.raw, params.name, timeoutMillis), (handle) => handle.result)
+            ? Effect.flatMap(startModern(session, outcome.raw, params.name, timeoutMillis), toEnd)
             : Effect.succeed(outcome))
       }
       if (!Tasks.legacyToolTasks(session.capabilities)) return plain
       // a tool that requires a task MUST be called as one; one that only allows it runs as a plain call here
       return Effect.flatMap(supportOf(params.name), (taskSupport) =>
         taskSupport === "required"
-          ? Effect.flatMap(startLegacy(session, params, timeoutMillis), (handle) => handle.result)
+          ? Effect.flatMap(startLegacy(session, params, timeoutMillis), toEnd)
           : plain)
     })
   }
