@@ -33,6 +33,7 @@ import * as Progress from "./progress.js"
 import * as ServerConfig from "./serverConfig.js"
 import { SharedClient } from "./sharedClient.js"
 import * as Shell from "./shell.js"
+import * as Tasks from "./tasks.js"
 import * as Text from "./terminalText.js"
 
 /**
@@ -131,6 +132,7 @@ const exitCodes: ReadonlyArray<readonly [number, string]> = [
   [ExitCode.Connection, "connection or transport failure (the server would not start, closed, HTTP error)"],
   [ExitCode.Auth, "authorization required or refused (HTTP 401/403)"],
   [ExitCode.Protocol, "protocol or server error (a JSON-RPC error, an invalid answer, no shared version)"],
+  [ExitCode.Task, "the task was cancelled, expired, or is unknown to the server"],
   [ExitCode.Timeout, "timed out"],
   [ExitCode.Interrupted, "interrupted (Ctrl-C); the in-flight request was cancelled"]
 ]
@@ -312,12 +314,16 @@ const toolsCall = (
   connection: Connection.ConnectionOptions,
   name: string,
   json: Option.Option<string>,
-  arg: ReadonlyArray<string>
+  arg: ReadonlyArray<string>,
+  detach = false
 ) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const tool = yield* findTool(client, name)
       const args = yield* Arguments.toolArguments(tool, json, arg)
+      // a tool that runs as a task (or --detach): the task's status on stderr, or its id
+      const asTask = yield* Tasks.callTool(client, tool, args, { detach, json: resolved.json })
+      if (Option.isSome(asTask)) return
       const progress = yield* Progress.make({ quiet: false })
       const result = yield* client.callTool({ name, arguments: args }, {
         onProgress: progress.onProgress,
@@ -659,8 +665,12 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "name", description: "The tool" },
       { name: "json-arguments", description: "The arguments as a JSON object, such as '{\"text\":\"hi\"}'", optional: true }
     ],
-    options: [argOption],
-    run: (p) => toolsCall(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"))
+    options: [argOption, {
+      name: "detach",
+      description: "Run the tool as a task and print its id at once (see tasks get|result|cancel)"
+    }],
+    run: (p) =>
+      toolsCall(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"), flag(p.options, "detach"))
   }),
   command({
     path: ["tools", "describe"],
@@ -668,6 +678,7 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
     arguments: [{ name: "name", description: "The tool" }],
     run: (p) => toolsDescribe(connectionOf(p.options), arg(p, 0))
   }),
+  ...Tasks.commands((connection, body) => withClient(connection, body), (p) => connectionOf(p.options)),
   command({
     path: ["resources", "list"],
     description: "List the server's resources",

@@ -417,7 +417,9 @@ export const clientLayer = (
     healthCheckInterval: false,
     elicitation: ElicitationHandler.ElicitationHandler,
     // the client declares the roots capability only when there are roots to show
-    ...(resolved.roots.length > 0 ? { roots: RootsProvider.fixed(resolved.roots) } : {})
+    ...(resolved.roots.length > 0 ? { roots: RootsProvider.fixed(resolved.roots) } : {}),
+    // tasks in both designs: a task-required tool is run as one, and a modern server may answer with one
+    tasks: { enabled: true }
   }).pipe(
     Layer.provide(Layer.mergeAll(
       transportLayer(resolved.target),

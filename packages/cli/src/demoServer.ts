@@ -101,6 +101,21 @@ export const tools = [
         ))
   }),
   McpServer.tool({
+    name: "research",
+    title: "Research",
+    description: "Runs as a task (execution.taskSupport: required): works in the background for a few seconds, then " +
+      "reports; try `tools call research --detach`, then `tasks get|result|cancel <id>`.",
+    parameters: Schema.Struct({
+      topic: Schema.optionalWith(Schema.String, { default: () => "tides" }).annotations({
+        description: "What to research (default tides)"
+      }),
+      seconds: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(0, 3600)), { default: () => 3 })
+        .annotations({ description: "How long it takes (default 3)" })
+    }),
+    execution: { taskSupport: "required" },
+    handler: ({ seconds, topic }) => Effect.as(Effect.sleep(`${seconds} seconds`), `Report on ${topic}: it took ${seconds} s`)
+  }),
+  McpServer.tool({
     name: "confirm",
     title: "Confirm",
     description: "Asks you a yes/no question through elicitation (a form) and reports your answer.",
@@ -227,6 +242,8 @@ export const make = (eras: McpServer.Eras = "both"): Effect.Effect<McpServer.Ser
     eras,
     // a CLI session is short; keeping every message would only grow memory in a long `demo-server` run
     record: false,
+    // the research tool's tasks: polled every 500 ms, kept for 10 minutes
+    tasks: { pollIntervalMs: 500, ttlMs: 600_000 },
     tools,
     resources: [about],
     resourceTemplates: [note],

@@ -29,7 +29,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
       const names = isRecord(tools) && Array.isArray(tools.tools)
         ? tools.tools.map((tool: unknown) => (isRecord(tool) ? tool.name : undefined))
         : []
-      assert.deepStrictEqual(names, ["echo", "add", "slow", "confirm", "touch", "fail"])
+      assert.deepStrictEqual(names, ["echo", "add", "slow", "research", "confirm", "touch", "fail"])
 
       assert.deepStrictEqual(echo, { code: 0, stdout: "hi\n", stderr: "" })
 

@@ -7,7 +7,6 @@
  */
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -34,6 +33,8 @@ interface Entry {
   readonly createdAt: string
   lastUpdatedAt: string
   readonly ttlMs: number | null
+  /** When the task is dropped (epoch ms). */
+  readonly expiresAt: number
   readonly pollIntervalMs: number
   readonly outcome: Deferred.Deferred<JsonObject, McpError.McpError>
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
@@ -98,6 +99,12 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const tasks = new Map<string, Entry>()
 
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+  // Tasks past their time to live are dropped when the tasks are next looked at (no timer keeps a process up).
+  const prune = Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+    Effect.forEach([...tasks.values()].filter((entry) => millis >= entry.expiresAt), (entry) => {
+      tasks.delete(entry.taskId)
+      return entry.fiber === undefined ? Effect.void : Fiber.interruptFork(entry.fiber)
+    }, { discard: true }))
   const setStatus = (entry: Entry, status: Status, message?: string) =>
     Effect.map(now, (at) => {
       if (terminal(entry.status)) return
@@ -151,6 +158,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
     Effect.gen(function*() {
       const requested = Predicate.isRecord(params.task) ? params.task.ttl : undefined
       const ttlMs = typeof requested === "number" && requested > 0 ? Math.min(requested, maxTtl) : defaultTtl
+      yield* prune
       const at = yield* now
       const entry: Entry = {
         taskId: crypto.randomUUID(),
@@ -159,6 +167,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
         createdAt: at,
         lastUpdatedAt: at,
         ttlMs,
+        expiresAt: (yield* Clock.currentTimeMillis) + ttlMs,
         pollIntervalMs,
         outcome: yield* Deferred.make<JsonObject, McpError.McpError>(),
         fiber: undefined,
@@ -184,29 +193,25 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
           )
         )
       )
-      // the task and its result are dropped once its time to live has passed
-      yield* Effect.forkDaemon(Effect.zipRight(
-        Effect.sleep(Duration.millis(ttlMs)),
-        Effect.suspend(() => {
-          tasks.delete(entry.taskId)
-          return entry.fiber === undefined ? Effect.void : Fiber.interruptFork(entry.fiber)
-        })
-      ))
       return era === "legacy"
         ? { task: legacyTask(entry) }
         : { resultType: "task", ...modernTask(entry) }
     })
 
-  const find = (params: JsonObject): Effect.Effect<Entry, McpError.McpError> => {
-    const taskId = params.taskId
-    if (typeof taskId !== "string") {
-      return Effect.fail(rpcError(McpSchema.ErrorCode.InvalidParams, "Missing taskId"))
-    }
-    const entry = tasks.get(taskId)
-    return entry === undefined
-      ? Effect.fail(rpcError(McpSchema.ErrorCode.InvalidParams, `Unknown task: ${taskId}`))
-      : Effect.succeed(entry)
-  }
+  const find = (params: JsonObject): Effect.Effect<Entry, McpError.McpError> =>
+    Effect.zipRight(
+      prune,
+      Effect.suspend(() => {
+        const taskId = params.taskId
+        if (typeof taskId !== "string") {
+          return Effect.fail(rpcError(McpSchema.ErrorCode.InvalidParams, "Missing taskId"))
+        }
+        const entry = tasks.get(taskId)
+        return entry === undefined
+          ? Effect.fail(rpcError(McpSchema.ErrorCode.InvalidParams, `Unknown task: ${taskId}`))
+          : Effect.succeed(entry)
+      })
+    )
 
   /** Cancels a task that is not done: its work is interrupted, it is `cancelled`. */
   const cancel = (entry: Entry) =>
@@ -285,7 +290,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
           })))
       case "tasks/list":
         if (era !== "legacy") return undefined
-        return Effect.succeed({ tasks: [...tasks.values()].map(legacyTask) })
+        return Effect.zipRight(prune, Effect.sync(() => ({ tasks: [...tasks.values()].map(legacyTask) })))
       case "tasks/update":
         if (era !== "modern") return undefined
         return Effect.flatMap(find(params), (entry) => update(entry, params))

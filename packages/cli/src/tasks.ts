@@ -1,0 +1,209 @@
+/**
+ * Tasks on the command line: `tools call` on a tool that runs as a task shows the task's status on stderr (or,
+ * with `--detach`, prints the task id and returns), and `tasks list|get|result|cancel` work on tasks by id.
+ *
+ * Exit codes: 0 done; 1 the task's tool answered `isError: true`; 2 the server or tool does not run tasks
+ * (`--detach` on a plain tool, `tasks list` on a server without `tasks.list`); 5 the task failed with a JSON-RPC
+ * error; 6 the task was cancelled, expired, or is unknown to the server; 124 timed out; 130 interrupted (Ctrl-C
+ * cancels a task `tools call` waits on, unless it was detached).
+ *
+ * @since 0.1.0
+ */
+import type * as McpClient from "@conduit-mcp/client/McpClient"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import type * as McpTasks from "@conduit-mcp/client/McpTasks"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Connection from "./connection.js"
+import { type CliError, ToolFailed } from "./errors.js"
+import type * as Grammar from "./grammar.js"
+import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
+
+/**
+ * Runs a command body against the server given by the command line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WithClient = (
+  connection: Connection.ConnectionOptions,
+  body: (
+    client: McpClient.McpClientService,
+    resolved: Connection.Resolved
+  ) => Effect.Effect<void, CliError, Scope.Scope | Connection.Platform>
+) => Effect.Effect<void, CliError, Connection.Platform>
+
+/**
+ * What a command runs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Run = (parsed: Grammar.Parsed<unknown>) => Effect.Effect<void, CliError, Connection.Platform>
+
+/**
+ * One status line for stderr.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const statusLine = (state: McpTasks.TaskState): string =>
+  `task ${Text.line(state.taskId)} ${state.status}${
+    state.statusMessage !== undefined ? `: ${Text.line(state.statusMessage)}` : ""
+  }`
+
+/**
+ * A task's state as a table of fields.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const describeState = (state: McpTasks.TaskState): string =>
+  Output.table(["FIELD", "VALUE"], [
+    ["taskId", state.taskId],
+    ["status", state.status],
+    ...(state.statusMessage !== undefined ? [["statusMessage", Text.line(state.statusMessage)]] : []),
+    ...(state.createdAt !== undefined ? [["createdAt", state.createdAt]] : []),
+    ...(state.lastUpdatedAt !== undefined ? [["lastUpdatedAt", state.lastUpdatedAt]] : []),
+    ...(state.ttlMs !== undefined ? [["ttlMs", state.ttlMs === null ? "unlimited" : String(state.ttlMs)]] : []),
+    ...(state.pollIntervalMs !== undefined ? [["pollIntervalMs", String(state.pollIntervalMs)]] : [])
+  ].map((row) => row.map((cell) => Text.line(cell))))
+
+/** Whether `tools call` runs this tool as a task (it shows the task's status). */
+const runsAsTask = (tool: McpSchema.Tool, session: McpClient.ServerSession): boolean =>
+  tool.execution?.taskSupport === "required" &&
+  (session.era === "modern" || typeof session.capabilities.tasks === "object")
+
+/** The result, printed; an `isError` result fails with `ToolFailed`. */
+const printResult = (name: string, result: McpSchema.CallToolResult, json: boolean) =>
+  Effect.gen(function*() {
+    yield* json ? Output.json(result) : Output.stdout(Output.callResult(result))
+    if (result.isError === true) return yield* new ToolFailed({ tool: name })
+  })
+
+/** Waits on a handle, its status changes on stderr, then prints its result. */
+const follow = (
+  handle: McpTasks.TaskHandle<McpSchema.CallToolResult>,
+  name: string,
+  json: boolean
+) =>
+  Effect.gen(function*() {
+    const watching = yield* Effect.forkScoped(
+      Stream.runForEach(handle.status, (state) => Output.stderr(statusLine(state))).pipe(Effect.ignore)
+    )
+    const result = yield* handle.result
+    // the last status line (the final status) is shown before the result, if it comes soon
+    yield* Effect.ignore(Effect.timeout(Fiber.join(watching), "2 seconds"))
+    return yield* printResult(name, result, json)
+  })
+
+/**
+ * `tools call` when the tool runs as a task or `--detach` is given; `None` when neither applies (a plain call).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const callTool = (
+  client: McpClient.McpClientService,
+  tool: McpSchema.Tool,
+  args: Readonly<Record<string, unknown>> | undefined,
+  options: { readonly detach: boolean; readonly json: boolean }
+): Effect.Effect<Option.Option<void>, CliError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const session = yield* client.session
+    if (!options.detach && !runsAsTask(tool, session)) return Option.none()
+    const handle = yield* client.tasks.callTool({ name: tool.name, arguments: args })
+    // a 2026-07-28 server may answer at once instead of making a task: that answer is the result
+    if (handle.taskId === "") return Option.some(yield* printResult(tool.name, yield* handle.result, options.json))
+    if (options.detach) {
+      yield* handle.detach
+      yield* options.json
+        ? Output.json({ taskId: handle.taskId, status: handle.initial.status })
+        : Output.stdout(handle.taskId)
+      return Option.some(undefined)
+    }
+    yield* Output.stderr(`conduit: ${tool.name} runs as task ${Text.line(handle.taskId)}; Ctrl-C cancels it`)
+    return Option.some(yield* follow(handle, tool.name, options.json))
+  })
+
+const idArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }
+
+/**
+ * The `tasks …` commands.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const commands = (
+  withClient: WithClient,
+  connectionOf: (parsed: Grammar.Parsed<unknown>) => Connection.ConnectionOptions
+): ReadonlyArray<Grammar.CommandSpec<Run>> => [
+  {
+    path: ["tasks", "list"],
+    description: "List the server's tasks (2025-11-25 servers that offer tasks/list)",
+    run: (p) =>
+      withClient(connectionOf(p), (client, resolved) =>
+        Effect.gen(function*() {
+          const all: Array<McpTasks.TaskState> = []
+          let cursor: string | undefined
+          for (let page = 0; page < 100; page++) {
+            const next = yield* client.tasks.list(cursor)
+            all.push(...next.tasks)
+            cursor = next.nextCursor
+            if (cursor === undefined) break
+          }
+          yield* resolved.json
+            ? Output.json({ tasks: all })
+            : Output.stdout(
+              all.length === 0 ? "(no tasks)" : Output.table(
+                ["TASK", "STATUS", "MESSAGE"],
+                all.map((t) => [Text.line(t.taskId), t.status, Text.line(t.statusMessage ?? "")])
+              )
+            )
+        }))
+  },
+  {
+    path: ["tasks", "get"],
+    description: "Show a task's status",
+    arguments: [idArgument],
+    run: (p) =>
+      withClient(connectionOf(p), (client, resolved) =>
+        Effect.flatMap(
+          client.tasks.get(p.arguments[0] ?? ""),
+          (state) => resolved.json ? Output.json(state) : Output.stdout(describeState(state))
+        ))
+  },
+  {
+    path: ["tasks", "result"],
+    description: "Wait for a task's result (its status on stderr) and print it; Ctrl-C stops waiting, the task goes on",
+    arguments: [idArgument],
+    run: (p) =>
+      withClient(connectionOf(p), (client, resolved) =>
+        Effect.gen(function*() {
+          const handle = yield* client.tasks.resume(p.arguments[0] ?? "")
+          // the task was not started here: giving up waiting leaves it running
+          yield* handle.detach
+          yield* follow(handle, "the task", resolved.json)
+        }))
+  },
+  {
+    path: ["tasks", "cancel"],
+    description: "Ask the server to cancel a task",
+    arguments: [idArgument],
+    run: (p) =>
+      withClient(connectionOf(p), (client, resolved) =>
+        Effect.gen(function*() {
+          const taskId = p.arguments[0] ?? ""
+          yield* client.tasks.cancel(taskId)
+          const state = yield* Effect.option(client.tasks.get(taskId))
+          const status = Option.match(state, { onNone: () => "cancel requested", onSome: (s) => s.status })
+          yield* resolved.json
+            ? Output.json({ taskId, status })
+            : Output.stderr(`conduit: task ${Text.line(taskId)}: ${status}`)
+        }))
+  }
+]

@@ -1,0 +1,74 @@
+/**
+ * Tasks from the command line, end to end: `conduit demo-server --http 0` as a child process (its tasks outlive
+ * each `conduit` run), reached with `--url` in both eras: `tools call` on the task-required `research` tool (the
+ * status on stderr, the report on stdout), `--detach` then `tasks get|result|cancel|list`, and their exit codes.
+ */
+import { assert, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Cli from "./utils/cli.js"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const demoServer = Effect.gen(function*() {
+  const running = yield* Cli.start(["demo-server", "--http", "0"])
+  yield* running.awaitStderr("/mcp")
+  const stderr = yield* running.stderr.get
+  const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1]
+  assert.isDefined(url, stderr)
+  return url ?? ""
+})
+
+layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
+  it.scoped("tools call on a task-required tool: the status on stderr, the result on stdout, in both eras", () =>
+    Effect.gen(function*() {
+      const url = yield* demoServer
+      const [modern, legacy] = yield* Cli.runAll([
+        ["--url", url, "tools", "call", "research", "--arg", "seconds=1"],
+        ["--url", url, "--era", "legacy", "tools", "call", "research", "--arg", "topic=eels", "--arg", "seconds=1"]
+      ])
+      assert.strictEqual(modern.code, 0, modern.stderr)
+      assert.strictEqual(modern.stdout, "Report on tides: it took 1 s\n")
+      assert.match(modern.stderr, /runs as task \S+; Ctrl-C cancels it/)
+      assert.match(modern.stderr, /task \S+ working/)
+      assert.strictEqual(legacy.code, 0, legacy.stderr)
+      assert.strictEqual(legacy.stdout, "Report on eels: it took 1 s\n")
+      assert.match(legacy.stderr, /task \S+ completed/)
+    }), 60_000)
+
+  it.scoped("--detach, then tasks get, result, list and cancel by id (legacy and modern)", () =>
+    Effect.gen(function*() {
+      const url = yield* demoServer
+      for (const era of ["legacy", "modern"] as const) {
+        const detached = yield* Cli.run(["--url", url, "--era", era, "tools", "call", "research", "--arg", "seconds=2", "--detach"])
+        assert.strictEqual(detached.code, 0, detached.stderr)
+        const taskId = detached.stdout.trim()
+        assert.match(taskId, /^[0-9a-f-]{36}$/)
+        const got = yield* Cli.run(["--url", url, "--era", era, "tasks", "get", taskId, "--json"])
+        assert.strictEqual(got.code, 0, got.stderr)
+        const state = Cli.parseJson(got)
+        assert.isTrue(isRecord(state) && state.taskId === taskId && state.status === "working")
+        const result = yield* Cli.run(["--url", url, "--era", era, "tasks", "result", taskId])
+        assert.strictEqual(result.code, 0, result.stderr)
+        assert.strictEqual(result.stdout, "Report on tides: it took 2 s\n")
+      }
+      const listed = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "list", "--json"])
+      assert.strictEqual(listed.code, 0, listed.stderr)
+      const page = Cli.parseJson(listed)
+      assert.isTrue(isRecord(page) && Array.isArray(page.tasks) && page.tasks.length >= 1)
+
+      const long = yield* Cli.run(["--url", url, "--era", "legacy", "tools", "call", "research", "--arg", "seconds=600", "--detach"])
+      const taskId = long.stdout.trim()
+      const cancelled = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "cancel", taskId])
+      assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+      assert.include(cancelled.stderr, "cancelled")
+      // the result of a cancelled task: exit code 6
+      const after = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "result", taskId])
+      assert.strictEqual(after.code, 6, after.stderr)
+      const unknown = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "get", "no-such-task"])
+      assert.strictEqual(unknown.code, 6, unknown.stderr)
+      // tasks list is a 2025-11-25 method: usage error (2) against the modern era
+      const modernList = yield* Cli.run(["--url", url, "--era", "modern", "tasks", "list"])
+      assert.strictEqual(modernList.code, 2, modernList.stderr)
+    }), 90_000)
+})
