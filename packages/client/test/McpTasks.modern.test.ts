@@ -146,6 +146,21 @@ describe("2026-07-28 tasks extension, in process", () => {
     }))
 })
 
+describe("2025-11-25 tasks that ask for input", () => {
+  it.scoped("the server's elicitation/create reaches the elicitation handler while the task shows input_required", () =>
+    Effect.gen(function*() {
+      const peer = yield* server
+      const asked = yield* Ref.make(0)
+      const context = yield* Layer.build(clientOf(peer, { era: "legacy" }).pipe(Layer.provide(approving(asked))))
+      const client = Context.get(context, McpClient.McpClient)
+      const handle = yield* client.tasks.callTool({ name: "deploy", arguments: { service: "db" } })
+      const result = yield* Effect.fork(handle.result)
+      yield* advance(1_000, 6)
+      assert.strictEqual(textOf(yield* Fiber.join(result)), "db deployed")
+      assert.strictEqual(yield* Ref.get(asked), 1)
+    }))
+})
+
 describe("a durable TaskStore", () => {
   it.scoped("a task started by one client is resumed by the next from a file-backed store", () =>
     Effect.gen(function*() {
