@@ -162,6 +162,20 @@ describe("2025-11-25 tasks, in process", () => {
       assert.strictEqual((yield* received("tools/list")).length, 0)
     }).pipe(Effect.provide(clientLayer("legacy", makeServer({ tasks: false })))))
 
+  it.scoped("the tools' task support is learnt once, and again after notifications/tools/list_changed", () =>
+    Effect.gen(function*() {
+      const client = yield* McpClient.McpClient
+      const server = yield* McpServer.McpServer
+      const run = Effect.fork(client.callTool({ name: "research", arguments: { seconds: 0 } }))
+      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
+      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
+      assert.strictEqual((yield* received("tools/list")).length, 1)
+      yield* server.publish(McpServer.Change.ListChanged({ list: "tools" }))
+      yield* advance(10)
+      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
+      assert.strictEqual((yield* received("tools/list")).length, 2)
+    }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
+
   it.scoped("interrupting callTool cancels the task on the server with tasks/cancel", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

@@ -105,6 +105,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const status = yield* Connection.makeStatus
     const toolOutput = ToolOutput.make()
     const completions = Completions.make(resolved.completionCacheTtl)
+    let forgetTaskSupport = (): void => {}
     const inbound = Inbound.make({
       requests,
       notifications,
@@ -113,10 +114,15 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       published: status.published,
       serverLogs: resolved.serverLogs,
       onChanged: (method) => {
-        // output schemas learnt from the old list are stale: the next tools/list teaches the new ones
-        if (method === "notifications/tools/list_changed") toolOutput.forget()
-        // completions of changed prompts or resources may be stale
-        else if (method !== "notifications/resources/updated") completions.forget()
+        if (method === "notifications/tools/list_changed") {
+          // output schemas and task support learnt from the old list are stale: the next tools/list teaches the
+          // new ones (the task calls are made below; a change announced before then has nothing of theirs)
+          toolOutput.forget()
+          forgetTaskSupport()
+        } else if (method !== "notifications/resources/updated") {
+          // completions of changed prompts or resources may be stale
+          completions.forget()
+        }
       }
     })
     const telemetry = Telemetry.make(resolved.kind, resolved.spanAttributes)
@@ -199,6 +205,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       lookupTools,
       requestTimeout: resolved.requestTimeout
     })
+    forgetTaskSupport = taskCalls.forget
     const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) => {
       toolOutput.learn(tools)
       taskCalls.learn(tools)

@@ -102,6 +102,8 @@ export interface TaskCalls {
   readonly resolved: Tasks.Resolved
   /** Remembers the `execution.taskSupport` of a page of tools. */
   readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /** Forgets what was learnt (the tool list changed): the next call of a tool lists them again. */
+  readonly forget: () => void
   /**
    * Routes a `tools/call`: `plain` (the call as it always was), `taskAware` (the same call, a 2026-07-28 task let
    * through its decoder) or a 2025-11-25 task.
@@ -366,5 +368,5 @@ export const make = (deps: {
     })
   }
 
-  return { resolved, learn, callTool, api }
+  return { resolved, learn, forget: () => support.clear(), callTool, api }
 }
