@@ -117,8 +117,11 @@ describe("2026-07-28 tasks extension, in process", () => {
       const context = yield* Layer.build(clientOf(peer))
       const client = Context.get(context, McpClient.McpClient)
       const error = yield* Effect.flip(client.callTool({ name: "deploy", arguments: { service: "api" } }))
-      assert.strictEqual(error._tag, "McpError")
-      if (error._tag === "McpError") assert.strictEqual(error.code, -32021)
+      assert.strictEqual(error._tag, "MissingClientCapability")
+      if (error._tag === "MissingClientCapability") {
+        assert.strictEqual(error.cause.code, -32021)
+        assert.deepStrictEqual(error.requiredCapabilities, { extensions: { [McpTasks.EXTENSION_ID]: {} } })
+      }
       const fiber = yield* Effect.fork(client.callTool({ name: "wait", arguments: { seconds: 1 } }))
       yield* advance(1_000, 2)
       assert.strictEqual(textOf(yield* Fiber.join(fiber)), "waited 1 s")
