@@ -1,7 +1,8 @@
 /**
  * Where a client records the tasks it started, so that after a restart or a reconnection `client.tasks.resume`
  * (or `client.tasks.stored`) picks up waiting for their results. In memory by default (what `McpClient` uses
- * when no `TaskStore` is provided); over any `KeyValueStore` (the file system, Redis) to outlive the process.
+ * when its `taskStore` option is not given); over any `KeyValueStore` (the file system, Redis) to outlive the
+ * process.
  *
  * @example
  * ```ts
@@ -11,7 +12,7 @@
  *
  * // one file per task under ~/.cache/my-app/tasks
  * const Tasks = TaskStore.layerFileSystem("/home/me/.cache/my-app/tasks").pipe(Layer.provide(NodeContext.layer))
- * const Client = McpClient.layer({ tasks: { enabled: true } }).pipe(Layer.provide(Tasks))
+ * const Client = McpClient.layer({ tasks: { enabled: true }, taskStore: TaskStore.TaskStore }).pipe(Layer.provide(Tasks))
  * ```
  *
  * @since 0.1.0

@@ -54,15 +54,12 @@ const server = McpServer.make({
 })
 
 const approving = (asked: Ref.Ref<number>) =>
-  Layer.succeed(
-    ElicitationHandler.ElicitationHandler,
-    ElicitationHandler.ElicitationHandler.of({
-      modes: ["form"],
-      elicit: () => Effect.as(Ref.update(asked, (n) => n + 1), { action: "accept", content: { approve: true } })
-    })
-  )
+  ElicitationHandler.ElicitationHandler.of({
+    modes: ["form"],
+    elicit: () => Effect.as(Ref.update(asked, (n) => n + 1), { action: "accept", content: { approve: true } })
+  })
 
-const clientOf = (peer: McpServer.Server, options: Partial<McpClient.McpClientOptions> = {}) =>
+const clientOf = (peer: McpServer.Server, options: McpClient.McpClientOptions = {}) =>
   McpClient.layer({ healthCheckInterval: false, reconnect: false, ...options }).pipe(
     Layer.provideMerge(InProcessTransport.layer(peer))
   )
@@ -88,7 +85,7 @@ describe("2026-07-28 tasks extension, in process", () => {
       const peer = yield* server
       const asked = yield* Ref.make(0)
       const context = yield* Layer.build(
-        clientOf(peer, { tasks: { enabled: true } }).pipe(Layer.provide(approving(asked)))
+        clientOf(peer, { tasks: { enabled: true }, elicitation: approving(asked) })
       )
       const client = Context.get(context, McpClient.McpClient)
       const session = yield* client.session
@@ -154,7 +151,7 @@ describe("2025-11-25 tasks that ask for input", () => {
     Effect.gen(function*() {
       const peer = yield* server
       const asked = yield* Ref.make(0)
-      const context = yield* Layer.build(clientOf(peer, { era: "legacy" }).pipe(Layer.provide(approving(asked))))
+      const context = yield* Layer.build(clientOf(peer, { era: "legacy", elicitation: approving(asked) }))
       const client = Context.get(context, McpClient.McpClient)
       const handle = yield* client.tasks.callTool({ name: "deploy", arguments: { service: "db" } })
       const result = yield* Effect.fork(handle.result)
@@ -169,11 +166,12 @@ describe("a durable TaskStore", () => {
     Effect.gen(function*() {
       const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-tasks-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true })))
-      const store = TaskStore.layerFileSystem(directory).pipe(Layer.provide(NodeContext.layer), Layer.orDie)
+      const storeLayer = TaskStore.layerFileSystem(directory).pipe(Layer.provide(NodeContext.layer), Layer.orDie)
+      const store = Context.get(yield* Layer.build(storeLayer), TaskStore.TaskStore)
       const peer = yield* server
       // the first process: starts the task, leaves it running, and goes away
       const taskId = yield* Effect.scoped(Effect.gen(function*() {
-        const context = yield* Layer.build(clientOf(peer, { era: "legacy" }).pipe(Layer.provide(store)))
+        const context = yield* Layer.build(clientOf(peer, { era: "legacy", taskStore: store }))
         const client = Context.get(context, McpClient.McpClient)
         const handle = yield* client.tasks.callTool({ name: "wait", arguments: { seconds: 5 } })
         yield* handle.detach
@@ -181,7 +179,7 @@ describe("a durable TaskStore", () => {
       }))
       assert.isAbove(Fs.readdirSync(directory).length, 0)
       // the next one finds it in the store and waits for its result
-      const context = yield* Layer.build(clientOf(peer, { era: "legacy" }).pipe(Layer.provide(store)))
+      const context = yield* Layer.build(clientOf(peer, { era: "legacy", taskStore: store }))
       const client = Context.get(context, McpClient.McpClient)
       const stored = yield* client.tasks.stored
       assert.deepStrictEqual(stored.map((task) => [task.taskId, task.tool, task.era]), [[taskId, "wait", "legacy"]])
@@ -206,7 +204,7 @@ describe("a durable TaskStore", () => {
       })
       yield* TestClock.adjust("2 seconds")
       const context = yield* Layer.build(
-        clientOf(peer, { era: "legacy" }).pipe(Layer.provide(Layer.succeed(TaskStore.TaskStore, memory)))
+        clientOf(peer, { era: "legacy", taskStore: memory })
       )
       const client = Context.get(context, McpClient.McpClient)
       const error = yield* Effect.flip(client.tasks.resume("old"))
