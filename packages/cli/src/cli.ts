@@ -88,7 +88,17 @@ export const serverOptions: ReadonlyArray<Grammar.OptionSpec> = [
     description: "Show this directory to the server as a root (servers such as server-filesystem work inside their roots)"
   },
   { name: "json", description: "Print exactly the JSON result of the MCP call on stdout, and nothing else" },
-  { name: "verbose", short: "v", description: "Show the client's log on stderr (warnings, retries, lines a server wrote that were not MCP)" }
+  {
+    name: "verbose",
+    short: "v",
+    description: "Show the client's log on stderr (warnings, retries, lines a server wrote that were not MCP) and what a " +
+      "stdio server writes to its stderr"
+  },
+  {
+    name: "trace",
+    description: "Print every JSON-RPC message sent (→) and received (←) on stderr, values of keys such as token, " +
+      "password or secret redacted"
+  }
 ]
 
 const argOption: Grammar.OptionSpec = {
@@ -119,7 +129,9 @@ const connectionOf = (options: Options): Connection.ConnectionOptions => ({
   cwd: text(options, "cwd"),
   timeout: text(options, "timeout"),
   json: flag(options, "json"),
-  root: texts(options, "root")
+  root: texts(options, "root"),
+  trace: flag(options, "trace"),
+  verbose: flag(options, "verbose")
 })
 
 // ---------------------------------------------------------------------------------------------------------------

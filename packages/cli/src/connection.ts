@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
 import * as NodePath from "node:path"
 import * as Url from "node:url"
@@ -30,7 +31,10 @@ import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
 import { type CliError, UsageError } from "./errors.js"
 import * as ServerConfig from "./serverConfig.js"
+import * as Output from "./output.js"
 import * as ShellWords from "./shellWords.js"
+import * as Text from "./terminalText.js"
+import * as Trace from "./trace.js"
 
 /**
  * The connection options every client command takes (on the command or before it).
@@ -54,6 +58,10 @@ export interface ConnectionOptions {
   readonly json: boolean
   /** Directories shown to the server as roots. */
   readonly root: ReadonlyArray<string>
+  /** Print every JSON-RPC message on stderr. */
+  readonly trace: boolean
+  /** Print what a stdio server writes to its stderr. */
+  readonly verbose: boolean
 }
 
 /**
@@ -74,7 +82,9 @@ export const merge = (outer: ConnectionOptions, inner: ConnectionOptions): Conne
   cwd: Option.orElse(inner.cwd, () => outer.cwd),
   root: [...outer.root, ...inner.root],
   timeout: Option.orElse(inner.timeout, () => outer.timeout),
-  json: outer.json || inner.json
+  json: outer.json || inner.json,
+  trace: outer.trace || inner.trace,
+  verbose: outer.verbose || inner.verbose
 })
 
 /**
@@ -114,6 +124,8 @@ export interface Resolved {
   readonly json: boolean
   /** The `--root` directories, as roots (`file://` URIs of absolute paths). */
   readonly roots: ReadonlyArray<RootsProvider.Root>
+  readonly trace: boolean
+  readonly verbose: boolean
 }
 
 /**
@@ -292,7 +304,7 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
       if (!isDirectory) return yield* usage(`--root ${directory}: not a directory`)
       roots.push({ uri: Url.pathToFileURL(absolute).href, name: NodePath.basename(absolute) || absolute })
     }
-    return { target, era, protocolVersion, timeout, json: options.json, roots }
+    return { target, era, protocolVersion, timeout, json: options.json, roots, trace: options.trace, verbose: options.verbose }
   })
 
 /**
@@ -362,14 +374,22 @@ const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
     }).pipe(Layer.provide(NodeHttpClient.layerUndici))
   }))
 
+// --verbose: each line a stdio server writes to its stderr, marked as the server's
+const showServerStderr = Layer.scopedDiscard(Effect.flatMap(StdioTransport.StdioProcess, (process) =>
+  process.stderr.pipe(
+    Stream.runForEach((line) => Output.stderr(`${Output.styles(globalThis.process.stderr).dim("[server stderr]")} ${Text.line(line)}`)),
+    Effect.forkScoped
+  )))
+
 const transportLayer = (
-  target: Target
+  resolved: Resolved
 ): Layer.Layer<Transport.Transport, CliError, Platform> => {
+  const target = resolved.target
   switch (target._tag) {
     case "Demo":
       return Layer.unwrapEffect(Effect.map(DemoServer.make(), InProcessTransport.layer))
     case "Stdio":
-      return StdioTransport.layer({
+      return Layer.provideMerge(resolved.verbose ? showServerStderr : Layer.empty, StdioTransport.layer({
         command: target.command,
         args: target.args,
         env: target.env,
@@ -378,7 +398,7 @@ const transportLayer = (
         // closes, then SIGTERM, then SIGKILL (the library's defaults are 2 seconds each)
         closeTimeout: Duration.millis(150),
         termTimeout: Duration.millis(150)
-      })
+      }))
     case "Http":
       return httpTransport(target)
   }
@@ -422,7 +442,7 @@ export const clientLayer = (
     tasks: { enabled: true }
   }).pipe(
     Layer.provide(Layer.mergeAll(
-      transportLayer(resolved.target),
+      resolved.trace ? Layer.provide(Trace.layer, transportLayer(resolved)) : transportLayer(resolved),
       Elicitation.layer({ interactive: options.interactive, prompter: options.prompter })
     ))
   )
