@@ -30,6 +30,7 @@ import * as HttpServer from "./httpServer.js"
 import { type CliError, ExitCode, SystemFailure, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
+import * as ResourceOutput from "./resourceOutput.js"
 import * as ServerConfig from "./serverConfig.js"
 import { SharedClient } from "./sharedClient.js"
 import * as Shell from "./shell.js"
@@ -394,12 +395,18 @@ const resourcesTemplates = (connection: Connection.ConnectionOptions) =>
         resolved.json ? Output.json({ resourceTemplates }) : Output.stdout(Output.templates(resourceTemplates))
     ))
 
-const resourcesRead = (connection: Connection.ConnectionOptions, uri: string) =>
+const resourcesRead = (connection: Connection.ConnectionOptions, uri: string, output: Option.Option<string>) =>
   withClient(connection, (client, resolved) =>
-    Effect.flatMap(
-      client.readResource(uri),
-      (result) => resolved.json ? Output.json(result) : Output.stdout(Output.readResult(result))
-    ))
+    Effect.gen(function*() {
+      const result = yield* client.readResource(uri)
+      if (Option.isSome(output)) return yield* ResourceOutput.toFile(uri, result, output.value, resolved.json)
+      if (resolved.json) return yield* Output.json(result)
+      // a file or a pipe gets a binary resource's bytes as they are
+      if (process.stdout.isTTY !== true && ResourceOutput.hasBlob(result)) {
+        return yield* ResourceOutput.toStdout(ResourceOutput.bytes(result))
+      }
+      yield* Output.stdout(Output.readResult(result))
+    }))
 
 const promptsList = (connection: Connection.ConnectionOptions) =>
   withClient(connection, (client, resolved) =>
@@ -703,9 +710,15 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
   }),
   command({
     path: ["resources", "read"],
-    description: "Read a resource",
+    description: "Read a resource: text on a terminal; the bytes as they are to a file, a pipe or --output",
     arguments: [{ name: "uri", description: "The resource URI" }],
-    run: (p) => resourcesRead(connectionOf(p.options), arg(p, 0))
+    options: [{
+      name: "output",
+      short: "o",
+      value: "<file>",
+      description: "Write the contents to this file (text as UTF-8, binary as its bytes)"
+    }],
+    run: (p) => resourcesRead(connectionOf(p.options), arg(p, 0), text(p.options, "output"))
   }),
   command({ path: ["prompts", "list"], description: "List the server's prompts", run: (p) => promptsList(connectionOf(p.options)) }),
   command({

@@ -278,7 +278,7 @@ export const readResult = (result: McpSchema.ReadResourceResult): string => {
     const header = many ? `${s.dim(`--- ${Text.line(contents.uri)}${type}`)}\n` : ""
     if ("text" in contents && typeof contents.text === "string") return header + Text.block(contents.text)
     const blob = "blob" in contents && typeof contents.blob === "string" ? contents.blob : ""
-    return header + s.dim(`[binary ${Text.line(contents.mimeType ?? "")}, ${Math.floor((blob.length * 3) / 4)} bytes; use --json]`)
+    return header + s.dim(`[binary ${Text.line(contents.mimeType ?? "")}, ${Math.floor((blob.length * 3) / 4)} bytes; use --output <file> or --json]`)
   }).join("\n")
 }
 
