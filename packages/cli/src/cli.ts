@@ -27,7 +27,7 @@ import * as Describe from "./describe.js"
 import * as Elicitation from "./elicitation.js"
 import * as Grammar from "./grammar.js"
 import * as HttpServer from "./httpServer.js"
-import { type CliError, ExitCode, SystemFailure, TimedOut, ToolFailed, UsageError } from "./errors.js"
+import { type CliError, ExitCode, LoginNeeded, SystemFailure, TimedOut, ToolFailed, UsageError } from "./errors.js"
 import * as Output from "./output.js"
 import * as Progress from "./progress.js"
 import * as ResourceOutput from "./resourceOutput.js"
@@ -229,7 +229,14 @@ const withClient = (connection: Connection.ConnectionOptions, body: Body, option
     Option.isSome(shared)
       // in `conduit shell`: the session's connection (its server logs are printed already)
       ? Effect.scoped(body(shared.value.client, { ...shared.value.resolved, json: shared.value.resolved.json || connection.json }))
+        .pipe(Effect.mapError(loginHint(shared.value.resolved)))
       : connect(connection, body, options))
+
+// a refused authorization names the server in its hint (`conduit login --url <this URL>`)
+const loginHint = (resolved: Connection.Resolved) => (error: CliError): CliError =>
+  error._tag === "AuthError" && resolved.target._tag === "Http"
+    ? new LoginNeeded({ error, url: resolved.target.url.href })
+    : error
 
 const connect = (connection: Connection.ConnectionOptions, body: Body, options?: WithClientOptions) =>
   Effect.gen(function*() {
@@ -259,7 +266,7 @@ const connect = (connection: Connection.ConnectionOptions, body: Body, options?:
         if (options?.serverLogs !== false) yield* printServerLogs(client)
         yield* body(client, resolved)
       })
-    )
+    ).pipe(Effect.mapError(loginHint(resolved)))
   })
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
 import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as RootsProvider from "@conduit-mcp/client/RootsProvider"
+import * as SamplingHandler from "@conduit-mcp/client/SamplingHandler"
 import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
 import type * as Transport from "@conduit-mcp/client/Transport"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -30,6 +31,7 @@ import * as Auth from "./auth.js"
 import * as DemoServer from "./demoServer.js"
 import * as Elicitation from "./elicitation.js"
 import { type CliError, UsageError } from "./errors.js"
+import * as Sampling from "./sampling.js"
 import * as ServerConfig from "./serverConfig.js"
 import * as Output from "./output.js"
 import * as ShellWords from "./shellWords.js"
@@ -436,6 +438,9 @@ export const clientLayer = (
     retryFirstConnection: false,
     healthCheckInterval: false,
     elicitation: ElicitationHandler.ElicitationHandler,
+    // the sampling capability is declared either way (servers then show the tools that need it); a person
+    // answers on a terminal, and the request is declined otherwise
+    sampling: SamplingHandler.SamplingHandler,
     // the client declares the roots capability only when there are roots to show
     ...(resolved.roots.length > 0 ? { roots: RootsProvider.fixed(resolved.roots) } : {}),
     // tasks in both designs: a task-required tool is run as one, and a modern server may answer with one
@@ -443,6 +448,7 @@ export const clientLayer = (
   }).pipe(
     Layer.provide(Layer.mergeAll(
       resolved.trace ? Layer.provide(Trace.layer, transportLayer(resolved)) : transportLayer(resolved),
-      Elicitation.layer({ interactive: options.interactive, prompter: options.prompter })
+      Elicitation.layer({ interactive: options.interactive, prompter: options.prompter }),
+      Sampling.layer({ interactive: options.interactive, prompter: options.prompter })
     ))
   )

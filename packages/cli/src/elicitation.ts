@@ -6,9 +6,11 @@
  * @since 0.1.0
  */
 import * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
+import * as JsonSchema from "@conduit-mcp/client/JsonSchema"
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -89,7 +91,7 @@ export const parseAnswer = (
     if (typeof field.maximum === "number" && value > field.maximum) {
       return { _tag: "Retry", reason: `at most ${field.maximum}` }
     }
-    return { _tag: "Value", value }
+    return checked(field, value)
   }
   if (type === "array") {
     const offered = isRecord(field.items) ? choices(field.items) : undefined
@@ -118,7 +120,27 @@ export const parseAnswer = (
   if (typeof field.maxLength === "number" && text.length > field.maxLength) {
     return { _tag: "Retry", reason: `at most ${field.maxLength} characters` }
   }
-  return { _tag: "Value", value: text }
+  return checked(field, text)
+}
+
+// The field's whole schema, as JSON Schema with formats asserted: `format` (email, uri, date, date-time, ...),
+// `pattern` (on the validator's linear-time engine, so a server's pattern cannot stall the terminal), enums and
+// bounds. A schema the validator cannot read is left to the server, which checks the answer anyway.
+const checked = (field: Field, value: string | number): { readonly _tag: "Value"; readonly value: string | number } | {
+  readonly _tag: "Retry"
+  readonly reason: string
+} => {
+  const result = JsonSchema.validate(field, value, { formats: "assert", maxSteps: 100_000 })
+  if (Either.isRight(result) || result.left._tag !== "JsonSchemaMismatch") return { _tag: "Value", value }
+  const issue = result.left.issues[0]
+  if (issue === undefined) return { _tag: "Value", value }
+  if (issue.keyword === "format" && typeof field.format === "string") {
+    return { _tag: "Retry", reason: `not a valid ${Text.line(field.format)}` }
+  }
+  if (issue.keyword === "pattern" && typeof field.pattern === "string") {
+    return { _tag: "Retry", reason: `must match ${Text.line(field.pattern)}` }
+  }
+  return { _tag: "Retry", reason: Text.line(issue.message) }
 }
 
 // a choice by its number in the list, or by its value
@@ -142,8 +164,14 @@ export interface Prompter {
   readonly ask: (question: string) => Effect.Effect<Option.Option<string>>
 }
 
-// One line reader for the whole form. Lines typed (or pasted) ahead of their question are kept for it.
-const openPrompter: Effect.Effect<Prompter, never, Scope.Scope> = Effect.gen(function*() {
+/**
+ * One line reader for the whole form (or a sampling reply). Lines typed (or pasted) ahead of their question are
+ * kept for it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const openPrompter: Effect.Effect<Prompter, never, Scope.Scope> = Effect.gen(function*() {
   const lines = yield* Queue.unbounded<Option.Option<string>>()
   let closed = false
   const rl = yield* Effect.acquireRelease(

@@ -6,6 +6,7 @@
 import type * as McpError from "@conduit-mcp/client/McpError"
 import type * as OAuth from "@conduit-mcp/client/OAuth"
 import * as Data from "effect/Data"
+import * as ShellWords from "./shellWords.js"
 import * as Text from "./terminalText.js"
 
 /**
@@ -70,6 +71,22 @@ export class SystemFailure extends Data.TaggedError("SystemFailure")<{
 }> {}
 
 /**
+ * An HTTP server refused the request for want of authorization (exit code 4): the client's `AuthError`, with the
+ * server's URL for the hint to sign in. Under `--json` its tag is still `AuthError`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LoginNeeded extends Data.TaggedError("LoginNeeded")<{
+  readonly error: McpError.AuthError
+  readonly url: string
+}> {
+  override get message(): string {
+    return this.error.message
+  }
+}
+
+/**
  * A failure already reported where it happened (a command of a `conduit run` script, under its own `--json` or
  * not): only its exit code is left to give.
  *
@@ -98,6 +115,7 @@ export type CliError =
   | TimedOut
   | SystemFailure
   | Reported
+  | LoginNeeded
 
 /**
  * @since 0.1.0
@@ -116,6 +134,7 @@ export const exitCodeOf = (error: CliError): number => {
       return ExitCode.Connection
     case "AuthError":
     case "OAuthError":
+    case "LoginNeeded":
       return ExitCode.Auth
     case "McpError":
     case "ProtocolError":
@@ -136,6 +155,11 @@ export const exitCodeOf = (error: CliError): number => {
   }
 }
 
+const authText = (error: McpError.AuthError, url: string): string =>
+  `${error.message}${
+    error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => Text.line(c.scheme)).join(", ")}` : ""
+  }\n  to sign in, run: conduit login --url ${Text.line(url)}`
+
 /**
  * One line (or a few) for stderr.
  *
@@ -148,9 +172,9 @@ export const describe = (error: CliError): string => {
       return `server error ${error.code}${error.method !== undefined ? ` in ${error.method}` : ""}: ${error.message}` +
         (error.data !== undefined ? `\n  data: ${Text.json(error.data)}` : "")
     case "AuthError":
-      return `${error.message}${
-        error.challenges.length > 0 ? `\n  challenges: ${error.challenges.map((c) => c.scheme).join(", ")}` : ""
-      }\n  to sign in, run: conduit login --url <the server URL>`
+      return authText(error, "<the server URL>")
+    case "LoginNeeded":
+      return authText(error.error, ShellWords.quote(error.url))
     case "TransportError":
       if (error.reason === "HttpStatus" && error.status !== undefined) {
         // the first line of what the server said, cut short, as the explanation

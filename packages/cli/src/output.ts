@@ -114,11 +114,33 @@ const width = (): number => {
 
 const firstLine = (text: string | undefined): string => (text ?? "").split("\n")[0].trim()
 
-const truncate = (text: string, max: number): string =>
-  max <= 1 ? "" : text.length <= max ? text : `${text.slice(0, max - 1)}…`
+
+// Breaks `text` into lines of at most `room` columns at spaces; a longer word is cut into pieces of `room`.
+const wrapCell = (text: string, room: number): Array<string> => {
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ").filter((w) => w.length > 0)) {
+    for (let piece = word; piece.length > 0;) {
+      if (line.length > 0 && line.length + 1 + piece.length > room) {
+        lines.push(line)
+        line = ""
+      }
+      if (line.length === 0 && piece.length > room) {
+        lines.push(piece.slice(0, room))
+        piece = piece.slice(room)
+        continue
+      }
+      line = line.length === 0 ? piece : `${line} ${piece}`
+      piece = ""
+    }
+  }
+  if (line.length > 0 || lines.length === 0) lines.push(line)
+  return lines
+}
 
 /**
- * Aligns rows in columns; the last column is cut to the terminal width on a TTY.
+ * Aligns rows in columns. On a terminal, the last column (a description) is wrapped to the terminal's width, its
+ * further lines indented under it, so every column is kept and nothing is cut.
  *
  * @since 0.1.0
  * @category formatting
@@ -128,17 +150,20 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   const all = [header, ...rows.map((row) => row.map(Text.line))]
   const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)))
   const total = width()
-  const lines = all.map((row, index) =>
-    row.map((cell, column) => {
-      if (column === row.length - 1) {
-        const used = widths.slice(0, column).reduce((sum, w) => sum + w + 2, 0)
-        return process.stdout.isTTY === true ? truncate(cell, total - used) : cell
-      }
+  const last = header.length - 1
+  const used = widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0)
+  // a description keeps at least 20 columns, even when the other columns leave less
+  const room = Math.max(20, total - used - 1)
+  const lines = all.flatMap((row, index) => {
+    const lead = row.slice(0, last).map((cell, column) => {
       const padded = cell.padEnd(widths[column])
       return index === 0 ? padded : column === 0 ? s.bold(padded) : padded
-    }).join("  ").trimEnd()
-  )
-  lines[0] = s.dim(lines[0])
+    })
+    const cell = row[last] ?? ""
+    const parts = process.stdout.isTTY === true && index > 0 ? wrapCell(cell, room) : [cell]
+    const first = [...lead, parts[0]].join("  ").trimEnd()
+    return [index === 0 ? s.dim(first) : first, ...parts.slice(1).map((part) => `${" ".repeat(used)}${part}`)]
+  })
   return lines.join("\n")
 }
 

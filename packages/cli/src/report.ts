@@ -20,6 +20,8 @@ export const failure = (error: CliError, json: boolean): Effect.Effect<number> =
   if (error._tag === "Reported") return Effect.succeed(exitCode)
   // a tool's isError result was printed already: under --json it is the one JSON object
   if (json && error._tag === "ToolFailed") return Effect.succeed(exitCode)
-  if (json) return Effect.as(Output.json({ error: { tag: error._tag, message: describe(error), exitCode } }), exitCode)
+  // the hint's URL aside, a refused authorization is the client's AuthError
+  const tag = error._tag === "LoginNeeded" ? "AuthError" : error._tag
+  if (json) return Effect.as(Output.json({ error: { tag, message: describe(error), exitCode } }), exitCode)
   return Effect.as(Output.stderr(`conduit: ${Text.block(describe(error))}`), exitCode)
 }

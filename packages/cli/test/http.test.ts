@@ -131,6 +131,8 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       ])
       assert.strictEqual(refused.code, 4, refused.stderr)
       assert.include(refused.stderr, "401")
+      // the hint names the server
+      assert.include(refused.stderr, `to sign in, run: conduit login --url ${url}`)
       assert.strictEqual(unreachable.code, 3, unreachable.stderr)
       assert.strictEqual(badUrl.code, 2)
     }))
