@@ -124,7 +124,8 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
       const deferred = waiting
       waiting = undefined
       prompting = false
-      if (deferred !== undefined) Runtime.runSync(runtime)(Deferred.succeed(deferred, value))
+      // called from readline's events: completes the waiting read without running an effect here
+      if (deferred !== undefined) Deferred.unsafeDone(deferred, Effect.succeed(value))
       return deferred !== undefined
     }
 
@@ -143,7 +144,12 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
             }
             : {}),
           ...(interactive && completer !== undefined
-            ? { completer: (line: string) => [[...completer(line)[0]], completer(line)[1]] as [Array<string>, string] }
+            ? {
+              completer: (line: string): [Array<string>, string] => {
+                const [candidates, word] = completer(line)
+                return [[...candidates], word]
+              }
+            }
             : {})
         })
       ),
