@@ -142,6 +142,8 @@ const learn = (
 /** @internal */
 export const make = (resolved: Resolved, state: State, sender: Sender, emit: Transport.Emit): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+  // looked up once per connection, not per answer
+  const emitAtOnce = Hooks.fastEmitOf(emit)
 
   /**
    * Reports the answer to the source's request. It is handed to the client at once when the client can settle it
@@ -152,7 +154,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
     if (capture !== undefined) return Effect.sync(() => capture(answer))
     if (state.closed) return Effect.void
     const event = Transport.TransportEvent.Response({ message: answer })
-    return Hooks.fastEmitOf(emit)?.(event) === true ? Effect.void : emit(event)
+    return emitAtOnce?.(event) === true ? Effect.void : emit(event)
   }
 
   /** Reports one message from the server; true when it is the answer to the source's request. */
