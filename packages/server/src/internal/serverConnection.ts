@@ -3,7 +3,6 @@ import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
 import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as JSONSchema from "effect/JSONSchema"
@@ -17,6 +16,8 @@ import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 import * as model from "./serverModel.js"
+import * as Input from "./serverInput.js"
+import * as Listen from "./serverListen.js"
 import * as ServerTasks from "./serverTasks.js"
 import * as UriTemplate from "./serverUriTemplate.js"
 
@@ -109,6 +110,8 @@ interface RequestInfo {
   readonly clientCapabilities: JsonObject
   readonly clientInfo: McpSchema.Implementation | undefined
   readonly logThreshold: LogThreshold
+  /** Sends a notification on the request's connection. */
+  readonly notify: (method: string, params: JsonObject) => Effect.Effect<void>
 }
 
 /** The legacy handshake of one connection. */
@@ -143,155 +146,6 @@ const STATEFUL_METHODS: ReadonlySet<string> = new Set([
   "resources/subscribe",
   "resources/unsubscribe"
 ])
-
-/** The notification a change becomes. */
-const changeNotification = (change: model.Change): { readonly method: string; readonly params: JsonObject } =>
-  change._tag === "ResourceUpdated"
-    ? { method: "notifications/resources/updated", params: { uri: change.uri } }
-    : { method: `notifications/${change.list}/list_changed`, params: {} }
-
-/** What a modern listen asked for, as the acknowledgement and the filter use it. */
-interface ListenFilter {
-  readonly toolsListChanged?: true
-  readonly promptsListChanged?: true
-  readonly resourcesListChanged?: true
-  readonly resourceSubscriptions?: ReadonlyArray<string>
-}
-
-const wants = (filter: ListenFilter, change: model.Change): boolean => {
-  switch (change._tag) {
-    case "ResourceUpdated":
-      return filter.resourceSubscriptions?.includes(change.uri) === true
-    case "ListChanged":
-      return change.list === "tools"
-        ? filter.toolsListChanged === true
-        : change.list === "prompts"
-        ? filter.promptsListChanged === true
-        : filter.resourcesListChanged === true
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Input from the client
-
-/** The modern requests that may answer `input_required` (2026-07-28 MRTR). */
-const INPUT_REQUESTS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
-
-const INPUT_KEYS: Readonly<Record<model.InputMethod, string>> = {
-  "elicitation/create": "elicit",
-  "sampling/createMessage": "sample",
-  "roots/list": "roots"
-}
-
-const Answers = Schema.Record({
-  key: Schema.String,
-  value: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
-
-/**
- * What `requestState` carries between rounds: the answers the handler already used, bound to the request they
- * belong to. It is opaque to the client (base64url JSON); the client is trusted with it no more than with the
- * answers themselves, which it gave.
- */
-const RequestState = Schema.Struct({
-  v: Schema.Literal(1),
-  method: Schema.String,
-  target: Schema.String,
-  answers: Answers
-})
-type RequestState = typeof RequestState.Type
-
-const decodeRequestState = Schema.decodeUnknownEither(
-  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(RequestState))
-)
-const decodeAnswers = Schema.decodeUnknownEither(Answers)
-const encodeRequestState = (state: RequestState): string => Encoding.encodeBase64Url(JSON.stringify(state))
-
-/** FNV-1a of a string, so the state names the call it belongs to without copying its arguments. */
-const fingerprint = (text: string): string => {
-  let hash = 0x811c9dc5
-  for (let index = 0; index < text.length; index++) {
-    hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193) >>> 0
-  }
-  return hash.toString(16).padStart(8, "0")
-}
-
-const targetOf = (params: JsonObject): string =>
-  fingerprint(JSON.stringify([params.name ?? null, params.uri ?? null, params.arguments ?? null]))
-
-/** One run of a modern handler: the answers it may use, and what it asked for that nobody answered yet. */
-interface InputRound {
-  readonly known: ReadonlyMap<string, JsonObject>
-  readonly used: Record<string, JsonObject>
-  readonly needed: Record<string, { readonly method: model.InputMethod; readonly params: JsonObject }>
-  /** Completed when the handler waits for input it does not have. */
-  readonly blocked: Deferred.Deferred<void>
-  calls: number
-}
-
-/** Why the client cannot be asked for this input on this request, if it cannot. */
-const inputProblem = (
-  method: model.InputMethod,
-  params: JsonObject,
-  version: McpSchema.ProtocolVersion,
-  capabilities: JsonObject
-): model.InputError | undefined => {
-  const missing = (capability: string, requiredCapabilities: JsonObject) =>
-    new model.InputError({
-      method,
-      reason: "CapabilityMissing",
-      detail: `the client did not declare the ${capability} capability`,
-      requiredCapabilities
-    })
-  const unsupported = (feature: string, since: string) =>
-    new model.InputError({
-      method,
-      reason: "Unsupported",
-      detail: `${feature} needs protocol ${since} or later; this request speaks ${version}`
-    })
-  switch (method) {
-    case "elicitation/create": {
-      const url = params.mode === "url"
-      if (version < "2025-06-18") return unsupported("elicitation", "2025-06-18")
-      if (url && version < "2025-11-25") return unsupported("URL-mode elicitation", "2025-11-25")
-      const declared = record(capabilities.elicitation)
-      const recent = version >= "2025-11-25"
-      if (url) {
-        return declared?.url !== undefined ? undefined : missing("elicitation.url", { elicitation: { url: {} } })
-      }
-      // An empty elicitation capability means form mode.
-      const form = declared !== undefined && (declared.form !== undefined || declared.url === undefined)
-      return form ? undefined : missing("elicitation", { elicitation: recent ? { form: {} } : {} })
-    }
-    case "sampling/createMessage": {
-      const declared = record(capabilities.sampling)
-      if (declared === undefined) return missing("sampling", { sampling: {} })
-      return params.tools !== undefined && declared.tools === undefined
-        ? missing("sampling.tools", { sampling: { tools: {} } })
-        : undefined
-    }
-    case "roots/list":
-      return record(capabilities.roots) === undefined ? missing("roots", { roots: {} }) : undefined
-  }
-}
-
-/** The params as the revision spells them: `mode` from 2025-11-25, `elicitationId` only in legacy URL mode. */
-const inputParams = (
-  method: model.InputMethod,
-  params: JsonObject,
-  version: McpSchema.ProtocolVersion,
-  elicitationId: () => string
-): JsonObject => {
-  if (method !== "elicitation/create") return params
-  if (version < "2025-11-25") {
-    return Object.fromEntries(Object.entries(params).filter(([key]) => key !== "mode"))
-  }
-  if (params.mode !== "url") return params
-  if (McpSchema.isModernVersion(version)) {
-    return Object.fromEntries(Object.entries(params).filter(([key]) => key !== "elicitationId"))
-  }
-  return typeof params.elicitationId === "string" ? params : { ...params, elicitationId: elicitationId() }
-}
 
 /** @internal */
 export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
@@ -486,8 +340,15 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
           serverTasks.start(
             request.era,
             request.params,
-            request.era === "legacy" ? context.input : undefined,
-            (input) => Effect.provideService(callTool(request), model.RequestContext, { ...context, input })
+            request.era === "legacy"
+              ? { input: context.input, status: (task) => request.notify("notifications/tasks/status", task) }
+              : undefined,
+            ({ input, progress }) =>
+              Effect.provideService(callTool(request), model.RequestContext, {
+                ...context,
+                input,
+                progress: progress ?? context.progress
+              })
           ))
       })
 
@@ -663,11 +524,11 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
 
         // what this connection's client asked to hear about: its legacy resource subscriptions, its modern listens
         const subscribed = new Set<string>()
-        const listens = new Map<McpSchema.RequestId, ListenFilter>()
+        const listens = new Map<McpSchema.RequestId, Listen.ListenFilter>()
         const deliver = (change: model.Change): Effect.Effect<void> =>
           Effect.suspend(() => {
-            const { method, params } = changeNotification(change)
-            const tagged = [...listens].filter(([, filter]) => wants(filter, change)).map(([id]) =>
+            const { method, params } = Listen.changeNotification(change)
+            const tagged = [...listens].filter(([, filter]) => Listen.wants(filter, change)).map(([id]) =>
               notify(method, { ...params, _meta: { [McpSchema.MetaKeys.subscriptionId]: id } })
             )
             const plain = legacy !== undefined &&
@@ -681,32 +542,18 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
           () => Effect.sync(() => audiences.delete(deliver))
         )
 
-        /** Modern `subscriptions/listen`: acknowledged with what the server honours, then open until cancelled. */
-        const listen = (id: McpSchema.RequestId, params: JsonObject): Effect.Effect<never> => {
-          const asked = record(params.notifications) ?? {}
-          const uris = Array.isArray(asked.resourceSubscriptions)
-            ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
-            : undefined
-          const honoured: ListenFilter = {
-            ...(hasTools && asked.toolsListChanged === true ? { toolsListChanged: true } : {}),
-            ...(hasPrompts && asked.promptsListChanged === true ? { promptsListChanged: true } : {}),
-            ...(hasResources && asked.resourcesListChanged === true ? { resourcesListChanged: true } : {}),
-            ...(hasResources && uris !== undefined ? { resourceSubscriptions: uris } : {})
-          }
-          return notify("notifications/subscriptions/acknowledged", {
-            _meta: { [McpSchema.MetaKeys.subscriptionId]: id },
-            notifications: { ...honoured }
-          }).pipe(
-            Effect.zipRight(Effect.sync(() => listens.set(id, honoured))),
-            Effect.zipRight(Effect.never),
-            Effect.ensuring(Effect.sync(() => listens.delete(id)))
-          )
-        }
+        const listen = Listen.makeListen({
+          offers: { tools: hasTools, prompts: hasPrompts, resources: hasResources },
+          tasks: serverTasks,
+          extensionId: ServerTasks.EXTENSION_ID,
+          notify,
+          listens
+        })
 
         /** Legacy: a request to the client, awaited; interrupting the handler cancels it. */
         const askClient = (request: RequestInfo) => (method: model.InputMethod, params: JsonObject) =>
           Effect.suspend(() => {
-            const problem = inputProblem(method, params, request.version, request.clientCapabilities)
+            const problem = Input.inputProblem(method, params, request.version, request.clientCapabilities)
             if (problem !== undefined) return Effect.fail(problem)
             return Effect.acquireUseRelease(
               Effect.map(Deferred.make<JsonObject, model.InputError>(), (answer) => {
@@ -720,7 +567,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
                     jsonrpc: "2.0",
                     id,
                     method,
-                    params: inputParams(method, params, request.version, () => `${info.name}-${connection}-${id}`)
+                    params: Input.inputParams(method, params, request.version, () => `${info.name}-${connection}-${id}`)
                   }),
                   Deferred.await(answer)
                 ),
@@ -763,7 +610,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
         }
 
         /** Modern: the answer from this round or an earlier one, or stop the handler and ask (MRTR). */
-        const askInRound = (request: RequestInfo, round: InputRound | undefined) =>
+        const askInRound = (request: RequestInfo, round: Input.InputRound | undefined) =>
         (
           method: model.InputMethod,
           params: JsonObject
@@ -780,26 +627,26 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
               )
             }
             // Keys follow the order of the handler's calls, which is the same on every run.
-            const key = `${INPUT_KEYS[method]}_${++round.calls}`
+            const key = `${Input.INPUT_KEYS[method]}_${++round.calls}`
             const known = round.known.get(key)
             if (known !== undefined) {
               round.used[key] = known
               return Effect.succeed(known)
             }
-            const problem = inputProblem(method, params, request.version, request.clientCapabilities)
+            const problem = Input.inputProblem(method, params, request.version, request.clientCapabilities)
             if (problem !== undefined) return Effect.fail(problem)
-            round.needed[key] = { method, params: inputParams(method, params, request.version, () => key) }
+            round.needed[key] = { method, params: Input.inputParams(method, params, request.version, () => key) }
             return Effect.zipRight(Deferred.succeed(round.blocked, undefined), Effect.never)
           })
 
         /** The round of a modern request that may need input: what the client answered so far. */
-        const startRound = (request: RequestInfo): Effect.Effect<InputRound | undefined, McpError.McpError> =>
+        const startRound = (request: RequestInfo): Effect.Effect<Input.InputRound | undefined, McpError.McpError> =>
           Effect.gen(function*() {
-            if (request.era !== "modern" || !INPUT_REQUESTS.has(request.method)) return undefined
+            if (request.era !== "modern" || !Input.INPUT_REQUESTS.has(request.method)) return undefined
             const known = new Map<string, JsonObject>()
-            const target = targetOf(request.params)
+            const target = Input.targetOf(request.params)
             if (request.params.requestState !== undefined) {
-              const state = decodeRequestState(request.params.requestState)
+              const state = Input.decodeRequestState(request.params.requestState)
               if (Either.isLeft(state)) return yield* invalidParams("Invalid requestState")
               if (state.right.method !== request.method || state.right.target !== target) {
                 return yield* invalidParams("The requestState belongs to another request")
@@ -807,20 +654,20 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
               for (const [key, answer] of Object.entries(state.right.answers)) known.set(key, answer)
             }
             if (request.params.inputResponses !== undefined) {
-              const responses = decodeAnswers(request.params.inputResponses)
+              const responses = Input.decodeAnswers(request.params.inputResponses)
               if (Either.isLeft(responses)) return yield* invalidParams("Invalid inputResponses")
               for (const [key, answer] of Object.entries(responses.right)) known.set(key, answer)
             }
             return { known, used: {}, needed: {}, blocked: yield* Deferred.make<void>(), calls: 0 }
           })
 
-        const inputRequired = (request: RequestInfo, round: InputRound): JsonObject => ({
+        const inputRequired = (request: RequestInfo, round: Input.InputRound): JsonObject => ({
           resultType: "input_required",
           inputRequests: { ...round.needed },
-          requestState: encodeRequestState({
+          requestState: Input.encodeRequestState({
             v: 1,
             method: request.method,
-            target: targetOf(request.params),
+            target: Input.targetOf(request.params),
             answers: { ...round.used }
           }),
           _meta: { [McpSchema.MetaKeys.serverInfo]: info }
@@ -939,7 +786,8 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             version: supported,
             clientCapabilities,
             clientInfo: Option.getOrUndefined(decodeImplementation(meta[McpSchema.MetaKeys.clientInfo])),
-            logThreshold: logLevel ?? "none"
+            logThreshold: logLevel ?? "none",
+            notify
           }
           if (request.method === "server/discover") {
             return Effect.succeed(finish(requestInfo, {
@@ -948,7 +796,7 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
               ...(options.instructions !== undefined ? { instructions: options.instructions } : {})
             }, true))
           }
-          if (request.method === "subscriptions/listen") return listen(request.id, params)
+          if (request.method === "subscriptions/listen") return listen(request.id, params, clientCapabilities)
           return run(requestInfo)
         }
 
@@ -992,7 +840,8 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             version: legacy.version,
             clientCapabilities: legacy.clientCapabilities,
             clientInfo: legacy.clientInfo,
-            logThreshold: legacyLevel
+            logThreshold: legacyLevel,
+            notify
           })
         }
 

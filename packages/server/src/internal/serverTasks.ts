@@ -1,7 +1,9 @@
 /**
  * Tasks on the server side, in both designs: tool calls run in the background, kept for their time to live, and
  * the `tasks/*` methods that read, feed, cancel and list them (2025-11-25 `tasks/get|result|cancel|list`; the
- * 2026-07-28 extension's `tasks/get|update|cancel`, its input requests answered by `tasks/update`).
+ * 2026-07-28 extension's `tasks/get|update|cancel`, its input requests answered by `tasks/update`), and the
+ * status notifications: 2025-11-25 `notifications/tasks/status` to the connection that created the task, 2026-07-28
+ * `notifications/tasks` to the `subscriptions/listen` streams that asked for the task's id.
  *
  * @internal
  */
@@ -12,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
 import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
@@ -45,10 +48,33 @@ interface Entry {
     readonly answer: Deferred.Deferred<JsonObject, model.InputError>
   }>
   inputCount: number
+  /** Who hears of the task's changes (a legacy creator, modern listens). */
+  readonly watchers: Set<Watcher>
+  /** Counts the task's changes (a watcher skips a change it already sent). */
+  revision: number
+}
+
+/**
+ * Who hears of a task's changes: woken by each, it sends the task's state as it is when it runs, in a fiber of its
+ * own (a connection that no longer reads must not hold the task, nor a `tasks/cancel`).
+ */
+interface Watcher {
+  readonly wake: Queue.Queue<void>
+  readonly fiber: Fiber.RuntimeFiber<never>
 }
 
 /** The answer a task-augmented call gets instead of its result. */
 export type Input = (method: model.InputMethod, params: JsonObject) => Effect.Effect<JsonObject, model.InputError>
+
+/** How a task's handler reports progress (see `RequestContext.progress`). */
+export type Progress = model.RequestContext["Type"]["progress"]
+
+/** What a task's handler runs with in place of its request's own: how it asks for input and reports progress. */
+export interface TaskContext {
+  readonly input: Input
+  /** `undefined`: the request's own (2025-11-25: the request's progress token stays valid for the task's life). */
+  readonly progress: Progress | undefined
+}
 
 /**
  * @internal
@@ -64,14 +90,31 @@ export interface ServerTasks {
   /**
    * Starts a task: `run` with the input function it should use, in the background. `legacyInput` is the
    * connection's own way of asking (2025-11-25), `undefined` in the modern era (input requests through
-   * `tasks/get` and `tasks/update`). Answers with the era's `CreateTaskResult`.
+   * `tasks/get` and `tasks/update`). `legacyStatus` (2025-11-25) sends the creator `notifications/tasks/status`.
+   * Answers with the era's `CreateTaskResult`.
    */
   readonly start: (
     era: McpSchema.Era,
     params: JsonObject,
-    legacyInput: Input | undefined,
-    run: (input: Input) => Effect.Effect<JsonObject, McpError.McpError>
+    legacy: {
+      readonly input: Input
+      readonly status: (task: JsonObject) => Effect.Effect<void>
+    } | undefined,
+    run: (context: TaskContext) => Effect.Effect<JsonObject, McpError.McpError>
   ) => Effect.Effect<JsonObject>
+  /**
+   * 2026-07-28: sends `notify` each modern task's detailed state (as `notifications/tasks` carries it) whenever it
+   * changes, for the tasks of `taskIds` the server has; answers the ids it watches, and how to stop.
+   */
+  readonly watch: (
+    taskIds: ReadonlyArray<string>,
+    notify: (task: JsonObject) => Effect.Effect<void>
+  ) => Effect.Effect<{
+    readonly watched: ReadonlyArray<string>
+    /** Sends the watched tasks' state as it is now. */
+    readonly current: Effect.Effect<void>
+    readonly unwatch: Effect.Effect<void>
+  }>
   /** The `tasks/*` methods; `undefined` for any other method. */
   readonly handle: (
     era: McpSchema.Era,
@@ -103,15 +146,51 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const prune = Effect.flatMap(Clock.currentTimeMillis, (millis) =>
     Effect.forEach([...tasks.values()].filter((entry) => millis >= entry.expiresAt), (entry) => {
       tasks.delete(entry.taskId)
-      return entry.fiber === undefined ? Effect.void : Fiber.interruptFork(entry.fiber)
+      return Effect.zipRight(
+        Effect.forEach([...entry.watchers], (watching) => unwatch(entry, watching), { discard: true }),
+        entry.fiber === undefined ? Effect.void : Fiber.interruptFork(entry.fiber)
+      )
     }, { discard: true }))
-  const setStatus = (entry: Entry, status: Status, message?: string) =>
-    Effect.map(now, (at) => {
-      if (terminal(entry.status)) return
+  /** Wakes the watchers (never waits for them). */
+  const tell = (entry: Entry): Effect.Effect<void> =>
+    Effect.forEach([...entry.watchers], (watcher) => Queue.offer(watcher.wake, undefined), { discard: true })
+  /** A watcher that sends the task's state each time it is woken, unless it sent that state already. */
+  const watcher = (entry: Entry, send: (entry: Entry) => Effect.Effect<void>): Effect.Effect<Watcher> =>
+    Effect.gen(function*() {
+      const wake = yield* Queue.sliding<void>(1)
+      let sent = -1
+      const fiber = yield* Effect.forkDaemon(Effect.forever(Effect.zipRight(
+        Queue.take(wake),
+        Effect.suspend(() => {
+          if (sent === entry.revision) return Effect.void
+          sent = entry.revision
+          return send(entry)
+        })
+      )))
+      return { wake, fiber }
+    })
+  const unwatch = (entry: Entry, watching: Watcher) =>
+    Effect.suspend(() => {
+      entry.watchers.delete(watching)
+      return Fiber.interruptFork(watching.fiber)
+    })
+  /** A new status (and message); the watchers hear of it unless the task is done (they hear of its outcome). */
+  const setStatus = (entry: Entry, status: Status, message?: string, changed = false) =>
+    Effect.flatMap(now, (at) => {
+      if (terminal(entry.status)) return Effect.void
+      if (!changed && entry.status === status && entry.statusMessage === message) return Effect.void
+      entry.revision++
       entry.status = status
       entry.statusMessage = message
       entry.lastUpdatedAt = at
+      return terminal(status) && status !== "cancelled" ? Effect.void : tell(entry)
     })
+  /** 2026-07-28 has no progress on tasks: a handler's progress becomes the task's status message. */
+  const progressAsStatus = (entry: Entry): Progress => (progress, details) => {
+    const count = details?.total !== undefined ? `${progress}/${details.total}` : `${progress}`
+    const message = details?.message !== undefined ? `${details.message} (${count})` : count
+    return entry.status === "working" ? setStatus(entry, "working", message) : Effect.void
+  }
 
   const legacyTask = (entry: Entry): JsonObject => ({
     taskId: entry.taskId,
@@ -138,7 +217,8 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       const answer = yield* Deferred.make<JsonObject, model.InputError>()
       const key = `${KEYS[method]}_${++entry.inputCount}`
       entry.inputs.set(key, { method, params, answer })
-      yield* setStatus(entry, "input_required")
+      // (a request added to those outstanding is a change even when the status stays)
+      yield* setStatus(entry, "input_required", undefined, true)
       return yield* Deferred.await(answer).pipe(
         Effect.ensuring(Effect.suspend(() => {
           entry.inputs.delete(key)
@@ -154,7 +234,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       Effect.ensuring(input(method, params), setStatus(entry, "working"))
     )
 
-  const start: ServerTasks["start"] = (era, params, legacyInput, run) =>
+  const start: ServerTasks["start"] = (era, params, legacy, run) =>
     Effect.gen(function*() {
       const requested = Predicate.isRecord(params.task) ? params.task.ttl : undefined
       const ttlMs = typeof requested === "number" && requested > 0 ? Math.min(requested, maxTtl) : defaultTtl
@@ -172,12 +252,17 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
         outcome: yield* Deferred.make<JsonObject, McpError.McpError>(),
         fiber: undefined,
         inputs: new Map(),
-        inputCount: 0
+        inputCount: 0,
+        watchers: new Set(),
+        revision: 0
       }
       tasks.set(entry.taskId, entry)
-      const input = legacyInput === undefined ? askInTask(entry) : askAround(entry, legacyInput)
+      if (legacy !== undefined) entry.watchers.add(yield* watcher(entry, (entry) => legacy.status(legacyTask(entry))))
+      const context: TaskContext = legacy === undefined
+        ? { input: askInTask(entry), progress: progressAsStatus(entry) }
+        : { input: askAround(entry, legacy.input), progress: undefined }
       entry.fiber = yield* Effect.forkDaemon(
-        run(input).pipe(
+        run(context).pipe(
           Effect.onExit((exit) =>
             Effect.gen(function*() {
               if (Exit.isSuccess(exit)) yield* setStatus(entry, "completed")
@@ -189,6 +274,9 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
                   Exit.fail(rpcError(McpSchema.ErrorCode.InvalidRequest, "The task was cancelled")) :
                   exit
               )
+              // the outcome is known now: the watchers hear the final state with it
+              entry.revision++
+              yield* tell(entry)
             })
           )
         )
@@ -220,10 +308,10 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       if (entry.fiber !== undefined) yield* Fiber.interruptFork(entry.fiber)
     })
 
-  /** A modern task as `tasks/get` shows it: with its result, error or input requests. */
-  const detailed = (entry: Entry): Effect.Effect<JsonObject> =>
+  /** A modern task as `tasks/get` (with `resultType`) and `notifications/tasks` show it: its result, error or input requests. */
+  const detailed = (entry: Entry, resultType: boolean): Effect.Effect<JsonObject> =>
     Effect.gen(function*() {
-      const base: JsonObject = { resultType: "complete", ...modernTask(entry) }
+      const base: JsonObject = resultType ? { resultType: "complete", ...modernTask(entry) } : modernTask(entry)
       if (entry.status === "input_required") {
         const inputRequests: Record<string, JsonObject> = {}
         for (const [key, input] of entry.inputs) inputRequests[key] = { method: input.method, params: input.params }
@@ -269,7 +357,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
     switch (method) {
       case "tasks/get":
         return Effect.flatMap(find(params), (entry) =>
-          era === "legacy" ? Effect.succeed(legacyTask(entry)) : detailed(entry))
+          era === "legacy" ? Effect.succeed(legacyTask(entry)) : detailed(entry, true))
       case "tasks/cancel":
         return Effect.flatMap(find(params), (entry) => {
           if (era === "modern") return Effect.as(cancel(entry), { resultType: "complete" })
@@ -318,5 +406,29 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       : "plain"
   }
 
-  return { decide, start, handle }
+  const watch: ServerTasks["watch"] = (taskIds, notify) =>
+    Effect.gen(function*() {
+      yield* prune
+      const entries = [...new Set(taskIds)].flatMap((taskId) => {
+        const entry = tasks.get(taskId)
+        return entry === undefined ? [] : [entry]
+      })
+      const watching = yield* Effect.forEach(entries, (entry) =>
+        Effect.map(
+          watcher(entry, (entry) => Effect.flatMap(detailed(entry, false), notify)),
+          (added) => [entry, added] as const
+        ))
+      return {
+        watched: entries.map((entry) => entry.taskId),
+        // each watcher sends the state once woken, whatever the revision
+        current: Effect.forEach(watching, ([entry, added]) =>
+          Effect.suspend(() => {
+            entry.watchers.add(added)
+            return Queue.offer(added.wake, undefined)
+          }), { discard: true }),
+        unwatch: Effect.forEach(watching, ([entry, added]) => unwatch(entry, added), { discard: true })
+      }
+    })
+
+  return { decide, start, handle, watch }
 }
