@@ -331,6 +331,12 @@ export interface ListenFilter {
   readonly resourcesListChanged?: boolean | undefined
   /** Resources whose `notifications/resources/updated` to receive. */
   readonly resourceSubscriptions?: ReadonlyArray<string> | undefined
+  /**
+   * 2026-07-28 tasks extension: the tasks whose `notifications/tasks` to receive (needs the `tasks` option; the
+   * server acknowledges those it will report on, and a legacy listen ignores them). Waiting on a task does this
+   * by itself.
+   */
+  readonly taskIds?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -224,10 +224,16 @@ export interface Tasks {
    * (`Unsupported`) when the tool cannot run as one: a 2025-11-25 server without `tasks.requests.tools.call`, a
    * tool whose `taskSupport` is missing or `forbidden`, a 2026-07-28 server without the extension (or without
    * the `enabled` option). A 2026-07-28 server that answers with a plain result gives a handle already completed.
+   * `onProgress` gets a 2025-11-25 task's progress (its creating request's token stays valid for the task's life)
+   * until its result is known; the 2026-07-28 extension has no progress on tasks (watch `status` and its
+   * `statusMessage`).
    */
   readonly callTool: (
     params: { readonly name: string; readonly arguments?: Readonly<Record<string, unknown>> | undefined },
-    options?: { readonly timeout?: Duration.DurationInput | undefined } | undefined
+    options?: {
+      readonly timeout?: Duration.DurationInput | undefined
+      readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
+    } | undefined
   ) => Effect.Effect<TaskHandle<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError>
   /** A handle on a task started earlier, by this process or one before it (its record in the `TaskStore`). */
   readonly resume: (

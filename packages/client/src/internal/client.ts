@@ -196,6 +196,8 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       calls,
       envelope,
       subscribe: notifications.subscribe,
+      listen: subscriptions.listen,
+      keepProgress: inbound.keepProgress,
       store: taskStore,
       toolResult: (tool, raw) =>
         Either.flatMap(

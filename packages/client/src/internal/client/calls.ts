@@ -95,6 +95,24 @@ export const resultDecoder = <A, I>(schema: Schema.Schema<A, I>, quick?: (raw: u
     })
 }
 
+/** Who learns the ids of the requests made with an options object (see `observingIds`). */
+const idObservers = new WeakMap<McpClient.RequestOptions, (id: McpSchema.RequestId) => void>()
+
+/**
+ * The same options, with `onId` told the id of each request sent with them (before it is sent; a request sent
+ * again gets a new id). A 2025-11-25 task keeps the progress token of the request that created it, its id.
+ *
+ * @internal
+ */
+export const observingIds = (
+  options: McpClient.RequestOptions,
+  onId: (id: McpSchema.RequestId) => void
+): McpClient.RequestOptions => {
+  const copy = { ...options }
+  idObservers.set(copy, onId)
+  return copy
+}
+
 /**
  * @internal
  */
@@ -179,6 +197,7 @@ export const make = (deps: {
   }
   const sendOptions = (options: McpClient.RequestOptions | undefined): Requester.SendOptions => {
     if (options === undefined) return defaults
+    const onId = idObservers.get(options)
     return {
       timeoutMillis: options.timeout === undefined ? requestTimeout : Options.toMillis(options.timeout),
       resetOnProgress: options.resetTimeoutOnProgress ?? false,
@@ -186,7 +205,8 @@ export const make = (deps: {
       onProgress: options.onProgress,
       meta: options.meta,
       cancellable: true,
-      probe: false
+      probe: false,
+      ...(onId !== undefined ? { onId } : {})
     }
   }
 

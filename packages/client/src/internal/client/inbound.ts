@@ -65,6 +65,14 @@ export interface Inbound {
   /** Routes the notifications tagged with a listen's request id to it, until `unlisten`. */
   readonly listen: (id: McpSchema.RequestId, listener: Listener) => void
   readonly unlisten: (id: McpSchema.RequestId) => void
+  /**
+   * Keeps routing the progress of a request's token to `onProgress` after the request was answered (a 2025-11-25
+   * task reports on its creating request's token for its whole life), until the returned function runs.
+   */
+  readonly keepProgress: (
+    token: McpSchema.ProgressToken,
+    onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>
+  ) => () => void
 }
 
 /**
@@ -83,6 +91,7 @@ export const make = (options: {
 }): Inbound => {
   const { cache, notifications, requests, serverRequests } = options
   const listeners = new Map<McpSchema.RequestId, Listener>()
+  const kept = new Map<McpSchema.ProgressToken, (progress: McpSchema.Progress) => Effect.Effect<void>>()
 
   const onResponse = (message: McpSchema.JsonRpcResponse): Effect.Effect<void> => {
     // an error whose id is null or unknown, while the era probe waits, is the probe's answer: the server could not
@@ -101,7 +110,13 @@ export const make = (options: {
     const decoded = decodeProgress(params)
     if (Either.isLeft(decoded)) return Effect.logDebug("dropped a malformed progress notification")
     const entry = requests.get(decoded.right.progressToken)
-    if (entry === undefined) return Effect.void
+    if (entry === undefined) {
+      const callback = kept.get(decoded.right.progressToken)
+      return callback === undefined ? Effect.void : Effect.catchAllCause(
+        Effect.suspend(() => callback(decoded.right)),
+        (cause) => Effect.logWarning("a progress callback failed", cause)
+      )
+    }
     return Effect.flatMap(Clock.currentTimeMillis, (now) => {
       entry.lastActivity = now
       const callback = entry.onProgress
@@ -192,6 +207,12 @@ export const make = (options: {
     },
     unlisten: (id) => {
       listeners.delete(id)
+    },
+    keepProgress: (token, onProgress) => {
+      kept.set(token, onProgress)
+      return () => {
+        if (kept.get(token) === onProgress) kept.delete(token)
+      }
     }
   }
 }

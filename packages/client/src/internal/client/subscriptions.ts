@@ -33,7 +33,8 @@ const Acknowledged = Schema.Struct({
     toolsListChanged: Schema.optional(Schema.Boolean),
     promptsListChanged: Schema.optional(Schema.Boolean),
     resourcesListChanged: Schema.optional(Schema.Boolean),
-    resourceSubscriptions: Schema.optional(Schema.Array(Schema.String))
+    resourceSubscriptions: Schema.optional(Schema.Array(Schema.String)),
+    taskIds: Schema.optional(Schema.Array(Schema.String))
   }))
 })
 const decodeAcknowledged = Schema.decodeUnknownEither(Acknowledged)
@@ -44,9 +45,13 @@ interface Asked {
   readonly promptsListChanged?: boolean
   readonly resourcesListChanged?: boolean
   readonly resourceSubscriptions?: ReadonlyArray<string>
+  readonly taskIds?: ReadonlyArray<string>
 }
 
-/** What a listen asked for and its acknowledgement left out. */
+/**
+ * What a listen asked for and its acknowledgement left out (task ids are not counted: a server need not push
+ * task states, the client polls them anyway).
+ */
 const unacknowledged = (asked: Asked, params: unknown): ReadonlyArray<string> => {
   const honoured = Either.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
   const missing: Array<string> = []
@@ -74,7 +79,8 @@ const askedFor = (filter: McpClient.ListenFilter, capabilities: McpSchema.Server
     ...(filter.resourcesListChanged === true && capabilities.resources?.listChanged === true
       ? { resourcesListChanged: true }
       : {}),
-    ...(uris.length > 0 ? { resourceSubscriptions: [...uris] } : {})
+    ...(uris.length > 0 ? { resourceSubscriptions: [...uris] } : {}),
+    ...(filter.taskIds !== undefined && filter.taskIds.length > 0 ? { taskIds: [...filter.taskIds] } : {})
   }
 }
 

@@ -18,7 +18,7 @@ import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import * as McpTasks from "../../McpTasks.js"
 import type * as TaskStore from "../../TaskStore.js"
-import type * as Calls from "./calls.js"
+import * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
@@ -90,6 +90,8 @@ export const taskAwareDecoder = (
 
 type CallParams = McpClient.CallToolParams
 
+type ExplicitOptions = Parameters<McpTasks.Tasks["callTool"]>[1]
+
 const nameAndArguments = (params: CallParams): Record<string, unknown> =>
   params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments }
 
@@ -126,6 +128,12 @@ export const make = (deps: {
   readonly calls: Calls.Calls
   readonly envelope: Envelope.Envelope
   readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
+  readonly listen: Tasks.Deps["listen"]
+  /** Keeps the progress of a request's token routed after its answer (`Inbound.keepProgress`). */
+  readonly keepProgress: (
+    token: McpSchema.ProgressToken,
+    onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>
+  ) => () => void
   readonly store: TaskStore.TaskStoreShape
   readonly toolResult: (
     tool: string | undefined,
@@ -147,6 +155,7 @@ export const make = (deps: {
     session,
     answerInputs: InputRounds.makeAnswerer(deps.envelope),
     subscribe: deps.subscribe,
+    listen: deps.listen,
     store: deps.store,
     toolResult: deps.toolResult,
     requestTimeout: deps.requestTimeout
@@ -182,12 +191,13 @@ export const make = (deps: {
     session: Session,
     state: Tasks.Observed,
     tool: string | undefined,
-    timeoutMillis: number | undefined
+    timeoutMillis: number | undefined,
+    releaseProgress?: () => void
   ) =>
     Effect.gen(function*() {
       const stored = yield* record(session, state, tool)
       yield* driver.remember(stored)
-      return yield* driver.handle({ era: session.era, initial: state, stored, timeoutMillis })
+      return yield* driver.handle({ era: session.era, initial: state, stored, timeoutMillis, releaseProgress })
     })
 
   /** A handle on a call the server answered at once (a 2026-07-28 server may choose not to make a task). */
@@ -204,20 +214,36 @@ export const make = (deps: {
     }
   }
 
-  /** 2025-11-25: `tools/call` with `params.task`. */
-  const startLegacy = (session: Session, params: CallParams, timeoutMillis: number | undefined) =>
+  /**
+   * 2025-11-25: `tools/call` with `params.task`. The request's progress token stays valid for the task's life: its
+   * progress keeps reaching `onProgress` until the task's result is known.
+   */
+  const startLegacy = (session: Session, params: CallParams, options: ExplicitOptions | undefined) =>
     Effect.gen(function*() {
+      const timeoutMillis = timeoutOf(options)
+      const onProgress = options?.onProgress
       const task = resolved.ttlMillis === undefined ? {} : { ttl: resolved.ttlMillis }
-      const raw = yield* request("tools/call", { ...nameAndArguments(params), task }, timeoutMillis)
+      let release = (): void => {}
+      const requestOptions: McpClient.RequestOptions = {
+        ...(timeoutMillis !== undefined ? { timeout: timeoutMillis } : {}),
+        ...(onProgress !== undefined ? { onProgress } : {})
+      }
+      const observed = onProgress === undefined ? requestOptions : Calls.observingIds(requestOptions, (id) => {
+        release()
+        release = deps.keepProgress(id, onProgress)
+      })
+      const raw = yield* calls.request("tools/call", { ...nameAndArguments(params), task }, Schema.Unknown, observed)
+        .pipe(Effect.onError(() => Effect.sync(() => release())))
       if (!Predicate.isRecord(raw) || raw.task === undefined) {
         // the server ran it as a plain call
+        release()
         return finished(yield* deps.toolResult(params.name, raw), "legacy")
       }
       const created = yield* Effect.mapError(
         Schema.decodeUnknown(McpTasks.LegacyCreateTaskResult)(raw),
         (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail: e.message })
-      )
-      return yield* started(session, Tasks.fromLegacy(created.task), params.name, timeoutMillis)
+      ).pipe(Effect.tapError(() => Effect.sync(() => release())))
+      return yield* started(session, Tasks.fromLegacy(created.task), params.name, timeoutMillis, () => release())
     })
 
   /** 2026-07-28: the task a tool call was answered with. */
@@ -255,7 +281,7 @@ export const make = (deps: {
       // a tool that requires a task MUST be called as one; one that only allows it runs as a plain call here
       return Effect.flatMap(supportOf(params.name), (taskSupport) =>
         taskSupport === "required"
-          ? Effect.flatMap(startLegacy(session, params, timeoutMillis), toEnd)
+          ? Effect.flatMap(startLegacy(session, params, options), toEnd)
           : plain)
     })
   }
@@ -272,7 +298,7 @@ export const make = (deps: {
         if (taskSupport !== "required" && taskSupport !== "optional") {
           return yield* unsupported(`the tool ${params.name} does not run as a task (taskSupport: ${taskSupport})`)
         }
-        return yield* startLegacy(session, params, timeoutMillis)
+        return yield* startLegacy(session, params, options)
       }
       if (!resolved.enabled) {
         return yield* unsupported(`the ${McpTasks.EXTENSION_ID} extension is not enabled (the tasks option)`)

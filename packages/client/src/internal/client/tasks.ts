@@ -1,7 +1,9 @@
 /**
  * Tasks, the driver: the wire of both designs (2025-11-25 `tasks/get|result|cancel|list`, the 2026-07-28
  * extension's `tasks/get|update|cancel`) read into one state, the polling at a clamped interval (woken early by
- * status notifications), the outcome, and the handle with its cancel-on-interrupt finalizer.
+ * status notifications: 2025-11-25 `notifications/tasks/status` as the server sends them, 2026-07-28
+ * `notifications/tasks` through a `subscriptions/listen` for the task), the outcome, and the handle with its
+ * cancel-on-interrupt finalizer.
  *
  * @internal
  */
@@ -16,6 +18,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import * as McpTasks from "../../McpTasks.js"
@@ -180,6 +183,10 @@ export interface Deps {
   readonly session: Effect.Effect<Session, McpError.McpClientError>
   readonly answerInputs: InputRounds.Answerer
   readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
+  /** A modern `subscriptions/listen`. */
+  readonly listen: (
+    filter: McpClient.ListenFilter
+  ) => Stream.Stream<McpSchema.ServerNotification, McpError.McpClientError>
   readonly store: TaskStore.TaskStoreShape
   /** Decodes and checks a tool's result. */
   readonly toolResult: (
@@ -199,6 +206,19 @@ export interface Started {
   readonly initial: Observed
   readonly stored: McpTasks.StoredTask
   readonly timeoutMillis: number | undefined
+  /** Stops routing the progress of the request that created the task (2025-11-25), once its result is known. */
+  readonly releaseProgress?: (() => void) | undefined
+}
+
+/**
+ * What one wait hears of a task: its states as the server pushes them, and whether it said it would.
+ */
+interface Heard {
+  readonly states: Queue.Queue<Observed>
+  /** The server acknowledged `notifications/tasks` for the task (2026-07-28). */
+  acknowledged: boolean
+  /** A poll was started after the acknowledgement (it covers what changed before the listen began). */
+  polledSince: boolean
 }
 
 /**
@@ -272,35 +292,68 @@ export const makeDriver = (deps: Deps): Driver => {
   const cancel = (_era: McpSchema.Era, taskId: string, timeoutMillis: number | undefined) =>
     Effect.asVoid(deps.request("tasks/cancel", { taskId }, timeoutMillis))
 
-  /** Status notifications of one task (2025-11-25 `notifications/tasks/status`, 2026-07-28 `notifications/tasks`). */
+  /**
+   * Status notifications of one task: 2025-11-25 `notifications/tasks/status` as the server sends them; in the
+   * 2026-07-28 era (with the extension enabled) a `subscriptions/listen` for the task's id, whose failure (a server
+   * without listens, or that refuses) leaves the polling as it is.
+   */
   const notified = (era: McpSchema.Era, taskId: string) =>
     Effect.gen(function*() {
-      const queue = yield* Queue.sliding<Observed>(1)
-      const stream = yield* deps.subscribe
-      yield* Effect.forkScoped(Stream.runForEach(stream, (notification) => {
+      const heard: Heard = { states: yield* Queue.sliding<Observed>(1), acknowledged: false, polledSince: false }
+      const onNotification = (notification: McpSchema.ServerNotification) => {
+        if (notification.method === "notifications/subscriptions/acknowledged") {
+          const notifications = record(record(notification.params)?.notifications)
+          const ids = notifications?.taskIds
+          if (Array.isArray(ids) && ids.includes(taskId)) heard.acknowledged = true
+          return Effect.void
+        }
         if (notification.method !== "notifications/tasks/status" && notification.method !== "notifications/tasks") {
           return Effect.void
         }
         const state = readTask(era, notification.method, notification.params)
-        return Either.isRight(state) && state.right.taskId === taskId ? Queue.offer(queue, state.right) : Effect.void
-      }))
-      return queue
+        return Either.isRight(state) && state.right.taskId === taskId
+          ? Queue.offer(heard.states, state.right)
+          : Effect.void
+      }
+      yield* Effect.forkScoped(Stream.runForEach(yield* deps.subscribe, onNotification))
+      if (era === "modern" && resolved.enabled) {
+        yield* Effect.forkScoped(
+          Stream.runForEach(deps.listen({ taskIds: [taskId] }), onNotification).pipe(
+            Effect.catchAll((error) =>
+              Effect.logDebug(`no notifications for task ${taskId} (${error.message}); polling`).pipe(
+                Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
+              )
+            )
+          )
+        )
+      }
+      return heard
     })
 
-  /** Waits the clamped interval, or less when a status notification comes first; then the state. */
+  /**
+   * The interval before the next poll: the server's, clamped; once the server said it reports the task and a poll
+   * followed, the longest (the notifications bring the changes, the polls are a safety net).
+   */
+  const interval = (state: Observed, heard: Heard): number => {
+    if (heard.acknowledged && heard.polledSince) return resolved.maxPollMillis
+    if (heard.acknowledged) heard.polledSince = true
+    return pollMillis(resolved, state.pollIntervalMs)
+  }
+
+  /** Waits the interval, or less when a status notification comes first; then the state. */
   const next = (
     era: McpSchema.Era,
     state: Observed,
     stored: McpTasks.StoredTask,
     timeoutMillis: number | undefined,
-    notifications: Queue.Queue<Observed>
+    heard: Heard
   ) =>
     Effect.raceFirst(
       Effect.zipRight(
-        Effect.sleep(Duration.millis(pollMillis(resolved, state.pollIntervalMs))),
+        Effect.sleep(Duration.millis(interval(state, heard))),
         get(era, state.taskId, stored, timeoutMillis)
       ),
-      Queue.take(notifications)
+      Queue.take(heard.states)
     )
 
   const outcome = (
@@ -369,14 +422,14 @@ export const makeDriver = (deps: Deps): Driver => {
   ): Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError> =>
     Effect.scoped(Effect.gen(function*() {
       const { era, stored, timeoutMillis } = started
-      const notifications = yield* notified(era, stored.taskId)
+      const heard = yield* notified(era, stored.taskId)
       const answered = new Set<string>()
       let state = started.initial
       for (;;) {
         const done = yield* outcome(era, state, stored, timeoutMillis)
         if (Option.isSome(done)) return done.value
         if (state.status === "input_required" && era === "modern") yield* answer(state, answered, timeoutMillis)
-        state = yield* next(era, state, stored, timeoutMillis, notifications)
+        state = yield* next(era, state, stored, timeoutMillis, heard)
       }
     }))
 
@@ -385,7 +438,7 @@ export const makeDriver = (deps: Deps): Driver => {
   ): Stream.Stream<McpTasks.TaskState, McpError.McpClientError | McpError.TaskError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const { era, stored, timeoutMillis } = started
-      const notifications = yield* notified(era, stored.taskId)
+      const heard = yield* notified(era, stored.taskId)
       const rest = Stream.unfoldEffect(started.initial, (
         state
       ): Effect.Effect<
@@ -395,7 +448,7 @@ export const makeDriver = (deps: Deps): Driver => {
         McpTasks.isTerminal(state.status)
           ? Effect.succeed(Option.none())
           : Effect.map(
-            next(era, state, stored, timeoutMillis, notifications),
+            next(era, state, stored, timeoutMillis, heard),
             (after) => Option.some([after, after] as const)
           ))
       return Stream.concat(Stream.make(started.initial), rest).pipe(
@@ -415,7 +468,7 @@ export const makeDriver = (deps: Deps): Driver => {
         era: started.era,
         initial: publicState(started.initial),
         status: statusStream(started),
-        result: Effect.onInterrupt(run(started), () =>
+        result: Effect.onInterrupt(Effect.ensuring(run(started), Effect.sync(() => started.releaseProgress?.())), () =>
           Effect.flatMap(Ref.get(detached), (leave) =>
             leave
               ? Effect.void
