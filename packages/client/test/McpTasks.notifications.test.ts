@@ -17,9 +17,12 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as McpServer from "@conduit-mcp/server/McpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpTransport from "../src/HttpTransport.js"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import * as ServedHttp from "./fixtures/http/mcpServerHttp.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 /** A server whose `gate` tool reports progress, then waits for `release`. */
@@ -245,4 +248,30 @@ describe("2025-11-25 tasks: status notifications and progress", () => {
       const seen = (yield* Ref.get(reports)).map((p) => `${p.progress}/${p.total} ${p.message}`)
       assert.deepStrictEqual([...seen].sort(), ["1/2 halfway", "1/2 halfway", "2/2 released", "2/2 released"])
     }))
+})
+
+describe("a task that outlives its connection, over HTTP on 127.0.0.1", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    it.live(`${era}: the reports it can no longer send are dropped; it completes for the next client`, () =>
+      Effect.scoped(Effect.gen(function*() {
+        const release = yield* Deferred.make<void>()
+        const peer = yield* gated(release)
+        const url = yield* ServedHttp.serve(peer)
+        const connect = McpClient.layer({ era, healthCheckInterval: false, reconnect: false, tasks: true }).pipe(
+          Layer.provide(HttpTransport.layer({ url })),
+          Layer.provide(NodeHttpClient.layerUndici)
+        )
+        const taskId = yield* Effect.scoped(Effect.gen(function*() {
+          const first = Context.get(yield* Layer.build(connect), McpClient.McpClient)
+          const handle = yield* first.tasks.callTool({ name: "gate" }, { onProgress: () => Effect.void })
+          yield* handle.detach
+          return handle.taskId
+        }))
+        // the first client is gone (its session deleted): the task reports progress and completes regardless
+        yield* Deferred.succeed(release, undefined)
+        const second = Context.get(yield* Layer.build(connect), McpClient.McpClient)
+        const resumed = yield* second.tasks.resume(taskId)
+        assert.strictEqual(textOf(yield* resumed.result), "through the gate")
+      })), 20_000)
+  }
 })

@@ -343,11 +343,15 @@ export const makeEngine = (config: EngineConfig): Effect.Effect<Engine> =>
             request.era === "legacy"
               ? { input: context.input, status: (task) => request.notify("notifications/tasks/status", task) }
               : undefined,
+            // a task outlives its request, and may outlive its connection: what it can no longer send is dropped
+            // (sending on a closed connection would interrupt the task)
             ({ input, progress }) =>
               Effect.provideService(callTool(request), model.RequestContext, {
                 ...context,
                 input,
-                progress: progress ?? context.progress
+                progress: (value, details) =>
+                  Effect.catchAllCause((progress ?? context.progress)(value, details), () => Effect.void),
+                log: (level, data, logger) => Effect.catchAllCause(context.log(level, data, logger), () => Effect.void)
               })
           ))
       })
