@@ -113,7 +113,16 @@ export const tools = [
         .annotations({ description: "How long it takes (default 3)" })
     }),
     execution: { taskSupport: "required" },
-    handler: ({ seconds, topic }) => Effect.as(Effect.sleep(`${seconds} seconds`), `Report on ${topic}: it took ${seconds} s`)
+    // progress each second: notifications/progress on the creating call's token (2025-11-25), the task's status
+    // message (2026-07-28)
+    handler: ({ seconds, topic }) =>
+      Effect.gen(function*() {
+        for (let second = 1; second <= seconds; second++) {
+          yield* Effect.sleep("1 second")
+          yield* McpServer.progress(second, { total: seconds, message: `researching ${topic}` })
+        }
+        return `Report on ${topic}: it took ${seconds} s`
+      })
   }),
   McpServer.tool({
     name: "confirm",

@@ -21,6 +21,7 @@ import type * as Connection from "./connection.js"
 import { type CliError, ToolFailed } from "./errors.js"
 import type * as Grammar from "./grammar.js"
 import * as Output from "./output.js"
+import * as Progress from "./progress.js"
 import * as Text from "./terminalText.js"
 
 /**
@@ -85,19 +86,27 @@ const printResult = (name: string, result: McpSchema.CallToolResult, json: boole
     if (result.isError === true) return yield* new ToolFailed({ tool: name })
   })
 
-/** Waits on a handle, its status changes on stderr, then prints its result. */
+/**
+ * Waits on a handle, its status changes on stderr (and the progress bar of a 2025-11-25 task, cleared before each
+ * status line), then prints its result.
+ */
 const follow = (
   handle: McpTasks.TaskHandle<McpSchema.CallToolResult>,
   name: string,
-  json: boolean
+  json: boolean,
+  progress?: Progress.ProgressDisplay
 ) =>
   Effect.gen(function*() {
+    const clear = progress?.clear ?? Effect.void
     const watching = yield* Effect.forkScoped(
-      Stream.runForEach(handle.status, (state) => Output.stderr(statusLine(state))).pipe(Effect.ignore)
+      Stream.runForEach(handle.status, (state) => Effect.zipRight(clear, Output.stderr(statusLine(state)))).pipe(
+        Effect.ignore
+      )
     )
-    const result = yield* handle.result
+    const result = yield* Effect.ensuring(handle.result, clear)
     // the last status line (the final status) is shown before the result, if it comes soon
     yield* Effect.ignore(Effect.timeout(Fiber.join(watching), "2 seconds"))
+    yield* clear
     return yield* printResult(name, result, json)
   })
 
@@ -116,7 +125,11 @@ export const callTool = (
   Effect.gen(function*() {
     const session = yield* client.session
     if (!options.detach && !runsAsTask(tool, session)) return Option.none()
-    const handle = yield* client.tasks.callTool({ name: tool.name, arguments: args })
+    // a 2025-11-25 task's progress keeps coming on the token of the call that created it
+    const progress = yield* Progress.make({ quiet: options.detach })
+    const handle = yield* client.tasks.callTool({ name: tool.name, arguments: args }, {
+      onProgress: progress.onProgress
+    })
     // a 2026-07-28 server may answer at once instead of making a task: that answer is the result
     if (handle.taskId === "") return Option.some(yield* printResult(tool.name, yield* handle.result, options.json))
     if (options.detach) {
@@ -127,7 +140,7 @@ export const callTool = (
       return Option.some(undefined)
     }
     yield* Output.stderr(`conduit: ${tool.name} runs as task ${Text.line(handle.taskId)}; Ctrl-C cancels it`)
-    return Option.some(yield* follow(handle, tool.name, options.json))
+    return Option.some(yield* follow(handle, tool.name, options.json, progress))
   })
 
 const idArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }

@@ -24,16 +24,20 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
     Effect.gen(function*() {
       const url = yield* demoServer
       const [modern, legacy] = yield* Cli.runAll([
-        ["--url", url, "tools", "call", "research", "--arg", "seconds=1"],
-        ["--url", url, "--era", "legacy", "tools", "call", "research", "--arg", "topic=eels", "--arg", "seconds=1"]
+        ["--url", url, "tools", "call", "research", "--arg", "seconds=2"],
+        ["--url", url, "--era", "legacy", "tools", "call", "research", "--arg", "topic=eels", "--arg", "seconds=2"]
       ])
       assert.strictEqual(modern.code, 0, modern.stderr)
-      assert.strictEqual(modern.stdout, "Report on tides: it took 1 s\n")
+      assert.strictEqual(modern.stdout, "Report on tides: it took 2 s\n")
       assert.match(modern.stderr, /runs as task \S+; Ctrl-C cancels it/)
       assert.match(modern.stderr, /task \S+ working/)
+      // 2026-07-28: the progress is the task's status message, pushed by notifications/tasks
+      assert.match(modern.stderr, /task \S+ working: researching tides \(1\/2\)/)
       assert.strictEqual(legacy.code, 0, legacy.stderr)
-      assert.strictEqual(legacy.stdout, "Report on eels: it took 1 s\n")
+      assert.strictEqual(legacy.stdout, "Report on eels: it took 2 s\n")
       assert.match(legacy.stderr, /task \S+ completed/)
+      // 2025-11-25: the progress of the call that created the task
+      assert.include(legacy.stderr, "progress 1/2 researching eels")
     }), 60_000)
 
   it.scoped("--detach, then tasks get, result, list and cancel by id (legacy and modern)", () =>
