@@ -77,7 +77,13 @@ const main = async () => {
   const sequence = (n) =>
     connection.sequence !== undefined ? connection.sequence(n, "echo", echoArgs, checkEcho) : sequenceWith(echo, n)
 
-  const phase = (name) => process.env.BENCH_DEBUG && process.stderr.write(`${clientName}: ${name}\n`)
+  // each phase's start on the monotonic clock, in µs (the clock of a `--cpu-prof` profile: profile.mjs uses them
+  // to summarize only the measured phase)
+  const marks = {}
+  const phase = (name) => {
+    marks[name] = Number(process.hrtime.bigint() / 1000n)
+    if (process.env.BENCH_DEBUG) process.stderr.write(`${clientName}: ${name}\n`)
+  }
   if (plan.soakSeconds !== undefined) return soak(connection, many, imports, connectMs)
   let calls = 0
   phase("warmup")
@@ -100,6 +106,7 @@ const main = async () => {
   calls += plan.concurrent
   const cpuMicros = cpu.user + cpu.system
 
+  phase("memory")
   if (plan.memoryAfter > calls) {
     await many(plan.memoryAfter - calls)
     calls = plan.memoryAfter
@@ -124,6 +131,7 @@ const main = async () => {
   await connection.close()
 
   return {
+    marks,
     client: clientName,
     transport,
     era,

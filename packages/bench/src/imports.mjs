@@ -1,8 +1,10 @@
 // Import cost of each client, every measurement in a fresh `node` process (pinned to one core when `taskset` is
 // there), interleaved over the rounds, medians printed as a markdown table:
-//   cold           the library's entry point and what its stdio transport needs, with nothing loaded before;
-//   in an Effect app   Conduit only: the process first loads `effect` and `@effect/platform` (the barrels an Effect
-//                  program imports from), then Conduit; what adding Conduit costs an application built on Effect.
+//   cold           nothing loaded before: Conduit's `McpClient` and `StdioTransport` modules (what a program using
+//                  one transport imports), or its entry point (every module), and what the stdio transport needs;
+//                  the floor: the Effect and platform modules those import, alone, and the two barrels;
+//   in an Effect app   the process first loads `effect` and `@effect/platform` (the barrels an Effect program
+//                  imports from), then Conduit; what adding Conduit costs an application built on Effect.
 // Usage: node packages/bench/src/imports.mjs [--rounds 7]
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -34,16 +36,50 @@ const roundsAt = argv.indexOf("--rounds")
 const rounds = roundsAt === -1 ? 7 : Number(argv[roundsAt + 1])
 
 buildConduit()
-const conduitEntry = pathToFileURL(path.join(buildDir, "index.js")).href
+const built = (file) => pathToFileURL(path.join(buildDir, file)).href
+const conduitEntry = built("index.js")
+
+// The Effect and platform modules a set of Conduit's modules imports (walking its relative imports): the floor
+// under what Conduit itself adds.
+const externalsOf = (entries) => {
+  const seen = new Set()
+  const externals = new Set()
+  const walk = (file) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const text = fs.readFileSync(file, "utf8")
+    for (const match of text.matchAll(/^\s*(?:import|export)\s[^"';]*?from\s*"([^"]+)"|^import\s*"([^"]+)"/gm)) {
+      const specifier = match[1] ?? match[2]
+      if (specifier.startsWith(".")) walk(path.resolve(path.dirname(file), specifier))
+      else if (!specifier.startsWith("node:")) externals.add(specifier)
+    }
+  }
+  for (const entry of entries) walk(path.join(buildDir, entry))
+  return { modules: seen.size, externals: [...externals].sort() }
+}
+const stdioApp = ["McpClient.js", "StdioTransport.js"]
+const httpApp = ["McpClient.js", "HttpTransport.js"]
+const stdioGraph = externalsOf(stdioApp)
+const effectApp = ["effect", "@effect/platform", "@effect/platform-node/NodeContext"]
 
 const cases = [
-  { name: "Conduit", mode: "cold", preload: [], load: [conduitEntry, "@effect/platform-node/NodeContext"] },
   {
-    name: "Conduit",
-    mode: "in an Effect app",
-    preload: ["effect", "@effect/platform", "@effect/platform-node/NodeContext"],
-    load: [conduitEntry]
+    name: "Effect + platform alone",
+    mode: "cold: the modules McpClient + StdioTransport import",
+    preload: [],
+    load: [...stdioGraph.externals, "@effect/platform-node/NodeContext"]
   },
+  { name: "Effect + platform alone", mode: "cold: the barrels", preload: [], load: effectApp },
+  {
+    name: "Conduit McpClient + StdioTransport",
+    mode: "cold",
+    preload: [],
+    load: [...stdioApp.map(built), "@effect/platform-node/NodeContext"]
+  },
+  { name: "Conduit entry point", mode: "cold", preload: [], load: [conduitEntry, "@effect/platform-node/NodeContext"] },
+  { name: "Conduit McpClient + StdioTransport", mode: "in an Effect app", preload: effectApp, load: stdioApp.map(built) },
+  { name: "Conduit McpClient + HttpTransport", mode: "in an Effect app", preload: effectApp, load: httpApp.map(built) },
+  { name: "Conduit entry point", mode: "in an Effect app", preload: effectApp, load: [conduitEntry] },
   { name: "SDK v2", mode: "cold", preload: [], load: ["@modelcontextprotocol/client", "@modelcontextprotocol/client/stdio"] },
   {
     name: "SDK v1",
@@ -62,13 +98,16 @@ const start = performance.now()
 for (const m of load) await import(m)
 const wall = performance.now() - start
 const used = process.cpuUsage(cpu)
-console.log(JSON.stringify({ wall, cpu: (used.user + used.system) / 1000, rss: process.memoryUsage().rss / 1048576 }))
+globalThis.gc()
+globalThis.gc()
+const memory = process.memoryUsage()
+console.log(JSON.stringify({ wall, cpu: (used.user + used.system) / 1000, rss: memory.rss / 1048576, heap: memory.heapUsed / 1048576 }))
 `
 
 const hasTaskset = spawnSync("taskset", ["--version"]).status === 0
 
 const measure = (c) => {
-  const args = ["--input-type=module", "-e", program, JSON.stringify([c.preload, c.load])]
+  const args = ["--expose-gc", "--input-type=module", "-e", program, JSON.stringify([c.preload, c.load])]
   const command = hasTaskset ? "taskset" : process.execPath
   const full = hasTaskset ? ["-c", "0", process.execPath, ...args] : args
   return JSON.parse(execFileSync(command, full, { cwd: benchDir }).toString())
@@ -86,9 +125,13 @@ for (let round = 0; round < rounds; round++) {
 
 const load = () => execFileSync("cat", ["/proc/loadavg"]).toString().split(" ").slice(0, 3).join(" ")
 console.log(`Conduit at ${label}; Node ${process.version}; ${rounds} fresh processes per row; load ${load()}`)
+console.log(
+  `McpClient + StdioTransport: ${stdioGraph.modules} modules of Conduit's, importing ${stdioGraph.externals.length} ` +
+    `of Effect's and the platform's; the entry point: ${externalsOf(["index.js"]).modules} modules of Conduit's`
+)
 console.log("")
-console.log("| client | import | CPU ms | wall ms | RSS MiB after |")
-console.log("| --- | --- | --- | --- | --- |")
+console.log("| what | import | CPU ms | wall ms | RSS MiB after | heap MiB after GC |")
+console.log("| --- | --- | --- | --- | --- | --- |")
 cases.forEach((c, i) => {
   const s = samples[i]
   const row = [
@@ -96,7 +139,8 @@ cases.forEach((c, i) => {
     c.mode,
     median(s.map((x) => x.cpu)).toFixed(0),
     median(s.map((x) => x.wall)).toFixed(0),
-    median(s.map((x) => x.rss)).toFixed(1)
+    median(s.map((x) => x.rss)).toFixed(1),
+    median(s.map((x) => x.heap)).toFixed(1)
   ]
   console.log(`| ${row.join(" | ")} |`)
 })

@@ -48,7 +48,7 @@ const startHttpServer = () =>
   })
 
 const run = async () => {
-  if (client === "conduit") buildConduit()
+  if (client.startsWith("conduit")) buildConduit()
   const server = transport === "http" ? await startHttpServer() : undefined
   const resultFile = path.join(runDir, "result.json")
   const args = [
@@ -105,12 +105,25 @@ const categorize = (url) => {
   return url
 }
 
-const summarize = (profileFile) => {
+// Only the samples of the measured phase (the calls one at a time with --sequential, else the calls at 64 in
+// flight; everything with --import), idle time left out: the client marks each phase's start on the profile's clock.
+const summarize = (profileFile, marks) => {
   const profile = JSON.parse(fs.readFileSync(profileFile, "utf8"))
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
+  const [from, to] = importOnly || marks === undefined
+    ? [-Infinity, Infinity]
+    : sequential
+    ? [marks.sequential, marks.concurrent]
+    : [marks.concurrent, marks.memory]
   const counts = new Map()
-  for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1)
-  const total = profile.samples.length
+  let at = profile.startTime
+  profile.samples.forEach((sample, index) => {
+    at += profile.timeDeltas[index]
+    if (at < from || at >= to || nodes.get(sample).callFrame.functionName === "(idle)") return
+    counts.set(sample, (counts.get(sample) ?? 0) + 1)
+  })
+  let total = 0
+  for (const count of counts.values()) total += count
   const byFunction = new Map()
   const byFile = new Map()
   for (const [id, count] of counts) {
@@ -128,6 +141,18 @@ const summarize = (profileFile) => {
   // share of time spent under any conduit frame (inclusive), by walking parents
   const parent = new Map()
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  // inclusive time per function: each function counted once per sample whatever its depth
+  const inclusive = new Map()
+  for (const [id, count] of counts) {
+    const seen = new Set()
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const frame = nodes.get(at).callFrame
+      const name = `${frame.functionName || "(anonymous)"}  ${categorize(frame.url)}:${frame.lineNumber + 1}`
+      if (seen.has(name)) continue
+      seen.add(name)
+      inclusive.set(name, (inclusive.get(name) ?? 0) + count)
+    }
+  }
   let underConduit = 0
   for (const [id, count] of counts) {
     let at = id
@@ -140,23 +165,29 @@ const summarize = (profileFile) => {
     }
   }
   return [
-    `${total} samples; ${((100 * underConduit) / total).toFixed(1)}% with a library frame on the stack`,
+    `${total} busy samples in the measured phase; ${
+      ((100 * underConduit) / total).toFixed(1)
+    }% with a library frame on the stack`,
     "",
     "Self time by file:",
     ...lines(byFile),
     "",
     "Self time by function:",
-    ...lines(byFunction)
+    ...lines(byFunction),
+    "",
+    "Inclusive time by function:",
+    ...lines(inclusive)
   ].join("\n")
 }
 
 run().then(({ result, profile }) => {
   const text = [
     `${client} ${transport}/${era}: ${result.cpuMsPer10k.toFixed(0)} ms CPU per 10k calls, ` +
+    `${result.sequentialCpuMsPer10k.toFixed(0)} ms per 10k one at a time, ` +
     `${result.callsPerSecond.toFixed(0)} calls/s, import ${result.importLibMs.toFixed(0)} ms`,
     `profile: ${profile}`,
     "",
-    summarize(profile)
+    summarize(profile, result.marks)
   ].join("\n")
   fs.writeFileSync(path.join(runDir, "summary.txt"), text)
   process.stdout.write(`${text}\n`)

@@ -60,7 +60,7 @@ import * as HttpAuth from "./internal/httpAuth.js"
 import * as internal from "./internal/httpTransport.js"
 import * as McpHeaders from "./internal/mcpHeaders.js"
 import * as McpError from "./McpError.js"
-import * as OAuth from "./OAuth.js"
+import type * as OAuth from "./OAuth.js"
 import * as Transport from "./Transport.js"
 
 /**

@@ -208,10 +208,8 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       requestTimeout: resolved.requestTimeout
     })
     forgetTaskSupport = taskCalls.forget
-    const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) => {
-      toolOutput.learn(tools)
-      taskCalls.learn(tools)
-    }
+    const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) =>
+      Effect.zipLeft(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
     return service({
       completions,
       resolved,
@@ -271,7 +269,7 @@ const service = (parts: {
   readonly status: Connection.Status
   readonly calls: Calls.Calls
   readonly taskCalls: TaskCalls.TaskCalls
-  readonly learnTools: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  readonly learnTools: (tools: ReadonlyArray<McpSchema.Tool>) => Effect.Effect<void>
   readonly callSync: FastPath.CallSync
   readonly pagination: Pagination.Pagination
   readonly toolOutput: ToolOutput.ToolOutput

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
-import * as OAuth from "../OAuth.js"
+import type * as OAuth from "../OAuth.js"
 import * as codec from "./codec.js"
 import * as Admission from "./httpAdmission.js"
 import * as HttpAuth from "./httpAuth.js"
@@ -22,8 +22,17 @@ import * as Body from "./httpResponse.js"
 import type { Resolved } from "./httpState.js"
 import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
-import * as OAuthHttp from "./oauthHttp.js"
+import { requestProtocolVersion } from "./oauthRequestVersion.js"
 import * as WwwAuthenticate from "./wwwAuthenticate.js"
+
+// OAuth's module, loaded with the first request an authorizer handles: a transport without OAuth never loads it
+// (whoever gave the transport the OAuth service has loaded it already)
+let oauthModule: typeof OAuth | undefined
+const loadOAuth: Effect.Effect<typeof OAuth> = Effect.suspend(() =>
+  oauthModule !== undefined
+    ? Effect.succeed(oauthModule)
+    : Effect.map(Effect.promise(() => import("../OAuth.js")), (module) => (oauthModule = module))
+)
 
 /**
  * The sending half of one HTTP transport, shared by its connections.
@@ -111,7 +120,7 @@ export const make = (
     if (mode.authorizer === undefined) return send(request)
     // the request's protocol version goes with OAuth discovery, should the request be refused
     const version = request.headers["mcp-protocol-version"]
-    const authorized = Effect.flatMap(mode.authorizer, (authorizer) =>
+    const authorized = Effect.flatMap(Effect.zip(loadOAuth, mode.authorizer), ([OAuth, authorizer]) =>
       authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
         Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
           const nonce = response.headers["dpop-nonce"]
@@ -133,7 +142,7 @@ export const make = (
             )
           )
         })))
-    return version === undefined ? authorized : Effect.locally(authorized, OAuthHttp.requestProtocolVersion, version)
+    return version === undefined ? authorized : Effect.locally(authorized, requestProtocolVersion, version)
   }
 
   const sendError: Sender["sendError"] = (what) => (error) =>

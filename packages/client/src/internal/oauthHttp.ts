@@ -16,11 +16,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as FiberRef from "effect/FiberRef"
-import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Body from "./httpResponse.js"
+import { requestProtocolVersion } from "./oauthRequestVersion.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
 import type * as HostResolver from "../HostResolver.js"
 import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
@@ -123,17 +123,8 @@ const readBounded = (
         : `reading the answer of ${describe(url)} failed`
     ))
 
-/**
- * The protocol version of the MCP request whose refusal started this authorization (the negotiated one, or the
- * modern version of a probe): discovery requests carry it as `MCP-Protocol-Version`, before the version configured
- * on the OAuth service.
- *
- * @internal
- */
-export const requestProtocolVersion: FiberRef.FiberRef<string | undefined> = globalValue(
-  Symbol.for("@conduit-mcp/client/oauthHttp/requestProtocolVersion"),
-  () => FiberRef.unsafeMake<string | undefined>(undefined)
-)
+/** @internal */
+export { requestProtocolVersion } from "./oauthRequestVersion.js"
 
 /** @internal */
 export type DocumentOutcome =

@@ -3,6 +3,9 @@
  * or fetched through it, notifications and new sessions invalidate what they make stale, and private results are
  * kept per credential (the partition `setAuth` moves).
  *
+ * A client without a cache loads none of the cache's modules, nor the hashing `setAuth` needs until it is used: the
+ * public `ResultCache` module is loaded by whoever made the cache given, and is only looked up here.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
@@ -12,9 +15,9 @@ import type * as HttpTransport from "../../HttpTransport.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-import * as ResultCache from "../../ResultCache.js"
+import type * as ResultCache from "../../ResultCache.js"
 import type * as Transport from "../../Transport.js"
-import { fingerprint } from "../oauthCrypto.js"
+import { cacheableMethods } from "../resultCacheKey.js"
 import * as Hooks from "../transportHooks.js"
 import * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
@@ -72,14 +75,14 @@ export const make = (
     let credential = credentialId ??
       (credentials === undefined ? undefined : yield* credentials.partition)
     let authChanges = 0
-    const applies = (method: string) => Option.isSome(cache) && ResultCache.isCacheableMethod(method)
+    const applies = (method: string) => Option.isSome(cache) && cacheableMethods.has(method)
     return {
       applies,
       wrap: (leg, awaitSession) => {
         if (Option.isNone(cache)) return leg
         const results = cache.value
         return (method, params, options) => {
-          if (!ResultCache.isCacheableMethod(method)) return leg(method, params, options)
+          if (!cacheableMethods.has(method)) return leg(method, params, options)
           return Effect.flatMap(awaitSession(options, method), (session) => {
             let used = session
             let own = false
@@ -109,7 +112,10 @@ export const make = (
           ? Effect.void
           : cache.value.invalidateForNotification(target, notification),
       forgetServer: (target) =>
-        Option.isNone(cache) ? Effect.void : cache.value.invalidate(ResultCache.Selector.Server({ server: target })),
+        Option.isNone(cache) ? Effect.void : Effect.flatMap(
+          Effect.promise(() => import("../../ResultCache.js")),
+          (module) => cache.value.invalidate(module.Selector.Server({ server: target }))
+        ),
       setAuth: (auth, authOptions) =>
         Effect.gen(function*() {
           const swap = credentials?.set
@@ -125,7 +131,10 @@ export const make = (
           }
           // (a token that is no Redacted value is the transport's to refuse, below)
           const derived = auth._tag === "Bearer" && Redacted.isRedacted(auth.token)
-            ? `bearer:${yield* fingerprint(auth.token)}`
+            ? `bearer:${yield* Effect.flatMap(
+              Effect.promise(() => import("../oauthCrypto.js")),
+              (crypto) => crypto.fingerprint(auth.token)
+            )}`
             : undefined
           yield* swap(auth)
           // without an explicit id, a token keys its own partition and anything else starts a fresh one

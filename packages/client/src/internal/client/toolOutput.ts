@@ -9,12 +9,15 @@
  * everything learnt is forgotten, and the next structured result lists again). A listing that fails leaves the
  * result unchecked, with a warning.
  *
+ * The JSON Schema validator is loaded with the first output schema learnt: a client whose server declares none
+ * never loads it.
+ *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as JsonSchema from "../../JsonSchema.js"
+import type * as JsonSchema from "../../JsonSchema.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
@@ -31,8 +34,8 @@ const invalid = (detail: string, cause?: unknown) =>
  * @internal
  */
 export interface ToolOutput {
-  /** Remembers (or forgets) the output schemas of a page of tools. */
-  readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
+  /** Remembers (or forgets) the output schemas of a page of tools (loading the validator for the first one). */
+  readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => Effect.Effect<void>
   /** Forgets every output schema (the server's tools changed: the next `tools/list` teaches them again). */
   readonly forget: () => void
   /** Whether a result of this tool can be checked without listing first. */
@@ -51,7 +54,20 @@ export interface ToolOutput {
  */
 export const make = (): ToolOutput => {
   const outputSchemas = new Map<string, Readonly<Record<string, unknown>>>()
-  const schemaCache = JsonSchema.unsafeMakeCache()
+  // set before the first schema is kept: every schema in `outputSchemas` has a validator to check it
+  let validator: { readonly module: typeof JsonSchema; readonly cache: JsonSchema.Cache } | undefined
+  const loadValidator = Effect.suspend(() =>
+    validator !== undefined ? Effect.void : Effect.map(Effect.promise(() => import("../../JsonSchema.js")), (module) => {
+      validator ??= { module, cache: module.unsafeMakeCache() }
+    })
+  )
+  const keep = (tools: ReadonlyArray<McpSchema.Tool>) => {
+    listed = true
+    for (const tool of tools) {
+      if (tool.outputSchema === undefined) outputSchemas.delete(tool.name)
+      else outputSchemas.set(tool.name, tool.outputSchema)
+    }
+  }
   let listed = false
   const lock = Effect.unsafeMakeSemaphore(1)
   return {
@@ -65,13 +81,10 @@ export const make = (): ToolOutput => {
           Effect.annotateLogs({ module: "McpClient", method: "tools/list" })
         )
       )),
-    learn: (tools) => {
-      listed = true
-      for (const tool of tools) {
-        if (tool.outputSchema === undefined) outputSchemas.delete(tool.name)
-        else outputSchemas.set(tool.name, tool.outputSchema)
-      }
-    },
+    learn: (tools) =>
+      validator === undefined && tools.some((tool) => tool.outputSchema !== undefined)
+        ? Effect.map(loadValidator, () => keep(tools))
+        : Effect.sync(() => keep(tools)),
     forget: () => {
       // the next structured result of a tool not listed since lists again
       listed = false
@@ -79,17 +92,17 @@ export const make = (): ToolOutput => {
     },
     check: (name, result) => {
       const schema = outputSchemas.get(name)
-      if (schema === undefined || result.isError === true) return Either.right(result)
+      if (schema === undefined || validator === undefined || result.isError === true) return Either.right(result)
       if (result.structuredContent === undefined) {
         return Either.left(invalid(`${name} declares an output schema but returned no structuredContent`))
       }
-      const verdict = schemaCache.validate(schema, result.structuredContent)
+      const verdict = validator.cache.validate(schema, result.structuredContent)
       if (Either.isRight(verdict)) return Either.right(result)
       const error = verdict.left
       return Either.left(invalid(
         error._tag === "JsonSchemaMismatch"
           ? `the structuredContent of ${name} does not match its output schema: ${
-            JsonSchema.formatIssues(error.issues)
+            validator.module.formatIssues(error.issues)
           }`
           : `the output schema of ${name} cannot be used: ${error.message}`
       ))
