@@ -475,7 +475,8 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         // stdin: one writer, so lines never interleave
         yield* Mailbox.toStream(outbox).pipe(
           // the lines queued since the last write go out as one buffer: one write instead of one per message
-          Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.join(lines, "")))),
+          // (joined from the chunk's array: `Chunk.join` walks the chunk through its iterator)
+          Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join("")))),
           Stream.run(proc.stdin),
           Effect.catchAll((cause) =>
             Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
