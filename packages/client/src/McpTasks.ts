@@ -260,7 +260,7 @@ export interface Tasks {
  */
 export const StoredTask = Schema.Struct({
   taskId: Schema.String,
-  /** The server it runs on (`ConnectedInfo.target`: a URL or a command line). */
+  /** The server it runs on (`ConnectedInfo.target`: a URL or a command line), or its `TaskStore.serverKey`. */
   server: Schema.String,
   era: Schema.Literal("legacy", "modern"),
   method: Schema.String,

@@ -23,10 +23,12 @@ import type * as Path from "@effect/platform/Path"
 import type * as PlatformError from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as McpTasks from "./McpTasks.js"
+import { sha256 } from "./internal/oauthCrypto.js"
 
 /**
  * The store could not be read or written.
@@ -81,6 +83,32 @@ export const makeMemory: Effect.Effect<TaskStoreShape> = Effect.sync(() => {
  * @category layers
  */
 export const layerMemory: Layer.Layer<TaskStore> = Layer.effect(TaskStore, makeMemory)
+
+/**
+ * What a store may keep in place of a task's `server` (`ConnectedInfo.target`, a URL or a command line, either of
+ * which can carry a secret: a token in a query, a key in an argument): `sha256:` and the hex SHA-256 of the target.
+ * `client.tasks.stored` matches a task by its target or by this key.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const serverKey = (target: string): Effect.Effect<string> =>
+  Effect.map(sha256(target), (digest) => `sha256:${Encoding.encodeHex(digest)}`)
+
+/**
+ * The same store, keeping `serverKey(server)` instead of each task's `server`: what it writes names no server in
+ * clear (for stores on disk or shared).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const keyingServers = (store: TaskStoreShape): TaskStoreShape => ({
+  ...store,
+  put: (task) =>
+    task.server.startsWith("sha256:")
+      ? store.put(task)
+      : Effect.flatMap(serverKey(task.server), (server) => store.put({ ...task, server }))
+})
 
 const Entry = Schema.parseJson(McpTasks.StoredTask)
 const Index = Schema.parseJson(Schema.Array(Schema.String))

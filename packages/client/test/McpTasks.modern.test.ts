@@ -193,6 +193,22 @@ describe("a durable TaskStore", () => {
       assert.deepStrictEqual(yield* client.tasks.stored, [])
     }))
 
+  it.scoped("keyingServers: the store keeps the server's key, and stored matches the task by it", () =>
+    Effect.gen(function*() {
+      const peer = yield* server
+      const memory = yield* TaskStore.makeMemory
+      const context = yield* Layer.build(
+        clientOf(peer, { era: "legacy", taskStore: TaskStore.keyingServers(memory) })
+      )
+      const client = Context.get(context, McpClient.McpClient)
+      const handle = yield* client.tasks.callTool({ name: "wait", arguments: { seconds: 5 } })
+      const target = (yield* client.session).transport.target
+      const [kept] = yield* memory.list
+      assert.strictEqual(kept?.server, yield* TaskStore.serverKey(target))
+      assert.notStrictEqual(kept?.server, target)
+      assert.deepStrictEqual((yield* client.tasks.stored).map((task) => task.taskId), [handle.taskId])
+    }))
+
   it.scoped("a stored task past its time to live is dropped with TaskError Expired", () =>
     Effect.gen(function*() {
       const peer = yield* server

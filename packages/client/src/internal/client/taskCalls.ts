@@ -17,7 +17,7 @@ import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import * as McpTasks from "../../McpTasks.js"
-import type * as TaskStore from "../../TaskStore.js"
+import * as TaskStore from "../../TaskStore.js"
 import * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
@@ -384,9 +384,12 @@ export const make = (deps: {
       const current = yield* session
       const all = yield* Effect.orElseSucceed(deps.store.list, (): ReadonlyArray<McpTasks.StoredTask> => [])
       const now = yield* Clock.currentTimeMillis
+      const target = current.transport.target
+      // a store may keep the target's key instead of the target (TaskStore.keyingServers)
+      const key = yield* TaskStore.serverKey(target)
       const live: Array<McpTasks.StoredTask> = []
       for (const task of all) {
-        if (task.server !== current.transport.target) continue
+        if (task.server !== target && task.server !== key) continue
         if (task.expiresAt !== undefined && now >= task.expiresAt) yield* driver.forget(task.taskId)
         else live.push(task)
       }
