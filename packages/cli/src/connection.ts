@@ -36,6 +36,7 @@ import * as ServerConfig from "./serverConfig.js"
 import * as Output from "./output.js"
 import * as ShellWords from "./shellWords.js"
 import * as Text from "./terminalText.js"
+import * as TaskStoreFile from "./taskStore.js"
 import * as Trace from "./trace.js"
 
 /**
@@ -443,8 +444,10 @@ export const clientLayer = (
     sampling: SamplingHandler.SamplingHandler,
     // the client declares the roots capability only when there are roots to show
     ...(resolved.roots.length > 0 ? { roots: RootsProvider.fixed(resolved.roots) } : {}),
-    // tasks in both designs: a task-required tool is run as one, and a modern server may answer with one
-    tasks: { enabled: true }
+    // tasks in both designs: a task-required tool is run as one, and a modern server may answer with one; the
+    // tasks started are kept on disk, for `tasks result|list` in a later run
+    tasks: { enabled: true },
+    taskStore: TaskStoreFile.durable()
   }).pipe(
     Layer.provide(Layer.mergeAll(
       resolved.trace ? Layer.provide(Trace.layer, transportLayer(resolved)) : transportLayer(resolved),

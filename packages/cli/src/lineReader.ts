@@ -17,11 +17,11 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as Readline from "node:readline"
 import type * as Stream from "node:stream"
 import * as Output from "./output.js"
+import * as TaskStoreFile from "./taskStore.js"
 
 /**
  * @since 0.1.0
@@ -73,15 +73,7 @@ const historySize = 1000
 export const historyFile = (): string => {
   const explicit = process.env.CONDUIT_HISTORY_FILE
   if (explicit !== undefined && explicit !== "") return explicit
-  const home = Os.homedir()
-  const base = process.env.XDG_STATE_HOME !== undefined && process.env.XDG_STATE_HOME !== ""
-    ? process.env.XDG_STATE_HOME
-    : process.platform === "darwin"
-    ? NodePath.join(home, "Library", "Application Support")
-    : process.platform === "win32"
-    ? process.env.LOCALAPPDATA ?? NodePath.join(home, "AppData", "Local")
-    : NodePath.join(home, ".local", "state")
-  return NodePath.join(base, "conduit", "history")
+  return NodePath.join(TaskStoreFile.stateDirectory(), "history")
 }
 
 // the last lines of the file, newest first (readline's order); a missing or unreadable file is an empty history

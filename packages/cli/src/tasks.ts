@@ -1,9 +1,10 @@
 /**
  * Tasks on the command line: `tools call` on a tool that runs as a task shows the task's status on stderr (or,
- * with `--detach`, prints the task id and returns), and `tasks list|get|result|cancel` work on tasks by id.
+ * with `--detach`, prints the task id and returns), and `tasks list|get|result|cancel` work on tasks by id. The
+ * tasks started are kept on disk (taskStore.ts), so a later run knows them.
  *
  * Exit codes: 0 done; 1 the task's tool answered `isError: true`; 2 the server or tool does not run tasks
- * (`--detach` on a plain tool, `tasks list` on a server without `tasks.list`); 5 the task failed with a JSON-RPC
+ * (`--detach` on a plain tool); 5 the task failed with a JSON-RPC
  * error; 6 the task was cancelled, expired, or is unknown to the server; 124 timed out; 130 interrupted (Ctrl-C
  * cancels a task `tools call` waits on, unless it was detached).
  *
@@ -13,6 +14,7 @@ import type * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpTasks from "@conduit-mcp/client/McpTasks"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -143,6 +145,20 @@ export const callTool = (
     return Option.some(yield* follow(handle, tool.name, options.json, progress))
   })
 
+/** Every page of `tasks/list` (at most 100). */
+const listAll = (client: McpClient.McpClientService) =>
+  Effect.gen(function*() {
+    const all: Array<McpTasks.TaskState> = []
+    let cursor: string | undefined
+    for (let page = 0; page < 100; page++) {
+      const next = yield* client.tasks.list(cursor)
+      all.push(...next.tasks)
+      cursor = next.nextCursor
+      if (cursor === undefined) break
+    }
+    return all
+  })
+
 const idArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }
 
 /**
@@ -157,26 +173,40 @@ export const commands = (
 ): ReadonlyArray<Grammar.CommandSpec<Run>> => [
   {
     path: ["tasks", "list"],
-    description: "List the server's tasks (2025-11-25 servers that offer tasks/list)",
+    description: "List the server's tasks (2025-11-25 servers that offer tasks/list); for any other server, the " +
+      "tasks conduit started there and keeps on disk",
     run: (p) =>
       withClient(connectionOf(p), (client, resolved) =>
         Effect.gen(function*() {
-          const all: Array<McpTasks.TaskState> = []
-          let cursor: string | undefined
-          for (let page = 0; page < 100; page++) {
-            const next = yield* client.tasks.list(cursor)
-            all.push(...next.tasks)
-            cursor = next.nextCursor
-            if (cursor === undefined) break
-          }
-          yield* resolved.json
-            ? Output.json({ tasks: all })
-            : Output.stdout(
-              all.length === 0 ? "(no tasks)" : Output.table(
-                ["TASK", "STATUS", "MESSAGE"],
-                all.map((t) => [Text.line(t.taskId), t.status, Text.line(t.statusMessage ?? "")])
+          const listed = yield* Effect.either(listAll(client))
+          if (Either.isRight(listed)) {
+            const all = listed.right
+            return yield* resolved.json
+              ? Output.json({ tasks: all })
+              : Output.stdout(
+                all.length === 0 ? "(no tasks)" : Output.table(
+                  ["TASK", "STATUS", "MESSAGE"],
+                  all.map((t) => [Text.line(t.taskId), t.status, Text.line(t.statusMessage ?? "")])
+                )
               )
+          }
+          const error = listed.left
+          if (error._tag !== "TaskError" || error.reason !== "Unsupported") return yield* Effect.fail(error)
+          // the 2026-07-28 extension has no tasks/list: what this machine started there is what can be shown
+          const stored = yield* client.tasks.stored
+          if (resolved.json) return yield* Output.json({ stored })
+          yield* Output.stderr("conduit: the server does not list its tasks; these are the tasks conduit started there")
+          yield* Output.stdout(
+            stored.length === 0 ? "(no tasks)" : Output.table(
+              ["TASK", "TOOL", "STARTED", "EXPIRES"],
+              stored.map((t) => [
+                Text.line(t.taskId),
+                Text.line(t.tool ?? ""),
+                new Date(t.createdAt).toISOString(),
+                t.expiresAt === undefined ? "never" : new Date(t.expiresAt).toISOString()
+              ])
             )
+          )
         }))
   },
   {

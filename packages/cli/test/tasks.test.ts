@@ -5,6 +5,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import * as Cli from "./utils/cli.js"
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -40,6 +42,22 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
       assert.include(legacy.stderr, "progress 1/2 researching eels")
     }), 60_000)
 
+  it.scoped("the demo server as a child process over stdio, in both eras: its task's status, progress and result", () =>
+    Effect.gen(function*() {
+      const [modern, legacy] = yield* Cli.runAll([
+        ["--stdio", Cli.demoServerCommand("modern"), "tools", "call", "research", "--arg", "seconds=2"],
+        ["--stdio", Cli.demoServerCommand("legacy"), "tools", "call", "research", "--arg", "topic=eels", "--arg", "seconds=2"]
+      ])
+      assert.strictEqual(modern.code, 0, modern.stderr)
+      assert.strictEqual(modern.stdout, "Report on tides: it took 2 s\n")
+      assert.match(modern.stderr, /task \S+ working: researching tides \(1\/2\)/)
+      assert.match(modern.stderr, /task \S+ completed/)
+      assert.strictEqual(legacy.code, 0, legacy.stderr)
+      assert.strictEqual(legacy.stdout, "Report on eels: it took 2 s\n")
+      assert.include(legacy.stderr, "progress 1/2 researching eels")
+      assert.match(legacy.stderr, /task \S+ completed/)
+    }), 60_000)
+
   it.scoped("--detach, then tasks get, result, list and cancel by id (legacy and modern)", () =>
     Effect.gen(function*() {
       const url = yield* demoServer
@@ -52,10 +70,29 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
         assert.strictEqual(got.code, 0, got.stderr)
         const state = Cli.parseJson(got)
         assert.isTrue(isRecord(state) && state.taskId === taskId && state.status === "working")
+        if (era === "modern") {
+          // the 2026-07-28 extension has no tasks/list: the list is what conduit started there, from its task file
+          const stored = yield* Cli.run(["--url", url, "--era", era, "tasks", "list", "--json"])
+          assert.strictEqual(stored.code, 0, stored.stderr)
+          const listed = Cli.parseJson(stored)
+          assert.isTrue(
+            isRecord(listed) && Array.isArray(listed.stored) &&
+              listed.stored.some((task) => isRecord(task) && task.taskId === taskId && task.tool === "research"),
+            stored.stdout
+          )
+        }
         const result = yield* Cli.run(["--url", url, "--era", era, "tasks", "result", taskId])
         assert.strictEqual(result.code, 0, result.stderr)
         assert.strictEqual(result.stdout, "Report on tides: it took 2 s\n")
       }
+      // the task file: only the user reads it, it names no server in clear, and a task done is gone from it
+      const directory = Path.join(Cli.stateHome, "conduit", "tasks")
+      assert.strictEqual(Fs.statSync(directory).mode & 0o777, 0o700)
+      const file = Path.join(directory, "tasks.json")
+      assert.strictEqual(Fs.statSync(file).mode & 0o777, 0o600)
+      const kept = Fs.readFileSync(file, "utf8")
+      assert.notInclude(kept, "127.0.0.1")
+      assert.deepStrictEqual(JSON.parse(kept), [])
       const listed = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "list", "--json"])
       assert.strictEqual(listed.code, 0, listed.stderr)
       const page = Cli.parseJson(listed)
@@ -71,8 +108,10 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
       assert.strictEqual(after.code, 6, after.stderr)
       const unknown = yield* Cli.run(["--url", url, "--era", "legacy", "tasks", "get", "no-such-task"])
       assert.strictEqual(unknown.code, 6, unknown.stderr)
-      // tasks list is a 2025-11-25 method: usage error (2) against the modern era
+      // against the modern era, tasks list shows the tasks conduit keeps for that server (none left now)
       const modernList = yield* Cli.run(["--url", url, "--era", "modern", "tasks", "list"])
-      assert.strictEqual(modernList.code, 2, modernList.stderr)
+      assert.strictEqual(modernList.code, 0, modernList.stderr)
+      assert.strictEqual(modernList.stdout, "(no tasks)\n")
+      assert.include(modernList.stderr, "the server does not list its tasks")
     }), 90_000)
 })

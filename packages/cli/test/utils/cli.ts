@@ -9,7 +9,9 @@ import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Fs from "node:fs"
 import * as Module from "node:module"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Url from "node:url"
 
@@ -45,9 +47,17 @@ export interface RunOptions {
   readonly stdin?: string | undefined
 }
 
+/**
+ * The state directory of the runs of this test file (`$XDG_STATE_HOME`, where conduit keeps its tasks and its
+ * history): never the user's own; removed when the tests end.
+ */
+export const stateHome = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-state-"))
+process.on("exit", () => Fs.rmSync(stateHome, { recursive: true, force: true }))
+
 const baseEnv = (env: Readonly<Record<string, string>> | undefined) => ({
   // no colors, whatever the test runner's terminal is
   NO_COLOR: "1",
+  XDG_STATE_HOME: stateHome,
   ...env
 })
 

@@ -1,0 +1,95 @@
+/**
+ * The CLI's task file: written 0600 in a 0700 directory (even one that existed with looser modes), servers kept
+ * only by their key, expired and surplus tasks dropped, a broken file read as empty.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as McpTasks from "@conduit-mcp/client/McpTasks"
+import * as TaskStore from "@conduit-mcp/client/TaskStore"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as TaskStoreFile from "../src/taskStore.js"
+
+const tempDirectory = Effect.acquireRelease(
+  Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-tasks-"))),
+  (directory) => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true }))
+)
+
+const task = (taskId: string, overrides: Partial<McpTasks.StoredTask> = {}): McpTasks.StoredTask => ({
+  taskId,
+  server: "https://mcp.example.com/mcp?token=s3cret",
+  era: "modern",
+  method: "tools/call",
+  tool: "research",
+  createdAt: 1_000,
+  ...overrides
+})
+
+const modeOf = (path: string) => Fs.statSync(path).mode & 0o777
+
+describe("the CLI's task file", () => {
+  it.scoped("0700 directory, 0600 file, the server by its key only; read back by id and matched by key", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDirectory
+      const directory = Path.join(root, "conduit", "tasks")
+      Fs.mkdirSync(directory, { recursive: true, mode: 0o755 })
+      Fs.chmodSync(directory, 0o755)
+      const store = TaskStore.keyingServers(TaskStoreFile.make(directory, () => 2_000))
+      yield* store.put(task("t-1"))
+      const file = Path.join(directory, "tasks.json")
+      assert.strictEqual(modeOf(directory), 0o700)
+      assert.strictEqual(modeOf(file), 0o600)
+      const text = Fs.readFileSync(file, "utf8")
+      assert.notInclude(text, "s3cret")
+      assert.notInclude(text, "mcp.example.com")
+      const key = yield* TaskStore.serverKey("https://mcp.example.com/mcp?token=s3cret")
+      assert.match(key, /^sha256:[0-9a-f]{64}$/)
+      const found = yield* store.get("t-1")
+      assert.isTrue(Option.isSome(found) && found.value.server === key && found.value.tool === "research")
+      yield* store.remove("t-1")
+      assert.deepStrictEqual(yield* store.list, [])
+      // no temporary file is left behind
+      assert.deepStrictEqual(Fs.readdirSync(directory), ["tasks.json"])
+    }))
+
+  it.scoped("bounded: expired tasks go on every write, and the oldest beyond the limit", () =>
+    Effect.gen(function*() {
+      const directory = yield* tempDirectory
+      let now = 10_000
+      const store = TaskStoreFile.make(directory, () => now)
+      yield* store.put(task("expiring", { expiresAt: 10_500 }))
+      yield* store.put(task("forever"))
+      now = 11_000
+      yield* store.put(task("new", { createdAt: 11_000 }))
+      assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["forever", "new"])
+      for (let i = 0; i < TaskStoreFile.maxTasks + 5; i++) {
+        yield* store.put(task(`bulk-${i}`, { createdAt: 20_000 + i }))
+      }
+      const kept = yield* store.list
+      assert.strictEqual(kept.length, TaskStoreFile.maxTasks)
+      assert.isFalse(kept.some((t) => t.taskId === "forever" || t.taskId === "new"))
+      assert.isTrue(kept.some((t) => t.taskId === `bulk-${TaskStoreFile.maxTasks + 4}`))
+    }))
+
+  it.scoped("a file that is not a list of tasks reads as empty, and is replaced on the next write", () =>
+    Effect.gen(function*() {
+      const directory = yield* tempDirectory
+      Fs.writeFileSync(Path.join(directory, "tasks.json"), "{not json")
+      const store = TaskStoreFile.make(directory)
+      assert.deepStrictEqual(yield* store.list, [])
+      yield* store.put(task("t-2"))
+      assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-2"])
+    }))
+
+  it.scoped("a directory that cannot be written: TaskStoreError", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDirectory
+      const blocker = Path.join(root, "file")
+      Fs.writeFileSync(blocker, "")
+      const error = yield* Effect.flip(TaskStoreFile.make(Path.join(blocker, "tasks")).put(task("t-3")))
+      assert.strictEqual(error._tag, "TaskStoreError")
+      assert.strictEqual(error.operation, "put")
+    }))
+})
