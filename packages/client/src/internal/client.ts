@@ -77,17 +77,21 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
     const tasksResolved = yield* TaskCalls.resolveOptions(options.tasks)
-    // the extensions the transport's credentials bring are declared with the configured ones (which win)
+    // The extensions the transport's credentials bring (the OAuth client credentials grant) are declared with the
+    // configured ones (which win), and only where the spec has a place for them: `capabilities.extensions` exists
+    // from 2026-07-28 on (the extension's guide declares it in the per-request capabilities); a 2025 `initialize`
+    // has no such field, so a legacy session does not get them.
     const brought = TransportHooks.credentialsOf(transport)?.extensions
-    const capabilities = brought === undefined || Object.keys(brought).length === 0
-      ? resolved.capabilities
-      : { ...resolved.capabilities, extensions: { ...brought, ...resolved.capabilities.extensions } }
-    const envelope = Envelope.make(resolved.clientInfo, capabilities, {
+    const withBrought = (capabilities: McpSchema.ClientCapabilities, version: McpSchema.ProtocolVersion) =>
+      brought === undefined || Object.keys(brought).length === 0 || !McpSchema.isModernVersion(version)
+        ? capabilities
+        : { ...capabilities, extensions: { ...brought, ...capabilities.extensions } }
+    const envelope = Envelope.make(resolved.clientInfo, resolved.capabilities, {
       elicitation: yield* feature(options.elicitation),
       sampling: yield* feature(options.sampling),
       roots: yield* feature(options.roots),
       extensions: yield* feature(options.extensions)
-    }, (capabilities, version) => Tasks.declare(capabilities, version, tasksResolved))
+    }, (capabilities, version) => Tasks.declare(withBrought(capabilities, version), version, tasksResolved))
     const taskStore = yield* Effect.flatMap(
       feature(options.taskStore),
       Option.match({ onNone: () => TaskStore.makeMemory, onSome: Effect.succeed })
