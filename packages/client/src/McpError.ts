@@ -140,7 +140,8 @@ export class McpError extends Schema.TaggedError<McpError>("@conduit-mcp/client/
 
 /**
  * The resource a request named does not exist: the legacy `-32002` (which the 2026-07-28 revision still asks
- * clients to accept from older servers). The server's error is kept as `cause`.
+ * clients to accept from older servers), or a 2026-07-28 server's `-32602` to `resources/read` (that revision's code
+ * for it). The server's error is kept as `cause`.
  *
  * @since 0.1.0
  * @category errors

@@ -22,6 +22,10 @@ const script = (era: "legacy" | "modern"): Scripted.Script => {
     const params = (message.params ?? {}) as Record<string, unknown>
     switch (message.method) {
       case "resources/read":
+        if (params.uri === "file:///gone") {
+          // how a 2026-07-28 server says it (the spec's example)
+          return ctx.fail(message.id, -32602, "Resource not found", { uri: params.uri })
+        }
         return params.uri === "file:///bare"
           ? ctx.fail(message.id, -32002, "Resource not found")
           : ctx.fail(message.id, -32002, "Resource not found", { uri: params.uri })
@@ -33,6 +37,8 @@ const script = (era: "legacy" | "modern"): Scripted.Script => {
             return ctx.fail(message.id, -32021, "Missing capability", {
               requiredCapabilities: { sampling: {} }
             })
+          case "invalid-params":
+            return ctx.fail(message.id, -32602, "Invalid params")
           case "version":
             return ctx.fail(message.id, -32022, "Unsupported", { supported: ["1999-01-01"], requested: "x" })
           default:
@@ -68,6 +74,28 @@ for (const era of ["legacy", "modern"] as const) {
         )
         assert.strictEqual(recovered, "missing file:///bare")
       }).pipe(Effect.provide(layer(era))))
+
+    it.scoped(
+      era === "modern"
+        ? "-32602 to resources/read from a 2026-07-28 server: ResourceNotFound, as -32002"
+        : "-32602 to resources/read from a 2025 server keeps its general meaning: an McpError",
+      () =>
+        Effect.gen(function*() {
+          const client = yield* McpClient.McpClient
+          const error = yield* Effect.flip(client.readResource("file:///gone"))
+          if (era === "legacy") {
+            assert.strictEqual(error._tag, "McpError")
+            return
+          }
+          assert.strictEqual(error._tag, "ResourceNotFound")
+          if (error._tag !== "ResourceNotFound") return
+          assert.strictEqual(error.uri, "file:///gone")
+          assert.strictEqual(error.cause.code, -32602)
+          // other methods' -32602 stay McpErrors in every era
+          const other = yield* Effect.flip(client.callTool({ name: "invalid-params" }))
+          assert.strictEqual(other._tag, "McpError")
+        }).pipe(Effect.provide(layer(era)))
+    )
 
     it.scoped("-32042: UrlElicitationRequired with the elicitations", () =>
       Effect.gen(function*() {

@@ -114,9 +114,8 @@ export const behaviourSuite = <E>(
           })
           assert.deepStrictEqual(completion.completion.values, ["alice", "albert"])
           const missing = yield* Effect.flip(client.readResource("fixture://nothing"))
-          // legacy servers answer -32002 (a typed ResourceNotFound); 2026-07-28 folds it into -32602
-          const era = (yield* client.session).era
-          assert.strictEqual(missing._tag, era === "legacy" ? "ResourceNotFound" : "McpError")
+          // legacy servers answer -32002, 2026-07-28 ones -32602: both are a typed ResourceNotFound
+          assert.strictEqual(missing._tag, "ResourceNotFound")
         }))
 
       it.effect("progress reaches the caller, in order", () =>

@@ -255,7 +255,9 @@ export const make = (deps: {
             ? inputRounds(method, params, options, first)
             : Effect.succeed(first[0])),
         (result) => decode(method, result)
-      ).pipe(Effect.mapErrorCause((cause) => SpecErrors.typedCause(cause, method, params)))
+      ).pipe(Effect.mapErrorCause((cause) =>
+        SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion)
+      ))
     )
 
   /**

@@ -185,7 +185,7 @@ export const make = (deps: {
         const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
         return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
           onFailure: (cause) => {
-            const typed = SpecErrors.typedCause(cause, method, params)
+            const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
             const exit = Exit.failCause(typed)
             const cancel = requester.abandoned(wire, registered, send, cause)
             // a -32022 a new negotiation cures: this call ends, the connection negotiates again and the call is
@@ -207,7 +207,8 @@ export const make = (deps: {
               const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
                 decode(method, last))
               return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
-                onFailure: (cause) => endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params))),
+                onFailure: (cause) =>
+                  endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params, session.protocolVersion))),
                 onSuccess: (value) => endCall(trace, Exit.succeed(value))
               })
             }
