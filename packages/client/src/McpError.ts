@@ -264,8 +264,7 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
       "Negotiation",
       "InputRoundsExceeded",
       "CapabilityMissing",
-      "InputFailed",
-      "Unsupported"
+      "InputFailed"
     ),
     detail: Schema.String,
     method: Schema.optional(Schema.String),
