@@ -17,9 +17,10 @@ import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as ResultCache from "../../ResultCache.js"
 import type * as Transport from "../../Transport.js"
-import { cacheableMethods } from "../resultCacheKey.js"
+import { cacheableMethods, flightName, isRetry } from "../resultCacheKey.js"
 import * as Hooks from "../transportHooks.js"
 import * as InputRounds from "./inputRounds.js"
+import * as SharedLegs from "./sharedLegs.js"
 import type { Session } from "./session.js"
 
 /**
@@ -30,8 +31,18 @@ import type { Session } from "./session.js"
 export type Leg = (
   method: string,
   params: Readonly<Record<string, unknown>> | undefined,
-  options: McpClient.RequestOptions | undefined
+  options: LegOptions | undefined
 ) => Effect.Effect<readonly [unknown, Session], McpError.McpClientError>
+
+/**
+ * A leg's options: a caller's, or those of a request several callers share (`shared`: no deadline of its own, as
+ * each caller waits for it under their own).
+ *
+ * @internal
+ */
+export interface LegOptions extends McpClient.RequestOptions {
+  readonly shared?: true | undefined
+}
 
 /**
  * @internal
@@ -45,7 +56,9 @@ export interface Cache {
     awaitSession: (options: McpClient.RequestOptions | undefined, method: string) => Effect.Effect<
       Session,
       McpError.McpClientError
-    >
+    >,
+    /** How a caller waits (its timeout resolved against the client's default). */
+    timing: (options: McpClient.RequestOptions | undefined) => SharedLegs.Timing
   ) => Leg
   /** What a notification of this server makes stale is dropped. */
   readonly invalidate: (
@@ -59,6 +72,21 @@ export interface Cache {
     auth: HttpTransport.Auth,
     options?: { readonly credentialId?: string | undefined }
   ) => Effect.Effect<void, McpError.InvalidOption>
+}
+
+/** The options of a request other callers may join: the caller's own, but for the deadline and progress. */
+const sharedOptions = (
+  options: McpClient.RequestOptions | undefined,
+  fanOut: (progress: McpSchema.Progress) => Effect.Effect<void>
+): LegOptions => {
+  const {
+    maxTotalTimeout: _maxTotalTimeout,
+    onProgress: _onProgress,
+    resetTimeoutOnProgress: _resetTimeoutOnProgress,
+    timeout: _timeout,
+    ...rest
+  } = options ?? {}
+  return { ...rest, shared: true, onProgress: fanOut }
 }
 
 /**
@@ -75,10 +103,15 @@ export const make = (
     let credential = credentialId ??
       (credentials === undefined ? undefined : yield* credentials.partition)
     let authChanges = 0
+    const shared = SharedLegs.make()
+    // the mode callers set with ResultCache.withMode: its module is loaded by whoever made the cache given
+    const currentMode = Option.isSome(cache)
+      ? (yield* Effect.promise(() => import("../../ResultCache.js"))).CurrentMode
+      : undefined
     const applies = (method: string) => Option.isSome(cache) && cacheableMethods.has(method)
     return {
       applies,
-      wrap: (leg, awaitSession) => {
+      wrap: (leg, awaitSession, timing) => {
         if (Option.isNone(cache)) return leg
         const results = cache.value
         return (method, params, options) => {
@@ -86,17 +119,37 @@ export const make = (
           return Effect.flatMap(awaitSession(options, method), (session) => {
             let used = session
             let own = false
-            const fetch = Effect.map(leg(method, params, options), ([raw, fresh]) => {
-              used = fresh
-              own = true
-              return raw
-            })
+            const fetch = (legOptions: LegOptions | undefined) =>
+              Effect.map(leg(method, params, legOptions), ([raw, fresh]) => {
+                used = fresh
+                own = true
+                return raw
+              })
             const key: ResultCache.CacheKey = { server: session.transport.target, method, params, credential }
+            const cachedOptions = {
+              ...(options?.cache !== undefined ? { mode: options.cache } : {}),
+              ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
+            }
+            const waited = Effect.flatMap(
+              options?.cache !== undefined || currentMode === undefined
+                ? Effect.succeed(options?.cache ?? "use")
+                : currentMode,
+              (mode) =>
+                mode !== "use" || isRetry(params)
+                  // not shared with anyone: the request is the caller's own
+                  ? results.cached(key, fetch(options), cachedOptions)
+                  // C3: a request other callers may join runs under no one's deadline and hands its progress to
+                  // every caller waiting on it; each caller waits under their own deadline
+                  : shared.join(
+                    flightName(key),
+                    method,
+                    timing(options),
+                    options?.onProgress,
+                    (fanOut) => results.cached(key, fetch(sharedOptions(options, fanOut)), cachedOptions)
+                  )
+            )
             return Effect.flatMap(
-              results.cached(key, fetch, {
-                ...(options?.cache !== undefined ? { mode: options.cache } : {}),
-                ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
-              }),
+              waited,
               (raw) =>
                 // C3: an input_required answer belongs to the request that got it (its requestState, its rounds): a
                 // caller that joined another caller's request sends its own instead of sharing the interim result

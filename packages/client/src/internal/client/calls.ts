@@ -118,7 +118,7 @@ export const observingIds = (
  */
 export interface Calls {
   /** The send options of a call. */
-  readonly sendOptions: (options: McpClient.RequestOptions | undefined) => Requester.SendOptions
+  readonly sendOptions: (options: Cache.LegOptions | undefined) => Requester.SendOptions
   /** One request, no cache, no rounds. */
   readonly raw: Cache.Leg
   readonly inputRounds: InputRounds.InputRounds
@@ -195,8 +195,12 @@ export const make = (deps: {
     cancellable: true,
     probe: false
   }
-  const sendOptions = (options: McpClient.RequestOptions | undefined): Requester.SendOptions => {
+  const sendOptions = (options: Cache.LegOptions | undefined): Requester.SendOptions => {
     if (options === undefined) return defaults
+    if (options.shared === true) {
+      // a request several callers wait on: each waits under their own deadline, and it ends with the last of them
+      return { ...defaults, timeoutMillis: undefined, onProgress: options.onProgress, meta: options.meta }
+    }
     const onId = idObservers.get(options)
     return {
       timeoutMillis: options.timeout === undefined ? requestTimeout : Options.toMillis(options.timeout),
@@ -234,7 +238,11 @@ export const make = (deps: {
   }
 
   /** The first leg of a call, through the result cache when there is one and the method is cacheable. */
-  const firstLeg = cache.wrap(raw, (options, method) => status.awaitSession(sendOptions(options).timeoutMillis, method))
+  const firstLeg = cache.wrap(
+    raw,
+    (options, method) => status.awaitSession(sendOptions(options).timeoutMillis, method),
+    sendOptions
+  )
   const inputRounds = InputRounds.make(raw, deps.envelope, deps.maxInputRounds)
 
   const callOnce = <A>(

@@ -1,0 +1,168 @@
+/**
+ * C3, second half: identical cacheable reads made at once share one request through the result cache, but each
+ * caller keeps its own deadline and its own progress handler. A caller with a short timeout does not fail the
+ * others; the shared request is cancelled only once no caller waits any more; progress reaches every joined caller
+ * that asked for it, whoever started the request.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
+import * as McpClient from "../src/McpClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as ResultCache from "../src/ResultCache.js"
+import * as Scripted from "./utils/scriptedTransport.js"
+
+interface Server {
+  /** The read as the server received it (its id and progress token). */
+  readonly arrived: Deferred.Deferred<{ readonly id: McpSchema.RequestId; readonly token: unknown }>
+  /** Lets the server answer. */
+  readonly release: Deferred.Deferred<void>
+}
+
+/** A modern server whose resources/read answers only once released. */
+const slowRead = (server: Server): Scripted.Script =>
+  Scripted.modernScript((message, ctx) =>
+    Effect.gen(function*() {
+      if (!("method" in message) || !("id" in message) || message.method !== "resources/read") return
+      const params = message.params as { uri: string; _meta?: { progressToken?: unknown } }
+      yield* Deferred.succeed(server.arrived, { id: message.id, token: params._meta?.progressToken })
+      yield* Deferred.await(server.release)
+      yield* ctx.reply(message.id, { resultType: "complete", contents: [{ uri: params.uri, text: "slow" }] })
+    })
+  )
+
+const setUp = Effect.gen(function*() {
+  const server: Server = {
+    arrived: yield* Deferred.make<{ readonly id: McpSchema.RequestId; readonly token: unknown }>(),
+    release: yield* Deferred.make<void>()
+  }
+  const context = yield* Layer.build(
+    McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
+      Layer.provideMerge(Scripted.layer(slowRead(server))),
+      Layer.provide(ResultCache.layerMemory())
+    )
+  )
+  const client = yield* Effect.provide(McpClient.McpClient, context)
+  const log = yield* Effect.provide(Scripted.ScriptLog, context)
+  yield* client.session
+  const reads = Effect.map(
+    Ref.get(log.sent),
+    (sent) => sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length
+  )
+  return { server, client, log, reads }
+})
+
+/** Lets a caller's cache lookup (hashing, which takes real time) finish, so that it joins the request under way. */
+const settle = TestServices.provideLive(Effect.sleep("50 millis"))
+
+describe("coalesced reads: each caller's deadline and progress (C3)", () => {
+  it.scoped("a joined caller with a longer timeout outlives the first caller's shorter one", () =>
+    Effect.gen(function*() {
+      const { client, log, reads, server } = yield* setUp
+      const short = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      yield* Deferred.await(server.arrived)
+      const long = yield* Effect.fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      yield* settle
+      yield* TestClock.adjust("1 second")
+      const shortExit = yield* Fiber.await(short)
+      assert.isTrue(Exit.isFailure(shortExit))
+      if (Exit.isFailure(shortExit)) {
+        const error = shortExit.cause._tag === "Fail" ? shortExit.cause.error : undefined
+        assert.strictEqual(error?._tag, "RequestTimeout")
+        if (error?._tag === "RequestTimeout") assert.strictEqual(error.timeoutMillis, 1000)
+      }
+      // the shared request goes on for the caller still waiting
+      assert.isNull(long.unsafePoll())
+      assert.deepStrictEqual(yield* Ref.get(log.cancels), [])
+      yield* TestClock.adjust("5 seconds")
+      assert.isNull(long.unsafePoll())
+      yield* Deferred.succeed(server.release, undefined)
+      const result = yield* Fiber.join(long)
+      assert.deepStrictEqual(result.contents[0], { uri: "file:///slow", text: "slow" })
+      assert.strictEqual(yield* reads, 1, "one request for both callers")
+    }))
+
+  it.scoped("a first caller with the longer timeout is not failed by a joined caller's shorter one", () =>
+    Effect.gen(function*() {
+      const { client, reads, server } = yield* setUp
+      const long = yield* Effect.fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      yield* Deferred.await(server.arrived)
+      const short = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      yield* settle
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(short)))
+      assert.isNull(long.unsafePoll())
+      yield* Deferred.succeed(server.release, undefined)
+      assert.strictEqual((yield* Fiber.join(long)).contents.length, 1)
+      assert.strictEqual(yield* reads, 1)
+    }))
+
+  it.scoped("the shared request is cancelled once no caller waits any more", () =>
+    Effect.gen(function*() {
+      const { client, log, server } = yield* setUp
+      const first = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const { id } = yield* Deferred.await(server.arrived)
+      const second = yield* Effect.fork(client.readResource("file:///slow", { timeout: "3 seconds" }))
+      yield* settle
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(first)))
+      assert.deepStrictEqual(yield* Ref.get(log.cancels), [])
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(second)))
+      yield* settle
+      assert.deepStrictEqual((yield* Ref.get(log.cancels)).map((c) => c.id), [id])
+    }))
+
+  it.scoped("progress reaches every joined caller that asked for it, though the first did not", () =>
+    Effect.gen(function*() {
+      const { client, log, reads, server } = yield* setUp
+      const heard = yield* Ref.make<ReadonlyArray<string>>([])
+      const listener = (name: string) => (progress: McpSchema.Progress) =>
+        Ref.update(heard, (all) => [...all, `${name}:${progress.progress}`])
+      const plain = yield* Effect.fork(client.readResource("file:///slow"))
+      const { token } = yield* Deferred.await(server.arrived)
+      // the shared request asks for progress whoever joins it later
+      assert.isDefined(token)
+      const second = yield* Effect.fork(client.readResource("file:///slow", { onProgress: listener("b") }))
+      const third = yield* Effect.fork(client.readResource("file:///slow", { onProgress: listener("c") }))
+      yield* settle
+      const context = yield* Ref.get(log.current)
+      yield* context!.notify("notifications/progress", { progressToken: token, progress: 1, total: 2 })
+      yield* context!.notify("notifications/progress", { progressToken: token, progress: 2, total: 2 })
+      yield* Deferred.succeed(server.release, undefined)
+      yield* Fiber.join(plain)
+      yield* Fiber.join(second)
+      yield* Fiber.join(third)
+      assert.sameMembers([...(yield* Ref.get(heard))], ["b:1", "c:1", "b:2", "c:2"])
+      assert.strictEqual(yield* reads, 1)
+    }))
+
+  it.scoped("a joined caller whose timeout restarts on progress keeps waiting while progress comes", () =>
+    Effect.gen(function*() {
+      const { client, log, server } = yield* setUp
+      const first = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 minute" }))
+      const { token } = yield* Deferred.await(server.arrived)
+      const watched = yield* Effect.fork(
+        client.readResource("file:///slow", { timeout: "1 second", resetTimeoutOnProgress: true })
+      )
+      yield* settle
+      const context = yield* Ref.get(log.current)
+      for (let step = 1; step <= 3; step++) {
+        yield* TestClock.adjust("800 millis")
+        yield* context!.notify("notifications/progress", { progressToken: token, progress: step })
+        yield* settle
+      }
+      assert.isNull(watched.unsafePoll(), "progress restarted its timeout")
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(watched)))
+      assert.isNull(first.unsafePoll())
+      yield* Deferred.succeed(server.release, undefined)
+      yield* Fiber.join(first)
+    }))
+})
