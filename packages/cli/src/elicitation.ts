@@ -316,7 +316,22 @@ const interactive = (
       return request.mode === "form" ? yield* fillForm(prompter, request) : yield* openUrl(prompter, request, executor)
     })),
   completed: (elicitationId) =>
-    Output.stderr(`The server reports that elicitation ${Text.line(elicitationId)} completed.`)
+    Output.stderr(`The server reports that elicitation ${Text.line(elicitationId)} completed.`),
+  // the manual controls while a request waits on a page the user opened (the server's report, when it comes
+  // first, interrupts the question)
+  urlPending: (request) =>
+    Effect.scoped(Effect.gen(function*() {
+      const s = Output.styles(process.stderr)
+      const prompter = shared ?? (yield* openPrompter)
+      const answer = yield* prompter.ask(
+        `Waiting for you to finish on ${Text.line(request.urlOrigin)}. Press Enter to retry, or type c to cancel: `
+      )
+      if (Option.isNone(answer) || /^c(ancel)?$/i.test(answer.value.trim())) {
+        yield* Output.stderr(s.dim("cancelled"))
+        return "cancel" as const
+      }
+      return "retry" as const
+    }))
 })
 
 const declining: ElicitationHandler.Service = {

@@ -160,6 +160,27 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       ])
       Fs.rmSync(directory, { recursive: true, force: true })
     }))
+
+  for (const choice of ["retry", "cancel"] as const) {
+    it.scoped(`-32042 with no completion report: the user ${choice === "retry" ? "retries" : "cancels"} by hand`, () =>
+      Effect.gen(function*() {
+        const terminal = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", server("url-required"), "tools", "call", "open"], {
+          env: { BROWSER: `${ShellWords.quote(Cli.node)} -e 0` }
+        })
+        yield* terminal.waitFor(/Open this URL in your browser\? \[y\/N\]/)
+        yield* terminal.sendKeys("y", "Enter")
+        yield* terminal.waitFor(/Press Enter to retry, or type c to cancel: /)
+        yield* terminal.sendKeys(...(choice === "retry" ? ["Enter"] : ["c", "Enter"]))
+        const screen = yield* terminal.waitFor(/\[exit \d+\]/)
+        assert.include(screen, "Waiting for you to finish on https://good.example.")
+        if (choice === "retry") {
+          assert.include(screen, "ok\n[exit 0]")
+        } else {
+          assert.include(screen, "cancelled")
+          assert.notInclude(screen, "[exit 0]")
+        }
+      }))
+  }
 })
 
 layer(Cli.layer)("terminal text", (it) => {

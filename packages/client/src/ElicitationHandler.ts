@@ -125,6 +125,22 @@ export interface Service {
    * failure, a defect or a throw of it is logged and goes no further.
    */
   readonly completed?: ((elicitationId: string) => Effect.Effect<void>) | undefined
+  /**
+   * URL mode, the manual controls: the user consented to a page, and the request that needs it waits while the
+   * interaction happens in the browser. Answer `"retry"` when the user says they are done (the request is sent
+   * again now) or `"cancel"` to give the request up (the caller gets the error). The user is asked only once per
+   * page and call; this is asked instead whenever the server needs the same page again.
+   *
+   * - 2025-11-25 (`-32042`): it runs from the consent on, next to the wait for the server's completion report,
+   *   which interrupts it when it comes first. Without it, the client waits for that report (up to the request
+   *   timeout) and sends the request once more.
+   * - 2026-07-28 (`input_required` rounds): the first retry follows the consent at once; when the server asks for
+   *   the same page again (the interaction is not finished), this decides. Without it, the client retries after a
+   *   growing pause (1 s, doubling, at most 30 s) within the call's round limit, without asking the user again.
+   */
+  readonly urlPending?:
+    | ((request: UrlRequest, context: ElicitationContext) => Effect.Effect<"retry" | "cancel">)
+    | undefined
 }
 
 /**

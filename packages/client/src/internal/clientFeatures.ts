@@ -10,6 +10,7 @@ import * as ExtensionHandler from "../ExtensionHandler.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
+import * as UrlConsent from "./urlConsent.js"
 
 /**
  * The handlers the application provided; each one present turns on its capability.
@@ -208,6 +209,8 @@ export interface RequestOrigin {
    * what forgets it again, run when the handler does not accept (its completion is then no longer expected).
    */
   readonly onUrlElicitation?: ((elicitationId: string) => () => void) | undefined
+  /** The pages the user consented to during this call (2026-07-28 rounds): not shown again. */
+  readonly urlConsent?: UrlConsent.UrlConsent | undefined
 }
 
 /**
@@ -345,26 +348,39 @@ const elicit = (
         Either.right({ action: "decline" })
       )
     }
-    // known before the handler answers: the completion may come while the user is still in the browser
     const elicitationId = decoded.right.elicitationId
+    const request: ElicitationHandler.UrlRequest = {
+      mode: "url",
+      message: decoded.right.message,
+      url: decoded.right.url,
+      urlOrigin: inspected.right.origin,
+      serverOrigin: origin.serverOrigin,
+      warnings: inspected.right.warnings,
+      elicitationId
+    }
+    const consent = origin.urlConsent
+    if (consent !== undefined && consent.accepted.has(request.url)) {
+      // the same page again: the user already said yes to it; their manual controls (or a pause) decide
+      return Effect.map(UrlConsent.again(handler, request, context, consent), (choice) =>
+        choice === "retry"
+          ? Either.right({ action: "accept" })
+          : failure(McpSchema.ErrorCode.InvalidRequest, "the user cancelled the request waiting on a URL page"))
+    }
+    // known before the handler answers: the completion may come while the user is still in the browser
     const forget = elicitationId === undefined ? undefined : origin.onUrlElicitation?.(elicitationId)
     return Effect.map(
-      handler.elicit({
-        mode: "url",
-        message: decoded.right.message,
-        url: decoded.right.url,
-        urlOrigin: inspected.right.origin,
-        serverOrigin: origin.serverOrigin,
-        warnings: inspected.right.warnings,
-        elicitationId
-      }, context).pipe(
+      handler.elicit(request, context).pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {
             if (Exit.isFailure(exit) || exit.value.action !== "accept") forget?.()
           })
         )
       ),
-      (result) => Either.right(result.action === "accept" ? { action: "accept" } : { action: result.action })
+      (result) => {
+        if (result.action !== "accept") return Either.right({ action: result.action })
+        consent?.accepted.add(request.url)
+        return Either.right({ action: "accept" })
+      }
     )
   }
   if (!origin.declaredModes.includes("form")) {

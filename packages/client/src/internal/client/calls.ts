@@ -21,6 +21,7 @@ import type * as Connection from "./connection.js"
 import type * as Envelope from "./envelope.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SpecErrors from "./specErrors.js"
+import * as UrlConsent from "../urlConsent.js"
 import type * as Requester from "./requester.js"
 import type * as ServerRequests from "./serverRequests.js"
 import type * as Telemetry from "./telemetry.js"
@@ -299,24 +300,44 @@ export const make = (deps: {
 
   /**
    * `-32042` (2025-11-25): the URL elicitations the request needs go through the elicitation handler (when it
-   * takes URL mode); once the user accepted them all, the request is sent once more after the server reports them
-   * complete (or after the request timeout, should it never say). Declined: the caller gets the error.
+   * takes URL mode); once the user accepted them all, the request is sent once more when the server reports them
+   * complete, or when the user says so through the handler's manual controls (`urlPending`: retry or cancel).
+   * Without controls, a report that never comes is waited for up to the request timeout. Declined or cancelled:
+   * the caller gets the error. A page the user already consented to during this call is not shown again: a
+   * `-32042` naming only such pages goes to the controls (without any, to the caller), at most `maxInputRounds`
+   * times.
    */
   const urlElicited = <A>(
     error: McpError.UrlElicitationRequired,
-    retry: Effect.Effect<A, McpError.McpClientError>
+    retry: Effect.Effect<A, McpError.McpClientError>,
+    consent: UrlConsent.UrlConsent = UrlConsent.make(),
+    round = 1
   ): Effect.Effect<A, McpError.McpClientError> | undefined => {
     const session = status.current()
     const serverRequests = deps.serverRequests
-    if (serverRequests === undefined || session === undefined) return undefined
+    if (serverRequests === undefined || session === undefined || round > deps.maxInputRounds) return undefined
     if (!deps.envelope.declaredModes(session.protocolVersion).includes("url")) return undefined
-    return Effect.flatMap(serverRequests.elicitUrls(session, error.elicitations), (accepted) =>
-      accepted
-        ? Effect.zipRight(
-          serverRequests.awaitCompleted(error.elicitations.map((e) => e.elicitationId), requestTimeout),
-          retry
-        )
-        : Effect.fail(error))
+    const fresh = error.elicitations.filter((e) => !consent.accepted.has(e.elicitationId))
+    const manual = serverRequests.urlPending(session, error.elicitations)
+    if (fresh.length === 0 && manual === undefined) return undefined
+    const consented = fresh.length === 0 ? Effect.succeed(true) : serverRequests.elicitUrls(session, fresh)
+    return Effect.flatMap(consented, (accepted) => {
+      if (!accepted) return Effect.fail(error)
+      for (const { elicitationId } of fresh) consent.accepted.add(elicitationId)
+      // the server's report on the pages just shown retries on its own (pages shown before are not reported again)
+      const reported = fresh.length === 0
+        ? Effect.never
+        : serverRequests.awaitCompleted(fresh.map((e) => e.elicitationId), manual === undefined ? requestTimeout : undefined)
+      const decided = manual === undefined
+        ? Effect.as(reported, "retry" as const)
+        : Effect.raceFirst(Effect.as(reported, "retry" as const), manual)
+      return Effect.flatMap(decided, (choice) =>
+        choice === "cancel" ? Effect.fail(error) : Effect.catchIf(
+          retry,
+          (again): again is McpError.UrlElicitationRequired => again._tag === "UrlElicitationRequired",
+          (again) => urlElicited(again, retry, consent, round + 1) ?? Effect.fail(again)
+        ))
+    })
   }
 
   const call = <A>(

@@ -196,7 +196,8 @@ export const make = (deps: {
               : undefined
             const end = () => {
               const ended = endCall(trace, exit)
-              return again === undefined ? ended : again
+              // (the recovery waits on the user and the server: the caller may give it up)
+              return again === undefined ? ended : restore(again)
             }
             return cancel === undefined ? end() : Effect.flatMap(cancel, end)
           },

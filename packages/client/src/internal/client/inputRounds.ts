@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as Features from "../clientFeatures.js"
+import * as UrlConsent from "../urlConsent.js"
 import type * as Cache from "./cache.js"
 import type * as Envelope from "./envelope.js"
 import type { Session } from "./session.js"
@@ -86,13 +87,15 @@ export type InputRounds = (
 export type Answerer = (
   method: string,
   session: Session,
-  inputRequests: InputRequests
+  inputRequests: InputRequests,
+  /** The URL pages consented to earlier in the same call, which are not shown again. */
+  urlConsent?: UrlConsent.UrlConsent | undefined
 ) => Effect.Effect<Record<string, unknown>, McpError.ProtocolError>
 
 /**
  * @internal
  */
-export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, session, inputRequests) =>
+export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, session, inputRequests, urlConsent) =>
     Effect.gen(function*() {
       const declared = envelope.capabilitiesFor(session.protocolVersion)
       const responses: Record<string, unknown> = {}
@@ -108,7 +111,8 @@ export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, 
           serverOrigin: session.transport.origin,
           serverName: session.serverInfo?.name,
           related: undefined,
-          declaredModes: envelope.declaredModes(session.protocolVersion)
+          declaredModes: envelope.declaredModes(session.protocolVersion),
+          urlConsent
         })
         if (Either.isLeft(outcome)) {
           return yield* inputError(method, `${input.method} failed: ${outcome.left.message}`, "InputFailed")
@@ -125,6 +129,8 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
   const answerInputs = makeAnswerer(envelope)
   return (method, params, options, first) =>
     Effect.gen(function*() {
+      // C4: a page the user consented to in one round is not shown again in the next
+      const urlConsent = UrlConsent.make()
       let inputResponses: Record<string, unknown> | undefined
       let requestState: string | undefined
       for (let round = 1;; round++) {
@@ -161,7 +167,7 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
         } else {
           const answered = options?.answerInputs !== undefined
             ? yield* options.answerInputs(result.inputRequests, round)
-            : yield* answerInputs(method, session, result.inputRequests)
+            : yield* answerInputs(method, session, result.inputRequests, urlConsent)
           // every input MUST be answered before the retry
           const unanswered = Object.keys(result.inputRequests).filter((key) => !(key in answered))
           if (unanswered.length > 0) {

@@ -47,8 +47,16 @@ export interface ServerRequests {
     session: Session,
     elicitations: ReadonlyArray<McpError.UrlElicitation>
   ) => Effect.Effect<boolean>
-  /** Waits until the server reported these URL elicitations complete, or `timeoutMillis` passed. */
-  readonly awaitCompleted: (ids: ReadonlyArray<string>, timeoutMillis: number) => Effect.Effect<void>
+  /** Waits until the server reported these URL elicitations complete, or `timeoutMillis` passed (if given). */
+  readonly awaitCompleted: (ids: ReadonlyArray<string>, timeoutMillis: number | undefined) => Effect.Effect<void>
+  /**
+   * C4: the handler's manual controls for a request waiting on URL pages the user consented to (the first page
+   * is shown to it); undefined when the handler has none.
+   */
+  readonly urlPending: (
+    session: Session,
+    elicitations: ReadonlyArray<McpError.UrlElicitation>
+  ) => Effect.Effect<"retry" | "cancel"> | undefined
 }
 
 /**
@@ -203,11 +211,28 @@ export const make = (options: {
           const waiter = waiters.get(id)
           return waiter === undefined ? Effect.void : Deferred.await(waiter)
         }, { discard: true, concurrency: "unbounded" }).pipe(
-          Effect.timeout(timeoutMillis),
-          Effect.ignore,
+          (wait) => timeoutMillis === undefined ? wait : Effect.ignore(Effect.timeout(wait, timeoutMillis)),
           Effect.ensuring(Effect.sync(() => {
             for (const id of ids) waiters.delete(id)
           }))
-        )
+        ),
+      urlPending: (session, elicitations) => {
+        const pending = Option.getOrUndefined(handlers.elicitation)?.urlPending
+        const first = elicitations[0]
+        if (pending === undefined || first === undefined) return undefined
+        const serverOrigin = session.transport.origin
+        const inspected = Features.inspectUrl(first.url, serverOrigin)
+        // (a URL never shown to the user has no controls either)
+        if (Either.isLeft(inspected)) return undefined
+        return pending({
+          mode: "url",
+          message: first.message,
+          url: first.url,
+          urlOrigin: inspected.right.origin,
+          serverOrigin,
+          warnings: inspected.right.warnings,
+          elicitationId: first.elicitationId
+        }, { serverName: session.serverInfo?.name, relatedRequest: undefined })
+      }
     }
   })
