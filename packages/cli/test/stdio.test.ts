@@ -96,6 +96,31 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
       assert.include(unbalanced.stderr, "UnterminatedSingleQuote")
     }))
 
+  it.effect("auto era: a server that fails on its own is started once; one that quits on the probe is restarted", () =>
+    Effect.gen(function*() {
+      const directory = temporaryDirectory()
+      const fixture = Path.join(import.meta.dirname, "fixtures", "exiting-server.mjs")
+      const server = (mode: string, record: string) =>
+        `${ShellWords.quote(Cli.node)} ${ShellWords.quote(fixture)} ${mode} ${ShellWords.quote(record)}`
+      const crashStarts = Path.join(directory, "crash")
+      const quitStarts = Path.join(directory, "quit")
+      const [crash, quit] = yield* Cli.runAll([
+        ["--stdio", server("crash", crashStarts), "tools", "list"],
+        ["--stdio", server("quit-on-probe", quitStarts), "tools", "list"]
+      ])
+      const starts = (file: string) => Fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length
+      // the exit code and the server's own words, once; no second start to be told the same
+      assert.strictEqual(crash.code, 3)
+      assert.strictEqual(starts(crashStarts), 1)
+      assert.include(crash.stderr, "code 3")
+      assert.strictEqual(crash.stderr.split("fatal: API_TOKEN is not set").length, 2, crash.stderr)
+      // a legacy server that quits on anything before initialize still works, as it needs the restart
+      assert.strictEqual(quit.code, 0, quit.stderr)
+      assert.include(quit.stdout, "only")
+      assert.strictEqual(starts(quitStarts), 2)
+      Fs.rmSync(directory, { recursive: true, force: true })
+    }))
+
   it.scoped("Ctrl-C during a slow call cancels it on the server and exits 130", () =>
     Effect.gen(function*() {
       const directory = temporaryDirectory()

@@ -194,6 +194,24 @@ describe("the era negotiator", () => {
       assert.deepStrictEqual(methods(yield* Ref.get(second.sent)), ["initialize"])
     }))
 
+  it.effect("a child that exits with an error on its own is not restarted: its exit is the error", () =>
+    Effect.gen(function*() {
+      const exited = (code: number, stderr: ReadonlyArray<string>) =>
+        Effect.fail(new McpError.TransportError({ transport: "stdio", reason: "Exited", exitCode: code, stderr }))
+      const crashed = yield* channel({ "server/discover": [exited(3, ["fatal: API_TOKEN is not set"])] }, {
+        closed: true
+      })
+      const error = yield* Effect.flip(negotiator().negotiate(crashed.value))
+      assert.strictEqual(error._tag, "TransportError")
+      if (error._tag === "TransportError") assert.strictEqual(error.exitCode, 3)
+      // one that names the probe or initialization, or exits cleanly, quit because of the probe
+      for (const [code, stderr] of [[1, ["Error: received server/discover before initialization"]], [0, []]] as const) {
+        const quit = yield* channel({ "server/discover": [exited(code, stderr)] }, { closed: true })
+        const signal = yield* Effect.flip(negotiator().negotiate(quit.value))
+        assert.strictEqual(signal._tag, "RestartAsLegacy")
+      }
+    }))
+
   it.effect("answers that contradict each other about the era turn the verdict twice, then fail", () =>
     Effect.gen(function*() {
       const n = negotiator()

@@ -180,6 +180,24 @@ export const initializeNamesOnlyModern = (error: McpError.McpError): boolean => 
   return data.right.supported.every(McpSchema.isModernVersion)
 }
 
+/** What a server that quit because of the probe tends to say about it. */
+const probeComplaint = /server\/discover|initiali[sz]|unknown method|method not found|unsupported method|invalid request|-3260[01]/i
+
+/**
+ * Whether a child that went away during the probe may have done so because of it (a legacy server that quits on
+ * any request before `initialize`): it exited cleanly, or with no code (a signal, or a transport that reports
+ * none), or its stderr names the probe, initialization or an unknown method. One that exited with an error code
+ * and said nothing of the kind failed on its own (a missing setting, a crash at start): starting it again would
+ * only repeat the failure, and whatever it did before failing.
+ *
+ * @internal
+ */
+export const exitedBecauseOfProbe = (error: McpError.TransportError): boolean => {
+  const code = error.exitCode
+  if (error.reason !== "Exited" || code === undefined || code === null || code === 0) return true
+  return probeComplaint.test([...(error.stderr ?? []), error.detail ?? ""].join("\n"))
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The negotiator: the probe / initialize loop that finds a server's era on each new connection.
 
@@ -401,11 +419,14 @@ const classifyFailure = (
       if (kind === "http" || state.verdict === "modern") {
         return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
       }
-      // Some legacy servers quit on any request before initialize: restart and speak legacy.
-      return Effect.flatMap(channel.closed, (closed) =>
-        closed
+      // Some legacy servers quit on any request before initialize: restart and speak legacy. A child that failed
+      // on its own is not started again just to fail the same way: its exit is the error.
+      return Effect.flatMap(channel.closed, (closed): Effect.Effect<ProbeVerdict, NegotiationError> =>
+        !closed
+          ? Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+          : exitedBecauseOfProbe(error)
           ? Effect.fail(new RestartAsLegacy())
-          : Effect.succeed(classifyProbeFailure(kind, error, supported, retried)))
+          : Effect.fail(error))
     case "ProtocolError":
       return Effect.fail(error)
     default:
