@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as NodeStream from "node:stream"
+import * as CommandTimeout from "./commandTimeout.js"
 import * as Connection from "./connection.js"
 import type * as Elicitation from "./elicitation.js"
 import { type CliError, Reported, UsageError } from "./errors.js"
@@ -89,7 +90,7 @@ export const shellCommands = (commands: ReadonlyArray<Grammar.CommandSpec<Run>>)
   ...commands.filter((command) => !outside.has(command.path[0])).map((command) => ({
     ...command,
     server: false,
-    options: [...(command.options ?? []), jsonOption]
+    options: [...(command.options ?? []), jsonOption, CommandTimeout.option]
   })),
   ...builtins
 ]
@@ -118,7 +119,7 @@ const help = (path: ReadonlyArray<string>, commands: ReadonlyArray<Grammar.Comma
     ...Grammar.table(rows, style),
     "",
     ...Grammar.wrap(
-      "Options go after the command (--json on any of them). Tab completes commands, tool, prompt and resource " +
+      "Options go after the command (--json and --timeout on any of them). Tab completes commands, tool, prompt and resource " +
         "names and --arg names. Ctrl-C cancels the running command; Ctrl-D or exit leaves. <command> --help describes one.",
       style.width
     )
@@ -232,7 +233,22 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     yield* reader.running(Effect.sleep(duration.right))
                     return "next" as const
                   }
-                  const effect = Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, shared)
+                  // a command's own --timeout: its requests wait that long, and it ends by then
+                  const ownTimeout = parsed.parsed.options.get("timeout")?.at(-1)
+                  const deadline = ownTimeout === undefined ? undefined : Connection.parseDuration(ownTimeout)
+                  if (deadline !== undefined && Either.isLeft(deadline)) {
+                    return { error: new UsageError({ message: `--timeout: ${deadline.left}` }), json }
+                  }
+                  const timeout = deadline?.right
+                  const effect = timeout === undefined
+                    ? Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, shared)
+                    : CommandTimeout.bounded(
+                      Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, {
+                        client: CommandTimeout.client(client, timeout),
+                        resolved: { ...resolved, timeout }
+                      }),
+                      timeout
+                    )
                   if (path[0] === "listen") {
                     // in the background: its notifications are printed between prompts; a new listen replaces it
                     if (listener !== undefined) yield* Fiber.interrupt(listener)

@@ -128,6 +128,31 @@ layer(Cli.layer, { excludeTestServices: true })("conduit shell", (it) => {
       assert.include(missing.stderr, "cannot read the script")
     }))
 
+  it.effect("conduit run: --timeout on one command is its deadline, longer or shorter than the session's", () =>
+    Effect.gen(function*() {
+      const stdin = [
+        // no progress before 800 ms: past the session's 300 ms, within the command's 3 s
+        "tools call slow --arg steps=1 --arg delayMs=800 --timeout 3s",
+        // progress every 100 ms would restart a request timeout: the command's deadline still ends it
+        "tools call slow --arg steps=50 --arg delayMs=100 --timeout 500ms",
+        "tools call echo --arg text=never",
+        ""
+      ].join("\n")
+      const [own, session] = yield* Effect.all([
+        Cli.run(["--timeout", "300ms", "run", "-"], { stdin }),
+        Cli.run(["--timeout", "300ms", "run", "-"], { stdin: "tools call slow --arg steps=1 --arg delayMs=800\n" })
+      ], { concurrency: 2 })
+      assert.strictEqual(own.code, 124, own.stderr)
+      assert.include(own.stdout, "done after 1 steps")
+      assert.notInclude(own.stdout, "never")
+      assert.include(own.stderr, "stdin:2: stopped at")
+      assert.include(own.stderr, "conduit: timed out (--timeout 500ms)")
+      assert.notInclude(own.stderr, "step 10 of 50")
+      // without its own --timeout a command keeps the session's
+      assert.strictEqual(session.code, 124)
+      assert.include(session.stderr, "timed out after 300 ms")
+    }))
+
   it.effect("conduit run: --json on a command, and its failure as one JSON object", () =>
     Effect.gen(function*() {
       const result = yield* Cli.run(["run", "-"], { stdin: "tools call add --arg a=1 --arg b=2 --json\ntools call nope --json\n" })
