@@ -42,12 +42,13 @@ export interface LineReader {
 }
 
 /**
- * What Tab offers: the candidates for the word under the cursor, and that word.
+ * What Tab offers: the candidates for the word under the cursor, and that word. It may ask the server, so it is an
+ * effect; readline waits for it (the shell bounds it with a short deadline), and a failure offers nothing.
  *
  * @since 0.1.0
  * @category models
  */
-export type Completer = (line: string) => readonly [ReadonlyArray<string>, string]
+export type Completer = (line: string) => Effect.Effect<readonly [ReadonlyArray<string>, string]>
 
 /**
  * @since 0.1.0
@@ -137,9 +138,14 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
             : {}),
           ...(interactive && completer !== undefined
             ? {
-              completer: (line: string): [Array<string>, string] => {
-                const [candidates, word] = completer(line)
-                return [[...candidates], word]
+              completer: (
+                line: string,
+                callback: (error: null | Error, result: [Array<string>, string]) => void
+              ): void => {
+                Runtime.runCallback(runtime)(completer(line), {
+                  onExit: (exit) =>
+                    callback(null, exit._tag === "Success" ? [[...exit.value[0]], exit.value[1]] : [[], ""])
+                })
               }
             }
             : {})

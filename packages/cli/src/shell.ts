@@ -14,6 +14,7 @@ import type * as McpClient from "@conduit-mcp/client/McpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -120,7 +121,7 @@ const help = (path: ReadonlyArray<string>, commands: ReadonlyArray<Grammar.Comma
     "",
     ...Grammar.wrap(
       "Options go after the command (--json and --timeout on any of them). Tab completes commands, tool, prompt and resource " +
-        "names and --arg names. Ctrl-C cancels the running command; Ctrl-D or exit leaves. <command> --help describes one.",
+        "names, --arg names, and the values the server suggests for prompt arguments and resource template variables. Ctrl-C cancels the running command; Ctrl-D or exit leaves. <command> --help describes one.",
       style.width
     )
   ].join("\n")
@@ -150,10 +151,21 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
       process.stderr.isTTY === true
     const commands = shellCommands(options.commands)
     let catalog = Completion.emptyCatalog
+    // asks the server for argument values, once connected
+    let suggest: ((question: Completion.ServerQuestion) => Effect.Effect<ReadonlyArray<string>>) | undefined
     const reader = yield* LineReader.make({
       input: content !== undefined ? NodeStream.Readable.from([content]) : process.stdin,
       interactive,
-      completer: (line) => Completion.complete(line, commands, catalog),
+      completer: (line) => {
+        const local = Completion.complete(line, commands, catalog)
+        const question = Completion.serverQuestion(line, commands, catalog)
+        if (question === undefined || suggest === undefined) return Effect.succeed(local)
+        const word = question.word
+        // the names the shell knows (resource URIs) come first, then what the server suggests (not the word as typed:
+        // readline would find nothing to add)
+        const known = local[1] === word ? local[0].filter((candidate) => candidate !== word) : []
+        return Effect.map(suggest(question), (values) => [[...new Set([...known, ...values])], word] as const)
+      },
       historyFile: interactive ? LineReader.historyFile() : undefined
     })
     const where = Option.getOrElse(fromFile, () => "stdin")
@@ -162,6 +174,16 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
       (client, resolved) =>
         Effect.gen(function*() {
           if (interactive) {
+            suggest = (question) =>
+              client.complete(
+                { ref: question.ref, argument: question.argument, ...(question.context ? { context: question.context } : {}) },
+                { timeout: suggestionTimeout }
+              ).pipe(
+                // a slow or hostile server never holds the prompt for longer than this
+                Effect.timeout(suggestionTimeout),
+                Effect.map((result) => Completion.suggested(question, result.completion.values)),
+                Effect.orElseSucceed((): ReadonlyArray<string> => [])
+              )
             const refresh = Effect.gen(function*() {
               catalog = yield* readCatalog(client)
             })
@@ -294,6 +316,9 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
     )
   }))
 
+/** How long Tab waits for the server's suggestions before offering what the shell knows. */
+const suggestionTimeout = Duration.millis(500)
+
 const readCatalog = (client: McpClient.McpClientService): Effect.Effect<Completion.Catalog> =>
   Effect.gen(function*() {
     const session = yield* client.session
@@ -301,6 +326,9 @@ const readCatalog = (client: McpClient.McpClientService): Effect.Effect<Completi
     const tools = capabilities.tools !== undefined ? yield* client.listTools() : []
     const prompts = capabilities.prompts !== undefined ? yield* client.listPrompts() : []
     const resources = capabilities.resources !== undefined ? yield* client.listResources() : []
+    const templates = capabilities.resources !== undefined
+      ? yield* Effect.orElseSucceed(client.listResourceTemplates(), () => [])
+      : []
     const properties = (schema: unknown): ReadonlyArray<string> =>
       typeof schema === "object" && schema !== null && "properties" in schema && typeof schema.properties === "object" &&
         schema.properties !== null
@@ -309,6 +337,7 @@ const readCatalog = (client: McpClient.McpClientService): Effect.Effect<Completi
     return {
       tools: tools.map((tool) => ({ name: tool.name, arguments: properties(tool.inputSchema) })),
       prompts: prompts.map((prompt) => ({ name: prompt.name, arguments: (prompt.arguments ?? []).map((a) => a.name) })),
-      resources: resources.map((resource) => resource.uri)
+      resources: resources.map((resource) => resource.uri),
+      templates: templates.map((template) => template.uriTemplate)
     }
   }).pipe(Effect.orElseSucceed(() => Completion.emptyCatalog))

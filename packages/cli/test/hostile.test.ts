@@ -161,6 +161,37 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       Fs.rmSync(directory, { recursive: true, force: true })
     }))
 
+  it.scoped("shell Tab: suggested values with terminal controls are dropped; a silent server holds the prompt briefly", () =>
+    Effect.gen(function*() {
+      const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-hostile-"))
+      const hostile = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", server("complete"), "shell"], {
+        env: { XDG_STATE_HOME: state }
+      })
+      yield* hostile.waitFor(/conduit> $/m)
+      // (the prompt's name completes once the shell has listed the prompts)
+      yield* hostile.sendKeys("prompts get ", "Tab")
+      yield* hostile.waitFor(/conduit> prompts get p $/m)
+      yield* hostile.sendKeys("C-u", "prompts get p --arg q=", "Tab")
+      const completed = yield* hostile.waitFor(/conduit> prompts get p --arg q=safe\\ value $/m)
+      assert.notInclude(completed, "red")
+      assert.notInclude(completed, "bell")
+      assert.notInclude(completed, "xxxxxxxxxx")
+
+      const silent = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", server("complete-silent"), "shell"], {
+        env: { XDG_STATE_HOME: state }
+      })
+      yield* silent.waitFor(/conduit> $/m)
+      yield* silent.sendKeys("prompts get ", "Tab")
+      yield* silent.waitFor(/conduit> prompts get p $/m)
+      const started = Date.now()
+      yield* silent.sendKeys("C-u", "prompts get p --arg q=", "Tab")
+      yield* silent.sendKeys("typed")
+      yield* silent.waitFor(/conduit> prompts get p --arg q=typed$/m)
+      // the suggestions are waited for 500 ms at most (generous bound for a loaded machine)
+      assert.isBelow(Date.now() - started, 3_000)
+      Fs.rmSync(state, { recursive: true, force: true })
+    }))
+
   for (const choice of ["retry", "cancel"] as const) {
     it.scoped(`-32042 with no completion report: the user ${choice === "retry" ? "retries" : "cancels"} by hand`, () =>
       Effect.gen(function*() {

@@ -32,6 +32,39 @@ describe("shell completion", () => {
   }
   const complete = (line: string) => Completion.complete(line, commands, catalog)
 
+  plainIt("asks the server for a prompt argument's value or a template's variable, and keeps only safe values", () => {
+    const withPrompts: Completion.Catalog = {
+      ...catalog,
+      prompts: [{ name: "greet", arguments: ["name", "style"] }],
+      templates: ["demo://notes/{topic}", "demo://{a}/{b}"]
+    }
+    const promptCommands = Shell.shellCommands([
+      { path: ["prompts", "get"], description: "", arguments: [{ name: "name", description: "" }], options: [
+        { name: "arg", value: "key=value", repeatable: true, description: "" }
+      ], run: () => Effect.void },
+      { path: ["resources", "read"], description: "", arguments: [{ name: "uri", description: "" }], run: () => Effect.void }
+    ])
+    const question = Completion.serverQuestion("prompts get greet --arg style=formal --arg name=A", promptCommands, withPrompts)
+    assert.deepStrictEqual(question?.ref, { type: "ref/prompt", name: "greet" })
+    assert.deepStrictEqual(question?.argument, { name: "name", value: "A" })
+    assert.deepStrictEqual(question?.context, { arguments: { style: "formal" } })
+    assert.strictEqual(question?.word, "name=A")
+    // an argument the prompt does not have, a tool (no completion for tools), a name not typed yet: nothing asked
+    assert.isUndefined(Completion.serverQuestion("prompts get greet --arg nope=", promptCommands, withPrompts))
+    assert.isUndefined(Completion.serverQuestion("prompts get greet --arg na", promptCommands, withPrompts))
+    const template = Completion.serverQuestion("resources read demo://notes/ef", promptCommands, withPrompts)
+    assert.deepStrictEqual(template?.ref, { type: "ref/resource", uri: "demo://notes/{topic}" })
+    assert.deepStrictEqual(template?.argument, { name: "topic", value: "ef" })
+    if (question === undefined || template === undefined) return
+    assert.deepStrictEqual(
+      Completion.suggested(question, ["Ada", "Ada", "A b", "\u001b[31mred", "a\u202eb", "c\u009bd", "x".repeat(201), 7, ""]),
+      ["name=Ada ", "name=A\\ b "]
+    )
+    assert.deepStrictEqual(Completion.suggested(template, ["effect"]), ["demo://notes/effect "])
+    const many = Array.from({ length: 500 }, (_, i) => `v${i}`)
+    assert.strictEqual(Completion.suggested(question, many).length, Completion.maxSuggestions)
+  })
+
   plainIt("completes command words, names and argument names", () => {
     assert.deepStrictEqual(complete("to"), [["tools "], "to"])
     assert.deepStrictEqual(complete("tools "), [["call ", "list "], ""])
@@ -68,6 +101,12 @@ layer(Cli.layer, { excludeTestServices: true })("conduit shell", (it) => {
       yield* terminal.waitFor(/step \d+ of 100/)
       yield* terminal.sendKeys("C-c")
       yield* terminal.waitFor(/conduit: cancelled\nconduit> $/m)
+      // argument values the server suggests (completion/complete): a prompt's argument, a template's variable
+      yield* terminal.sendKeys("prompts get greet --arg name=Gr", "Tab")
+      yield* terminal.waitFor(/conduit> prompts get greet --arg name=Grace $/m)
+      yield* terminal.sendKeys("C-u", "resources read demo://notes/ef", "Tab")
+      yield* terminal.waitFor(/conduit> resources read demo:\/\/notes\/effect $/m)
+      yield* terminal.sendKeys("C-u")
       yield* terminal.sendKeys("tools call echo --arg text=still-here", "Enter")
       yield* terminal.waitFor(/^still-here\nconduit> $/m)
       yield* terminal.sendKeys("C-d")
