@@ -1,14 +1,18 @@
 /**
  * The 2025-11-25 task-required tool of a real server: `@modelcontextprotocol/server-everything`'s
  * `simulate-research-query` (`execution.taskSupport: "required"`, four one-second stages, `pollInterval` 1 s) over
- * stdio, called with plain `callTool` and through a handle. On the live clock: the server works in real seconds.
+ * stdio, called with plain `callTool` and through a handle, and with an ambiguous topic (the task asks for a
+ * clarification through `tasks/result`). On the live clock: the server works in real seconds.
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
 import * as StdioTransport from "../src/StdioTransport.js"
 import * as RealServers from "./utils/realServers.js"
@@ -65,4 +69,43 @@ describe("server-everything's simulate-research-query (a task-required tool) ove
       const listed = yield* client.tasks.list()
       assert.isTrue(listed.tasks.some((task) => task.taskId === handle.taskId))
     }).pipe(Effect.provide(client)), 30_000)
+})
+
+describe("server-everything's simulate-research-query when the topic is ambiguous", () => {
+  it.live("the task asks for a clarification (input_required): the elicitation handler answers it", () =>
+    Effect.gen(function*() {
+      const asked = yield* Ref.make<ReadonlyArray<string>>([])
+      const elicitation = ElicitationHandler.ElicitationHandler.of({
+        modes: ["form"],
+        elicit: (request) =>
+          Effect.gen(function*() {
+            yield* Ref.update(asked, (all) => [...all, request.message])
+            // the first interpretation the form offers
+            const options = request.mode === "form" ? request.requestedSchema.properties.interpretation?.oneOf : undefined
+            const first: unknown = Array.isArray(options) ? options[0] : undefined
+            const choice = Predicate.isRecord(first) && typeof first.const === "string" ? first.const : "any"
+            return { action: "accept" as const, content: { interpretation: choice } }
+          })
+      })
+      const withElicitation = McpClient.layer({
+        healthCheckInterval: false,
+        probeTimeout: "20 seconds",
+        clientInfo: { name: "conduit-tests", version: "0.1.0" },
+        elicitation
+      }).pipe(
+        Layer.provide(StdioTransport.layer({
+          command: RealServers.everything.command,
+          args: RealServers.everything.args,
+          closeTimeout: "1 second"
+        })),
+        Layer.provide(NodeContext.layer)
+      )
+      const result = yield* Effect.flatMap(McpClient.McpClient, (client) =>
+        client.callTool({ name: "simulate-research-query", arguments: { topic: "python", ambiguous: true } })).pipe(
+          Effect.provide(withElicitation)
+        )
+      assert.strictEqual((yield* Ref.get(asked)).length, 1)
+      assert.include(textOf(result), "**Clarification**")
+      assert.include(textOf(result), "input_required")
+    }), 30_000)
 })
