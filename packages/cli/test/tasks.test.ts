@@ -45,9 +45,29 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
   it.scoped("the demo server as a child process over stdio, in both eras: its task's status, progress and result", () =>
     Effect.gen(function*() {
       const [modern, legacy] = yield* Cli.runAll([
-        ["--stdio", Cli.demoServerCommand("modern"), "tools", "call", "research", "--arg", "seconds=2"],
-        ["--stdio", Cli.demoServerCommand("legacy"), "tools", "call", "research", "--arg", "topic=eels", "--arg", "seconds=2"]
+        ["--trace", "--stdio", Cli.demoServerCommand("modern"), "tools", "call", "research", "--arg", "seconds=2"],
+        [
+          "--trace",
+          "--stdio",
+          Cli.demoServerCommand("legacy"),
+          "tools",
+          "call",
+          "research",
+          "--arg",
+          "topic=eels",
+          "--arg",
+          "seconds=2"
+        ]
       ])
+      const sent = (result: Cli.Result, method: string) =>
+        result.stderr.split("\n").filter((line) => line.startsWith("[trace] →") && line.includes(`"method":"${method}"`))
+      // 2026-07-28: the waits listen for the task, and the server pushes its states, the result with the last; the
+      // task is polled once per wait (what changed before the listen began), then only every 30 s
+      assert.isAtLeast(sent(modern, "subscriptions/listen").length, 1)
+      assert.match(modern.stderr, /\[trace\] ← \{"jsonrpc":"2\.0","method":"notifications\/tasks","params":\{[^\n]*"status":"completed"/)
+      assert.isAtMost(sent(modern, "tasks/get").length, 2)
+      // 2025-11-25: the server's notifications/tasks/status
+      assert.match(legacy.stderr, /\[trace\] ← \{"jsonrpc":"2\.0","method":"notifications\/tasks\/status"/)
       assert.strictEqual(modern.code, 0, modern.stderr)
       assert.strictEqual(modern.stdout, "Report on tides: it took 2 s\n")
       assert.match(modern.stderr, /task \S+ working: researching tides \(1\/2\)/)
