@@ -9,8 +9,11 @@ import * as Headers from "@effect/platform/Headers"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as FiberId from "effect/FiberId"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
@@ -56,18 +59,11 @@ export interface Exchanges {
  */
 export const DEADLINE_GRACE_MILLIS = 1_000
 
-/** An exchange bounded by the request's deadline (plus the grace): past it, a `Timeout` transport error. */
-const withDeadline = <E>(
-  exchange: Effect.Effect<void, E, Scope.Scope>,
-  options: Transport.WireOptions
-): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> => {
-  const deadline = options.deadline
-  if (deadline === undefined || options.listen === true) return exchange
-  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.timeoutFail(exchange, {
-      duration: Math.max(0, deadline - now) + DEADLINE_GRACE_MILLIS,
-      onTimeout: () => transportError("Timeout", "the request's deadline passed before its exchange ended")
-    }))
+/** A running exchange with a deadline: stopped by the connection's deadline timer once `at` has passed. */
+interface Timed {
+  readonly at: number
+  readonly id: McpSchema.RequestId
+  fiber: Fiber.RuntimeFiber<void> | undefined
 }
 
 /** @internal */
@@ -82,6 +78,64 @@ export const make = (
     // the route of each running exchange, with the start it belongs to: a later start of the same request (a
     // re-send) keeps its own
     const routes = new Map<McpSchema.RequestId, { route: Route }>()
+    const connectionScope = yield* Effect.scope
+
+    /**
+     * The deadlines of the running exchanges: one timer fiber per connection stops every exchange still running a
+     * grace after its request's deadline (an exchange forks no timer of its own: a timeout race per exchange cost
+     * two fibers and ~20% of an HTTP call's CPU, measured with `packages/bench/src/fibers.mjs --transport http`).
+     * The timer sleeps until the earliest deadline, stops the exchanges past theirs, and goes on until none is left;
+     * an exchange due before the timer wakes restarts it.
+     */
+    const timed = new Set<Timed>()
+    let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+    let timerGeneration = 0
+
+    /** Stops an exchange past its deadline: once it has ended interrupted, its request fails with `Timeout`. */
+    const expire = (entry: Timed): Effect.Effect<void> => {
+      timed.delete(entry)
+      const fiber = entry.fiber
+      if (fiber === undefined) return Effect.void
+      return Effect.flatMap(Fiber.interrupt(fiber), (exit) =>
+        Exit.isInterrupted(exit)
+          ? inbound.emitOpen(Transport.TransportEvent.RequestFailed({
+            id: entry.id,
+            error: transportError("Timeout", "the request's deadline passed before its exchange ended")
+          }))
+          : Effect.void)
+    }
+
+    const runTimer = (generation: number): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        while (generation === timerGeneration) {
+          const now = yield* Clock.currentTimeMillis
+          let next: number | undefined
+          const due: Array<Timed> = []
+          for (const entry of timed) {
+            if (entry.at <= now) due.push(entry)
+            else if (next === undefined || entry.at < next) next = entry.at
+          }
+          for (const entry of due) yield* expire(entry)
+          if (generation !== timerGeneration) return
+          if (next === undefined) {
+            timer = undefined
+            return
+          }
+          if (timer !== undefined) timer = { at: next, fiber: timer.fiber }
+          yield* Effect.sleep(Duration.millis(next - now))
+        }
+      })
+
+    /** Makes sure the timer wakes by `at`. */
+    const armTimer = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (timer !== undefined && timer.at <= at) return Effect.void
+        timer?.fiber.unsafeInterruptAsFork(FiberId.none)
+        const generation = ++timerGeneration
+        return Effect.map(Effect.forkIn(Effect.interruptible(runTimer(generation)), connectionScope), (fiber) => {
+          if (generation === timerGeneration && fiber.unsafePoll() === null) timer = { at, fiber }
+        })
+      })
 
     /**
      * The exchange's fiber has that one exchange to run: its log annotations, the header names the HTTP client must
@@ -120,11 +174,12 @@ export const make = (
       options: Transport.WireOptions,
       resent: boolean,
       entry: { route: Route },
-      untraced: boolean
+      untraced: boolean,
+      deadline: Timed | undefined
     ): Effect.Effect<void> => {
       const failed = (error: McpError.TransportFailure) =>
         inbound.emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
-      const work = Effect.catchAllCause(withDeadline(bindingOf(route).exchange(request, options, resent), options), (cause) => {
+      const work = Effect.catchAllCause(bindingOf(route).exchange(request, options, resent), (cause) => {
         const failure = Cause.failureOption(cause)
         if (Option.isSome(failure)) return failed(failure.value)
         // a bug must not leave the caller waiting for its timeout
@@ -142,6 +197,7 @@ export const make = (
           // the Scope is in the fiber's context from the step above, which the types cannot follow
           Effect.onExit(work as Effect.Effect<void>, (exit) => {
             if (routes.get(request.id) === entry) routes.delete(request.id)
+            if (deadline !== undefined) timed.delete(deadline)
             return Scope.close(scope, exit)
           })
         ))
@@ -154,14 +210,24 @@ export const make = (
         routes.set(request.id, entry)
         // With Effect's own tracer and no span to join (the exchange inherits the sender's), the HTTP client's
         // span could be seen by no one: it is not made (nor its trace context sent).
-        const exchange = run(route, request, options, resent, entry, Tracing.untraced(sender))
+        // past the request's deadline (and a grace), an exchange nothing cancelled is stopped by the timer (a
+        // listen request has no deadline of its own)
+        const deadline: Timed | undefined = options.deadline === undefined || options.listen === true
+          ? undefined
+          : { at: options.deadline + DEADLINE_GRACE_MILLIS, id: request.id, fiber: undefined }
+        if (deadline !== undefined) timed.add(deadline)
+        const exchange = run(route, request, options, resent, entry, Tracing.untraced(sender), deadline)
         // The fiber inherits the sender's context and refs (its span, its log annotations), and is interruptible
         // even when the request is sent from an uninterruptible region (made so only then). A later start of the
         // same request interrupts the earlier exchange.
-        return Effect.flatMap(
+        const started = Effect.flatMap(
           Effect.forkDaemon(RuntimeFlags.interruption(status.runtimeFlags) ? exchange : Effect.interruptible(exchange)),
-          (fiber) => FiberMap.set(fibers, request.id, fiber)
+          (fiber) => {
+            if (deadline !== undefined) deadline.fiber = fiber
+            return FiberMap.set(fibers, request.id, fiber)
+          }
         )
+        return deadline === undefined ? started : Effect.zipRight(started, armTimer(deadline.at))
       })
 
     const stop: Exchanges["stop"] = (id) => FiberMap.remove(fibers, id)
