@@ -1,0 +1,62 @@
+// Warm connect over HTTP: in one process, after a first connect (cold: JIT, lazy modules, the first socket),
+// connects and closes a client again and again and reports the median time of a connect (up to the client being
+// usable) and of a connect followed by one call. A client's import and its first connect are not counted.
+//   node packages/bench/src/warmConnect.mjs [--clients conduit,sdk-v2,raw] [--era legacy|modern] [--times 30]
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { buildConduit } from "./buildConduit.mjs"
+import { now, textOf } from "./clients/common.mjs"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const argv = process.argv.slice(2)
+const option = (name, fallback) => {
+  const at = argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : argv[at + 1]
+}
+const clients = option("clients", "conduit,sdk-v2,raw").split(",")
+const era = option("era", "legacy")
+const times = Number(option("times", "30"))
+const modules = {
+  raw: "./clients/raw.mjs",
+  conduit: "./clients/conduit.mjs",
+  "conduit-promise": "./clients/conduitPromise.mjs",
+  "sdk-v2": "./clients/sdkV2.mjs",
+  "sdk-v1": "./clients/sdkV1.mjs"
+}
+
+if (clients.some((name) => name.startsWith("conduit")) && !argv.includes("--no-build")) buildConduit()
+const server = spawn(process.execPath, [path.join(here, "server.mjs"), "--http"], { stdio: ["ignore", "pipe", "inherit"] })
+const port = await new Promise((resolve) =>
+  server.stdout.once("data", (chunk) => resolve(JSON.parse(chunk.toString("utf8").split("\n")[0]).port))
+)
+const url = `http://127.0.0.1:${port}/mcp`
+const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
+
+for (const name of clients) {
+  const adapter = await import(modules[name])
+  await adapter.load("http")
+  const connectOnly = []
+  const withCall = []
+  for (let i = 0; i <= times; i++) {
+    const start = now()
+    const connection = await adapter.connect({ transport: "http", era, url })
+    const connected = now()
+    const result = await connection.call("echo", { text: "x" })
+    const called = now()
+    if (textOf(result) !== "x") throw new Error(`${name}: echo returned something else`)
+    await connection.close()
+    // the first connect is the cold one
+    if (i > 0) {
+      connectOnly.push(connected - start)
+      withCall.push(called - start)
+    }
+  }
+  process.stdout.write(
+    `${name} ${era}: warm connect ${median(connectOnly).toFixed(2)} ms (median of ${times}; least ${
+      Math.min(...connectOnly).toFixed(2)
+    }), connect + first call ${median(withCall).toFixed(2)} ms\n`
+  )
+}
+server.kill("SIGTERM")
+process.exit(0)
