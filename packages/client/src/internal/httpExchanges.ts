@@ -7,9 +7,7 @@
  */
 import * as Headers from "@effect/platform/Headers"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -24,6 +22,7 @@ import * as Scope from "effect/Scope"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import * as Transport from "../Transport.js"
+import * as DeadlineTimer from "./deadlineTimer.js"
 import type { Inbound } from "./httpInbound.js"
 import * as Redaction from "./httpRedaction.js"
 import type { Sender } from "./httpSender.js"
@@ -80,20 +79,8 @@ export const make = (
     const routes = new Map<McpSchema.RequestId, { route: Route }>()
     const connectionScope = yield* Effect.scope
 
-    /**
-     * The deadlines of the running exchanges: one timer fiber per connection stops every exchange still running a
-     * grace after its request's deadline (an exchange forks no timer of its own: a timeout race per exchange cost
-     * two fibers and ~20% of an HTTP call's CPU, measured with `packages/bench/src/fibers.mjs --transport http`).
-     * The timer sleeps until the earliest deadline, stops the exchanges past theirs, and goes on until none is left;
-     * an exchange due before the timer wakes restarts it.
-     */
-    const timed = new Set<Timed>()
-    let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
-    let timerGeneration = 0
-
     /** Stops an exchange past its deadline: once it has ended interrupted, its request fails with `Timeout`. */
     const expire = (entry: Timed): Effect.Effect<void> => {
-      timed.delete(entry)
       const fiber = entry.fiber
       if (fiber === undefined) return Effect.void
       return Effect.flatMap(Fiber.interrupt(fiber), (exit) =>
@@ -105,37 +92,13 @@ export const make = (
           : Effect.void)
     }
 
-    const runTimer = (generation: number): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        while (generation === timerGeneration) {
-          const now = yield* Clock.currentTimeMillis
-          let next: number | undefined
-          const due: Array<Timed> = []
-          for (const entry of timed) {
-            if (entry.at <= now) due.push(entry)
-            else if (next === undefined || entry.at < next) next = entry.at
-          }
-          for (const entry of due) yield* expire(entry)
-          if (generation !== timerGeneration) return
-          if (next === undefined) {
-            timer = undefined
-            return
-          }
-          if (timer !== undefined) timer = { at: next, fiber: timer.fiber }
-          yield* Effect.sleep(Duration.millis(next - now))
-        }
-      })
-
-    /** Makes sure the timer wakes by `at`. */
-    const armTimer = (at: number): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (timer !== undefined && timer.at <= at) return Effect.void
-        timer?.fiber.unsafeInterruptAsFork(FiberId.none)
-        const generation = ++timerGeneration
-        return Effect.map(Effect.forkIn(Effect.interruptible(runTimer(generation)), connectionScope), (fiber) => {
-          if (generation === timerGeneration && fiber.unsafePoll() === null) timer = { at, fiber }
-        })
-      })
+    /**
+     * The deadlines of the running exchanges: one timer fiber per connection stops every exchange still running a
+     * grace after its request's deadline (an exchange forks no timer of its own: a timeout race per exchange cost
+     * two fibers and ~20% of an HTTP call's CPU, measured with `packages/bench/src/fibers.mjs --transport http`; see `deadlineTimer.ts`).
+     */
+    const deadlines = DeadlineTimer.make<Timed>(connectionScope, (entry) => entry.at, expire)
+    const timed = deadlines.entries
 
     /**
      * The exchange's fiber has that one exchange to run: its log annotations, the header names the HTTP client must
@@ -227,7 +190,7 @@ export const make = (
             return FiberMap.set(fibers, request.id, fiber)
           }
         )
-        return deadline === undefined ? started : Effect.zipRight(started, armTimer(deadline.at))
+        return deadline === undefined ? started : Effect.zipRight(started, deadlines.arm(deadline.at))
       })
 
     const stop: Exchanges["stop"] = (id) => FiberMap.remove(fibers, id)

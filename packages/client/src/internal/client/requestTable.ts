@@ -17,10 +17,9 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../../McpError.js"
+import * as DeadlineTimer from "../deadlineTimer.js"
 import type * as McpSchema from "../../McpSchema.js"
 
 /**
@@ -146,44 +145,18 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
   const pending = new Map<McpSchema.RequestId, Entry>()
   let nextId = 1
 
-  const deadlines = new Set<Entry>()
-  let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
-  let timerGeneration = 0
-
-  const expire = (entry: Entry): void => {
-    deadlines.delete(entry)
-    settle(entry, Exit.fail(new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis })))
-  }
-
-  const runTimer = (generation: number): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      while (generation === timerGeneration) {
-        const now = yield* Clock.currentTimeMillis
-        let next: number | undefined
-        for (const entry of deadlines) {
-          const at = entry.deadline ?? now
-          if (at <= now) expire(entry)
-          else if (next === undefined || at < next) next = at
-        }
-        if (generation !== timerGeneration) return
-        if (next === undefined) {
-          timer = undefined
-          return
-        }
-        if (timer !== undefined) timer = { at: next, fiber: timer.fiber }
-        yield* Effect.sleep(Duration.millis(next - now))
-      }
-    })
-
-  const armTimer = (at: number): Effect.Effect<void> =>
-    Effect.suspend(() => {
-      if (timer !== undefined && timer.at <= at) return Effect.void
-      timer?.fiber.unsafeInterruptAsFork(FiberId.none)
-      const generation = ++timerGeneration
-      return Effect.map(Effect.forkIn(Effect.interruptible(runTimer(generation)), scope), (fiber) => {
-        if (generation === timerGeneration && fiber.unsafePoll() === null) timer = { at, fiber }
-      })
-    })
+  const timer = DeadlineTimer.make<Entry>(
+    scope,
+    (entry, now) => entry.deadline ?? now,
+    (entry) =>
+      Effect.sync(() =>
+        settle(
+          entry,
+          Exit.fail(new McpError.RequestTimeout({ method: entry.method, timeoutMillis: entry.timeoutMillis }))
+        )
+      )
+  )
+  const deadlines = timer.entries
 
   /** A request whose timeout restarts on progress: its own watchdog, up to its total budget. */
   const watched = (entry: Entry): Reply => {
@@ -265,8 +238,8 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
       if (at !== undefined) {
         deadlines.add(entry)
         // the timer fiber is restarted only when this request is due before it wakes
-        if (timer !== undefined && timer.at <= at) return outcomeOf(entry)
-        return Effect.flatMap(armTimer(at), () => outcomeOf(entry))
+        if (timer.wakesBy(at)) return outcomeOf(entry)
+        return Effect.flatMap(timer.arm(at), () => outcomeOf(entry))
       }
       return entry.watched ? watched(entry) : outcomeOf(entry)
     },
