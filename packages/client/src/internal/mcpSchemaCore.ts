@@ -1,0 +1,305 @@
+/**
+ * MCP types of the lifecycle and of content (re-exported by `McpSchema`): implementations and icons, capabilities,
+ * the initialize and discover results, content blocks and resource contents.
+ *
+ * @internal
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Decoding options for MCP results: members a schema does not name are kept.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const preserve = { onExcessProperty: "preserve", errors: "first" } as const
+
+/** @internal */
+export const Meta = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+/** @internal */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const Icon = Schema.Struct({
+  src: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  sizes: Schema.optional(Schema.Array(Schema.String)),
+  theme: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Icon = typeof Icon.Type
+
+const safeImageData = /^data:image\/(png|jpeg|jpg|gif|webp)(;[^,]*)?,/i
+
+/**
+ * Whether an icon may reach a user interface: an `https:` URL, or a `data:` URI of a raster image type (PNG, JPEG,
+ * GIF, WebP); a declared `mimeType` must be an image type. Every other scheme (`javascript:`, `file:`, `http:`,
+ * SVG data that can carry scripts, …) is unsafe (2025-11-25 `basic/index.mdx`: clients MUST reject unsafe URI
+ * schemes).
+ *
+ * @since 0.1.0
+ * @category icons
+ */
+export const isSafeIcon = (icon: Icon): boolean => {
+  if (icon.mimeType !== undefined && !icon.mimeType.toLowerCase().startsWith("image/")) return false
+  const src = icon.src.trim()
+  if (safeImageData.test(src)) return true
+  if (!/^https:/i.test(src)) return false
+  try {
+    return new URL(src).protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A list of icons as a server sends it, decoded to the safe ones only (see {@link isSafeIcon}).
+ *
+ * @since 0.1.0
+ * @category icons
+ */
+export const Icons = Schema.transform(Schema.Array(Icon), Schema.Array(Icon), {
+  strict: true,
+  decode: (icons) => icons.filter(isSafeIcon),
+  encode: (icons) => icons
+})
+
+/**
+ * Name and version of a client or server (self-reported: for display and logs only).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Implementation = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  websiteUrl: Schema.optional(Schema.String),
+  icons: Schema.optional(Icons)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Implementation = typeof Implementation.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ServerCapabilities = Schema.Struct({
+  tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+  prompts: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+  resources: Schema.optional(
+    Schema.Struct({ subscribe: Schema.optional(Schema.Boolean), listChanged: Schema.optional(Schema.Boolean) })
+  ),
+  completions: Schema.optional(JsonObject),
+  logging: Schema.optional(JsonObject),
+  experimental: Schema.optional(JsonObject),
+  extensions: Schema.optional(JsonObject),
+  tasks: Schema.optional(JsonObject)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerCapabilities = typeof ServerCapabilities.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ClientCapabilities = Schema.Struct({
+  roots: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+  sampling: Schema.optional(JsonObject),
+  elicitation: Schema.optional(JsonObject),
+  experimental: Schema.optional(JsonObject),
+  extensions: Schema.optional(JsonObject),
+  tasks: Schema.optional(JsonObject)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientCapabilities = typeof ClientCapabilities.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const InitializeResult = Schema.Struct({
+  protocolVersion: Schema.String,
+  capabilities: ServerCapabilities,
+  serverInfo: Implementation,
+  instructions: Schema.optional(Schema.String),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type InitializeResult = typeof InitializeResult.Type
+
+/**
+ * The answer to `server/discover` (2026-07-28).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DiscoverResult = Schema.Struct({
+  resultType: Schema.optional(Schema.String),
+  supportedVersions: Schema.Array(Schema.String),
+  capabilities: ServerCapabilities,
+  instructions: Schema.optional(Schema.String),
+  ttlMs: Schema.optional(Schema.Number),
+  cacheScope: Schema.optional(Schema.String),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type DiscoverResult = typeof DiscoverResult.Type
+
+/** @internal */
+export const Annotations = Schema.Struct({
+  audience: Schema.optional(Schema.Array(Schema.String)),
+  priority: Schema.optional(Schema.Number),
+  lastModified: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const TextContent = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  annotations: Schema.optional(Annotations),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ImageContent = Schema.Struct({
+  type: Schema.Literal("image"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  annotations: Schema.optional(Annotations),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const AudioContent = Schema.Struct({
+  type: Schema.Literal("audio"),
+  data: Schema.String,
+  mimeType: Schema.String,
+  annotations: Schema.optional(Annotations),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const TextResourceContents = Schema.Struct({
+  uri: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  text: Schema.String,
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const BlobResourceContents = Schema.Struct({
+  uri: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  blob: Schema.String,
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ResourceContents = Schema.Union(TextResourceContents, BlobResourceContents)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ResourceContents = typeof ResourceContents.Type
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const EmbeddedResource = Schema.Struct({
+  type: Schema.Literal("resource"),
+  resource: ResourceContents,
+  annotations: Schema.optional(Annotations),
+  _meta: Meta
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ResourceLink = Schema.Struct({
+  type: Schema.Literal("resource_link"),
+  uri: Schema.String,
+  name: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  mimeType: Schema.optional(Schema.String),
+  size: Schema.optional(Schema.Number),
+  annotations: Schema.optional(Annotations),
+  _meta: Meta
+})
+
+/**
+ * A content block a newer revision defines and this client does not know yet; kept as it came.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnknownContent = Schema.Struct({ type: Schema.String })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const ContentBlock = Schema.Union(
+  TextContent,
+  ImageContent,
+  AudioContent,
+  EmbeddedResource,
+  ResourceLink,
+  UnknownContent
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ContentBlock = typeof ContentBlock.Type
