@@ -31,23 +31,16 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Sink from "effect/Sink"
-import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as ParseResult from "effect/ParseResult"
-import type * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
-import type * as McpError from "@conduit-mcp/client/McpError"
-import * as McpSchema from "@conduit-mcp/client/McpSchema"
-import type * as RootsProvider from "@conduit-mcp/client/RootsProvider"
-import * as internal from "./internal/serverConnection.js"
+import type * as Stream from "effect/Stream"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import type { DefinitionContext, Prompt, Resource, ResourceTemplate, Tool } from "./internal/serverDefinitions.js"
+import * as engine from "./internal/serverEngine.js"
 import * as model from "./internal/serverModel.js"
 import * as stdio from "./internal/serverStdio.js"
 
@@ -195,126 +188,6 @@ export interface TaskOptions {
 }
 
 /**
- * What a tool handler returns: a string is one text content block.
- *
- * @since 0.1.0
- * @category models
- */
-export type ToolResult = string | {
-  readonly content: ReadonlyArray<McpSchema.ContentBlock>
-  readonly structuredContent?: unknown
-  readonly isError?: boolean | undefined
-  readonly _meta?: JsonObject | undefined
-}
-
-/**
- * What reading a resource returns: a string is one text content for the resource's URI.
- *
- * @since 0.1.0
- * @category models
- */
-export type ResourceResult = string | ReadonlyArray<McpSchema.ResourceContents>
-
-/**
- * One message of a prompt.
- *
- * @since 0.1.0
- * @category models
- */
-export type PromptMessage = typeof McpSchema.PromptMessage.Type
-
-/**
- * What a prompt handler returns: a string is one user text message.
- *
- * @since 0.1.0
- * @category models
- */
-export type PromptResult = string | {
-  readonly description?: string | undefined
-  readonly messages: ReadonlyArray<PromptMessage>
-}
-
-/**
- * Suggests values for a prompt argument or a template variable. `context` holds the arguments the client
- * already resolved. At most 100 values are sent.
- *
- * @since 0.1.0
- * @category models
- */
-export type Completer<R> = (
-  value: string,
-  context: Readonly<Record<string, string>>
-) => Effect.Effect<ReadonlyArray<string>, McpError.McpError, R>
-
-/**
- * A tool ready to be served.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Tool<out R> {
-  readonly _tag: "Tool"
-  readonly definition: McpSchema.Tool
-  /** Decodes the raw `arguments` and runs the handler. */
-  readonly handler: (args: unknown) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
-}
-
-/**
- * A resource with a fixed URI.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Resource<out R> {
-  readonly _tag: "Resource"
-  readonly definition: McpSchema.Resource
-  readonly read: Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
-}
-
-/**
- * A family of resources whose URIs match a URI template.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ResourceTemplate<out R> {
-  readonly _tag: "ResourceTemplate"
-  readonly definition: McpSchema.ResourceTemplate
-  readonly read: (
-    uri: string,
-    variables: Readonly<Record<string, string>>
-  ) => Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
-  readonly complete: Readonly<Record<string, Completer<R>>>
-}
-
-/**
- * A prompt.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Prompt<out R> {
-  readonly _tag: "Prompt"
-  readonly definition: McpSchema.Prompt
-  readonly handler: (
-    args: Readonly<Record<string, string>>
-  ) => Effect.Effect<PromptResult, InputError | McpError.McpError, R>
-  readonly complete: Readonly<Record<string, Completer<R>>>
-}
-
-/**
- * The services a definition's handlers need.
- *
- * @since 0.1.0
- * @category models
- */
-export type DefinitionContext<D> = D extends Tool<infer R> ? R
-  : D extends Resource<infer R> ? R
-  : D extends ResourceTemplate<infer R> ? R
-  : D extends Prompt<infer R> ? R
-  : never
-
-/**
  * An inbound message, as recorded for tests.
  *
  * @since 0.1.0
@@ -403,437 +276,55 @@ export interface Server {
  */
 export class McpServer extends Context.Tag("@conduit-mcp/server/McpServer")<McpServer, Server>() {}
 
-
-/**
- * Reports progress on the current request.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const progress = (
-  value: number,
-  options?: { readonly total?: number | undefined; readonly message?: string | undefined }
-): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.progress(value, options))
-
-/**
- * Tells every connected client that asked about it that a list changed or a resource was updated.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const publish = (change: Change): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.publish(change))
-
-/**
- * Sends a log message to the client of the current request.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const log = (
-  level: McpSchema.LoggingLevel,
-  data: unknown,
-  logger?: string
-): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.log(level, data, logger))
-
 // ---------------------------------------------------------------------------------------------------------------
-// Input from the client
-
-/**
- * A form to show the user: a flat object schema of primitive fields.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ElicitParams {
-  readonly message: string
-  readonly requestedSchema: ElicitationHandler.FormSchema
-}
-
-/**
- * A page the user is asked to open (2025-11-25 and later).
- *
- * @since 0.1.0
- * @category models
- */
-export interface ElicitUrlParams {
-  readonly message: string
-  readonly url: string
-  /** Legacy (2025-11-25) only: the id a later `notifications/elicitation/complete` names; generated if unset. */
-  readonly elicitationId?: string | undefined
-}
-
-/**
- * The user's answer: `accept` (with `content` for a form), `decline` or `cancel`.
- *
- * @since 0.1.0
- * @category models
- */
-export type ElicitResult = McpSchema.ElicitResult
-
-/**
- * What `sampling/createMessage` sends: `messages`, `maxTokens`, and any other field of the revision.
- *
- * @since 0.1.0
- * @category models
- */
-export type CreateMessageParams = McpSchema.CreateMessageParams
+// Handlers and definitions
+//
+// What a handler calls while it runs (progress, logs, changes, input from the client) and the definitions a server
+// serves (tools, resources, resource templates, prompts, with their constructors) live in internal modules of
+// their own, re-exported here as they are.
 
 /**
  * @since 0.1.0
- * @category models
  */
-export type CreateMessageResult = McpSchema.CreateMessageResult
+export {
+  type CreateMessageParams,
+  type CreateMessageResult,
+  elicit,
+  type ElicitParams,
+  type ElicitResult,
+  elicitUrl,
+  type ElicitUrlParams,
+  listRoots,
+  log,
+  progress,
+  publish,
+  type Root,
+  sample
+} from "./internal/serverAccessors.js"
 
 /**
  * @since 0.1.0
- * @category models
  */
-export type Root = RootsProvider.Root
-
-const ListRootsResult = Schema.Struct({
-  roots: Schema.Array(Schema.Struct({ uri: Schema.String, name: Schema.optional(Schema.String) }))
-})
-
-const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
-  return (answer: JsonObject): Effect.Effect<A, InputError> =>
-    decode(answer).pipe(
-      Effect.mapError((error) =>
-        new InputError({
-          method,
-          reason: "InvalidResponse",
-          detail: `the client's answer is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-      )
-    )
-}
-
-const decodeElicitResult = decodeAnswer("elicitation/create", McpSchema.ElicitResult)
-const decodeCreateMessageResult = decodeAnswer("sampling/createMessage", McpSchema.CreateMessageResult)
-const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
-
-/**
- * Asks the user to fill in a form (`elicitation/create`, form mode) and returns the answer. Needs the client's
- * `elicitation` capability (form mode). In the modern era the handler runs again once the client answers: keep
- * the work before this call free of side effects, or make it idempotent.
- *
- * @example
- * ```ts
- * import * as Effect from "effect/Effect"
- * import * as Schema from "effect/Schema"
- * import * as McpServer from "@conduit-mcp/server/McpServer"
- *
- * const deploy = McpServer.tool({
- *   name: "deploy",
- *   parameters: Schema.Struct({ service: Schema.String }),
- *   handler: ({ service }) =>
- *     Effect.gen(function*() {
- *       const answer = yield* McpServer.elicit({
- *         message: `Deploy ${service} to production?`,
- *         requestedSchema: { type: "object", properties: { approve: { type: "boolean" } }, required: ["approve"] }
- *       })
- *       return answer.action === "accept" && answer.content?.approve === true ? "deployed" : "not deployed"
- *     })
- * })
- * ```
- *
- * @since 0.1.0
- * @category accessors
- */
-export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
-    (context) =>
-      Effect.flatMap(
-        context.input("elicitation/create", {
-          mode: "form",
-          message: params.message,
-          requestedSchema: params.requestedSchema
-        }),
-        decodeElicitResult
-      )
-  )
-
-/**
- * Asks the user to open a page (`elicitation/create`, URL mode; 2025-11-25 and later) and returns whether they
- * agreed. `accept` only means the user agreed to open it, not that the out-of-band step finished.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
-    (context) =>
-      Effect.flatMap(
-        context.input("elicitation/create", {
-          mode: "url",
-          message: params.message,
-          url: params.url,
-          ...(params.elicitationId !== undefined ? { elicitationId: params.elicitationId } : {})
-        }),
-        decodeElicitResult
-      )
-  )
-
-/**
- * Asks the client to run an LLM completion (`sampling/createMessage`). Needs the `sampling` capability
- * (`sampling.tools` when `params` carries `tools`).
- *
- * @since 0.1.0
- * @category accessors
- */
-export const sample = (
-  params: CreateMessageParams
-): Effect.Effect<CreateMessageResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
-    (context) => Effect.flatMap(context.input("sampling/createMessage", params), decodeCreateMessageResult)
-  )
-
-/**
- * Asks the client for its roots (`roots/list`). Needs the `roots` capability.
- *
- * @since 0.1.0
- * @category accessors
- */
-export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = Effect.flatMap(
-  RequestContext,
-  (context) =>
-    Effect.flatMap(context.input("roots/list", {}), decodeListRootsResult).pipe(
-      Effect.map(({ roots }) =>
-        roots.map((root): Root => root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name })
-      )
-    )
-)
-
-// ---------------------------------------------------------------------------------------------------------------
-// Definitions
-
-/**
- * Metadata shared by both ways of declaring a tool.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ToolInfo {
-  readonly name: string
-  readonly title?: string | undefined
-  readonly description?: string | undefined
-  readonly outputSchema?: JsonObject | undefined
-  readonly annotations?: JsonObject | undefined
-  /** `taskSupport`: `forbidden` (default), `optional` or `required` (see {@link TaskOptions}). */
-  readonly execution?: { readonly taskSupport?: "forbidden" | "optional" | "required" | undefined } | undefined
-  readonly _meta?: JsonObject | undefined
-}
-
-const AnyArguments = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-const toolDefinition = (info: ToolInfo, inputSchema: JsonObject): McpSchema.Tool => ({
-  name: info.name,
-  inputSchema,
-  ...(info.title !== undefined ? { title: info.title } : {}),
-  ...(info.description !== undefined ? { description: info.description } : {}),
-  ...(info.outputSchema !== undefined ? { outputSchema: info.outputSchema } : {}),
-  ...(info.annotations !== undefined ? { annotations: info.annotations } : {}),
-  ...(info.execution?.taskSupport !== undefined ? { execution: { taskSupport: info.execution.taskSupport } } : {}),
-  ...(info._meta !== undefined ? { _meta: info._meta } : {})
-})
-
-const decodeArguments = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
-  return (args: unknown): Effect.Effect<A, ToolError> =>
-    decode(args ?? {}).pipe(
-      Effect.mapError((error) =>
-        new ToolError({
-          message: `Invalid arguments for tool ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-      )
-    )
-}
-
-/**
- * Declares a tool. With `parameters` the arguments are decoded with the Schema (its JSON Schema is the
- * advertised `inputSchema` unless one is given); with only `inputSchema` the handler gets the raw arguments.
- * Arguments that do not decode answer with `isError: true`, so the model can correct itself.
- *
- * @since 0.1.0
- * @category constructors
- */
-export function tool<A, I, R = never>(options: ToolInfo & {
-  readonly parameters: Schema.Schema<A, I>
-  readonly inputSchema?: JsonObject | undefined
-  readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
-}): Tool<R>
-export function tool<R = never>(options: ToolInfo & {
-  readonly inputSchema: JsonObject
-  readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
-}): Tool<R>
-export function tool<A, I, R>(
-  options:
-    & ToolInfo
-    & (
-      | {
-        readonly parameters: Schema.Schema<A, I>
-        readonly inputSchema?: JsonObject | undefined
-        readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
-      }
-      | {
-        readonly parameters?: undefined
-        readonly inputSchema: JsonObject
-        readonly handler: (args: JsonObject) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
-      }
-    )
-): Tool<R> {
-  if (options.parameters !== undefined) {
-    const decode = decodeArguments(options.name, options.parameters)
-    const handler = options.handler
-    return {
-      _tag: "Tool",
-      definition: toolDefinition(options, options.inputSchema ?? internal.jsonSchemaOf(options.parameters)),
-      handler: (args) => Effect.flatMap(decode(args), handler)
-    }
-  }
-  const decode = decodeArguments(options.name, AnyArguments)
-  const handler = options.handler
-  return {
-    _tag: "Tool",
-    definition: toolDefinition(options, options.inputSchema),
-    handler: (args) => Effect.flatMap(decode(args), handler)
-  }
-}
-
-/**
- * Metadata of a resource or resource template.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ResourceInfo {
-  readonly name: string
-  readonly title?: string | undefined
-  readonly description?: string | undefined
-  readonly mimeType?: string | undefined
-  readonly _meta?: JsonObject | undefined
-}
-
-const resourceInfo = (info: ResourceInfo) => ({
-  name: info.name,
-  ...(info.title !== undefined ? { title: info.title } : {}),
-  ...(info.description !== undefined ? { description: info.description } : {}),
-  ...(info.mimeType !== undefined ? { mimeType: info.mimeType } : {}),
-  ...(info._meta !== undefined ? { _meta: info._meta } : {})
-})
-
-/**
- * Declares a resource with a fixed URI.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const resource = <R = never>(options: ResourceInfo & {
-  readonly uri: string
-  readonly size?: number | undefined
-  readonly read: Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
-}): Resource<R> => ({
-  _tag: "Resource",
-  definition: {
-    uri: options.uri,
-    ...resourceInfo(options),
-    ...(options.size !== undefined ? { size: options.size } : {})
-  },
-  read: options.read
-})
-
-/**
- * Declares resources whose URIs match a URI template (`{name}` stops at `/`, `{+name}` takes the rest).
- * `complete` suggests values for the template's variables (`completion/complete` with `ref/resource`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const resourceTemplate = <R = never>(options: ResourceInfo & {
-  readonly uriTemplate: string
-  readonly read: (
-    uri: string,
-    variables: Readonly<Record<string, string>>
-  ) => Effect.Effect<ResourceResult, InputError | McpError.McpError, R>
-  readonly complete?: Readonly<Record<string, Completer<R>>> | undefined
-}): ResourceTemplate<R> => ({
-  _tag: "ResourceTemplate",
-  definition: { uriTemplate: options.uriTemplate, ...resourceInfo(options) },
-  read: options.read,
-  complete: options.complete ?? {}
-})
-
-/**
- * One argument of a prompt, with an optional completer.
- *
- * @since 0.1.0
- * @category models
- */
-export interface PromptArgument<R> {
-  readonly name: string
-  readonly title?: string | undefined
-  readonly description?: string | undefined
-  readonly required?: boolean | undefined
-  readonly complete?: Completer<R> | undefined
-}
-
-/**
- * Declares a prompt. Missing required arguments are refused with `-32602` before the handler runs.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const prompt = <R = never>(options: {
-  readonly name: string
-  readonly title?: string | undefined
-  readonly description?: string | undefined
-  readonly arguments?: ReadonlyArray<PromptArgument<R>> | undefined
-  readonly _meta?: JsonObject | undefined
-  readonly handler: (
-    args: Readonly<Record<string, string>>
-  ) => Effect.Effect<PromptResult, InputError | McpError.McpError, R>
-}): Prompt<R> => {
-  const args = options.arguments ?? []
-  const complete: Record<string, Completer<R>> = {}
-  for (const argument of args) {
-    if (argument.complete !== undefined) complete[argument.name] = argument.complete
-  }
-  return {
-    _tag: "Prompt",
-    definition: {
-      name: options.name,
-      ...(options.title !== undefined ? { title: options.title } : {}),
-      ...(options.description !== undefined ? { description: options.description } : {}),
-      ...(options._meta !== undefined ? { _meta: options._meta } : {}),
-      ...(args.length > 0 ?
-        {
-          arguments: args.map((argument) => ({
-            name: argument.name,
-            ...(argument.title !== undefined ? { title: argument.title } : {}),
-            ...(argument.description !== undefined ? { description: argument.description } : {}),
-            ...(argument.required !== undefined ? { required: argument.required } : {})
-          }))
-        } :
-        {})
-    },
-    handler: options.handler,
-    complete
-  }
-}
-
-/**
- * One text content block.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const text = (value: string): McpSchema.ContentBlock => ({ type: "text", text: value })
+export {
+  type Completer,
+  type DefinitionContext,
+  prompt,
+  type Prompt,
+  type PromptArgument,
+  type PromptMessage,
+  type PromptResult,
+  resource,
+  type Resource,
+  type ResourceInfo,
+  type ResourceResult,
+  resourceTemplate,
+  type ResourceTemplate,
+  text,
+  tool,
+  type Tool,
+  type ToolInfo,
+  type ToolResult
+} from "./internal/serverDefinitions.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Constructors
@@ -876,53 +367,15 @@ export const make = <
   never,
   Exclude<DefinitionContext<T> | DefinitionContext<RS> | DefinitionContext<RT> | DefinitionContext<P>, RequestContext>
 > =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<
+  Effect.flatMap(
+    Effect.context<
       Exclude<
         DefinitionContext<T> | DefinitionContext<RS> | DefinitionContext<RT> | DefinitionContext<P>,
         RequestContext
       >
-    >()
-    const record = options.record ?? false
-    const receivedRef = yield* SubscriptionRef.make(Chunk.empty<Received>())
-    const interruptedRef = yield* SubscriptionRef.make(Chunk.empty<Interrupted>())
-    const engine = yield* internal.makeEngine({
-      options,
-      context,
-      tools: options.tools ?? [],
-      resources: options.resources ?? [],
-      resourceTemplates: options.resourceTemplates ?? [],
-      prompts: options.prompts ?? [],
-      onReceived: (received) => record ? SubscriptionRef.update(receivedRef, Chunk.append(received)) : Effect.void,
-      onInterrupted: (interrupted) =>
-        record ? SubscriptionRef.update(interruptedRef, Chunk.append(interrupted)) : Effect.void
-    })
-    const byMethod = (method: string | undefined) => (all: Chunk.Chunk<Received>): ReadonlyArray<Received> =>
-      Chunk.toReadonlyArray(method === undefined ? all : Chunk.filter(all, (r) => r.method === method))
-    return {
-      info: engine.info,
-      eras: engine.eras,
-      supportedVersions: engine.supportedVersions,
-      capabilities: engine.capabilities,
-      connect: engine.connect,
-      publish: engine.publish,
-      received: (method) => Effect.map(SubscriptionRef.get(receivedRef), byMethod(method)),
-      awaitReceived: (method, count = 1) =>
-        receivedRef.changes.pipe(
-          Stream.map(byMethod(method)),
-          Stream.filter((found) => found.length >= count),
-          Stream.runHead,
-          Effect.map(Option.getOrElse((): ReadonlyArray<Received> => []))
-        ),
-      interrupted: Effect.map(SubscriptionRef.get(interruptedRef), Chunk.toReadonlyArray),
-      awaitInterrupted: (id) =>
-        interruptedRef.changes.pipe(
-          Stream.filterMap(Chunk.findFirst((i) => i.id === id)),
-          Stream.runHead,
-          Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
-        )
-    } satisfies Server
-  })
+    >(),
+    (context) => engine.makeServer(options, context)
+  )
 
 /**
  * A layer providing the server as the `McpServer` service.
