@@ -28,7 +28,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as McpTasks from "./McpTasks.js"
-import { sha256 } from "./internal/oauthCrypto.js"
+import { sha256 } from "./internal/digest.js"
 
 /**
  * The store could not be read or written.

@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import * as McpError from "../McpError.js"
 import type * as OAuth from "../OAuth.js"
 import type * as HttpTransport from "../HttpTransport.js"
-import { fingerprint } from "./oauthCrypto.js"
+import { fingerprint } from "./digest.js"
 
 /**
  * What a request is sent with.

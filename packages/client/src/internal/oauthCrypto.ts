@@ -11,7 +11,11 @@ import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { fingerprint, sha256 } from "./digest.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
+
+/** @internal */
+export { fingerprint, sha256 }
 
 /** @internal */
 export type CryptoKey = Parameters<typeof globalThis.crypto.subtle.sign>[1]
@@ -25,26 +29,8 @@ export const randomBytes = (size: number): Uint8Array => globalThis.crypto.getRa
 export const randomString = (bytes = 32): string => Encoding.encodeBase64Url(randomBytes(bytes))
 
 /** @internal */
-export const sha256 = (input: string | Uint8Array): Effect.Effect<Uint8Array> =>
-  Effect.map(
-    Effect.promise(() =>
-      globalThis.crypto.subtle.digest("SHA-256", typeof input === "string" ? utf8.encode(input) : input)
-    ),
-    (buffer) => new Uint8Array(buffer)
-  )
-
-/** @internal */
 export const sha256Base64Url = (input: string): Effect.Effect<string> =>
   Effect.map(sha256(input), Encoding.encodeBase64Url)
-
-/**
- * A short, stable, non-reversible name for a secret: the first 8 bytes of its SHA-256, in hex. Safe to log and
- * to compare.
- *
- * @internal
- */
-export const fingerprint = (secret: Redacted.Redacted<string>): Effect.Effect<string> =>
-  Effect.map(sha256(Redacted.value(secret)), (digest) => Encoding.encodeHex(digest.slice(0, 8)))
 
 /** @internal */
 export interface Pkce {

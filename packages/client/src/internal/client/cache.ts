@@ -185,7 +185,7 @@ export const make = (
           // (a token that is no Redacted value is the transport's to refuse, below)
           const derived = auth._tag === "Bearer" && Redacted.isRedacted(auth.token)
             ? `bearer:${yield* Effect.flatMap(
-              Effect.promise(() => import("../oauthCrypto.js")),
+              Effect.promise(() => import("../digest.js")),
               (crypto) => crypto.fingerprint(auth.token)
             )}`
             : undefined
