@@ -114,4 +114,19 @@ describe("ARCHITECTURE.md", () => {
       .filter(([, lines]) => lines > 600)
     assert.deepStrictEqual(long, [])
   })
+  it("what loads once used stays out of the static imports of McpClient and the transports", () => {
+    // value imports only: a type import costs nothing at run time, and `import()` is not matched
+    const reached = new Set<string>()
+    const visit = (module: string): void => {
+      if (reached.has(module) || !modules.includes(module)) return
+      reached.add(module)
+      for (const imported of importsOf(module)) if (!imported.typeOnly) visit(imported.target)
+    }
+    for (const entry of ["McpClient", "StdioTransport", "HttpTransport", "InProcessTransport"]) visit(entry)
+    const lazy = (m: string) =>
+      /^internal\/jsonSchema/.test(m) || m === "JsonSchema" || m === "internal/resultCache" || m === "ResultCache" ||
+      (/^internal\/oauth/.test(m) && m !== "internal/oauthRequestVersion") || m === "OAuth" ||
+      m === "McpTasks" || m === "TaskStore" || m === "internal/client/taskCalls" || m === "internal/client/tasks"
+    assert.deepStrictEqual([...reached].filter(lazy).sort(), [])
+  })
 })

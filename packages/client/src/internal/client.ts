@@ -23,7 +23,6 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../McpClient.js"
 import type * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
-import * as TaskStore from "../TaskStore.js"
 import * as Transport from "../Transport.js"
 import * as Cache from "./client/cache.js"
 import * as Calls from "./client/calls.js"
@@ -40,8 +39,7 @@ import * as RequestTable from "./client/requestTable.js"
 import * as ServerRequests from "./client/serverRequests.js"
 import { publicSession, type Session } from "./client/session.js"
 import * as Subscriptions from "./client/subscriptions.js"
-import * as TaskCalls from "./client/taskCalls.js"
-import * as Tasks from "./client/tasks.js"
+import * as TaskSupport from "./client/taskSupport.js"
 import * as Telemetry from "./client/telemetry.js"
 import * as ToolOutput from "./client/toolOutput.js"
 import * as Completions from "./client/completions.js"
@@ -76,7 +74,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
   Effect.gen(function*() {
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
-    const tasksResolved = yield* TaskCalls.resolveOptions(options.tasks)
+    const tasksResolved = yield* TaskSupport.resolveOptions(options.tasks)
     // The extensions the transport's credentials bring (the OAuth client credentials grant) are declared with the
     // configured ones (which win), and only where the spec has a place for them: `capabilities.extensions` exists
     // from 2026-07-28 on (the extension's guide declares it in the per-request capabilities); a 2025 `initialize`
@@ -91,11 +89,8 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       sampling: yield* feature(options.sampling),
       roots: yield* feature(options.roots),
       extensions: yield* feature(options.extensions)
-    }, (capabilities, version) => Tasks.declare(withBrought(capabilities, version), version, tasksResolved))
-    const taskStore = yield* Effect.flatMap(
-      feature(options.taskStore),
-      Option.match({ onNone: () => TaskStore.makeMemory, onSome: Effect.succeed })
-    )
+    }, (capabilities, version) => TaskSupport.declare(withBrought(capabilities, version), version, tasksResolved))
+    const taskStore = yield* feature(options.taskStore)
     const resultCache = yield* feature(options.resultCache)
     const cache = yield* Cache.make(resultCache, transport, options.credentialId)
     const requests = yield* RequestTable.make
@@ -194,7 +189,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
           ),
           (r) => ({ items: r.tools, nextCursor: r.nextCursor })
         ), refused), "tools/list")
-    const taskCalls = TaskCalls.make({
+    const taskCalls = TaskSupport.make({
       resolved: tasksResolved,
       status,
       calls,
@@ -212,6 +207,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       requestTimeout: resolved.requestTimeout
     })
     forgetTaskSupport = taskCalls.forget
+    yield* taskCalls.prepare
     const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) =>
       Effect.zipLeft(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
     return service({
@@ -272,7 +268,7 @@ const service = (parts: {
   readonly resolved: Options.Resolved
   readonly status: Connection.Status
   readonly calls: Calls.Calls
-  readonly taskCalls: TaskCalls.TaskCalls
+  readonly taskCalls: TaskSupport.TaskCalls
   readonly learnTools: (tools: ReadonlyArray<McpSchema.Tool>) => Effect.Effect<void>
   readonly callSync: FastPath.CallSync
   readonly pagination: Pagination.Pagination
@@ -331,7 +327,7 @@ const service = (parts: {
         callSync(
           "tools/call",
           nameAndArguments(params),
-          TaskCalls.taskAwareDecoder(checkedDecoder(params.name)),
+          TaskSupport.taskAwareDecoder(checkedDecoder(params.name)),
           options,
           params.name
         )

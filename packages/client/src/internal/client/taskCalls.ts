@@ -1,17 +1,16 @@
 /**
- * Tasks, as the client offers them: the `tasks` option resolved, `callTool` routed (a plain call, a 2025-11-25
- * task when the tool requires one, a 2026-07-28 task when the server answers with one), and `client.tasks`.
+ * Tasks, as the client offers them once one may be involved (imported then by `taskSupport.ts`): `callTool`
+ * routed to a 2025-11-25 task when the tool requires one or a 2026-07-28 task when the server answers with one, and
+ * `client.tasks`.
  *
  * @internal
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
@@ -19,74 +18,10 @@ import type * as McpSchema from "../../McpSchema.js"
 import * as McpTasks from "../../McpTasks.js"
 import * as TaskStore from "../../TaskStore.js"
 import * as Calls from "./calls.js"
-import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
 import * as Tasks from "./tasks.js"
-import type * as Envelope from "./envelope.js"
-
-/**
- * Resolves the `tasks` option (`true` means `{ enabled: true }`).
- *
- * @internal
- */
-export const resolveOptions = (
-  option: McpTasks.TasksOptions | boolean | undefined
-): Effect.Effect<Tasks.Resolved, McpError.InvalidOption> =>
-  Effect.gen(function*() {
-    const options: McpTasks.TasksOptions = option === true ? { enabled: true } : option === false ? {} : option ?? {}
-    const millis = (name: string, input: Duration.DurationInput | undefined, fallback: number) => {
-      if (input === undefined) return Effect.succeed(fallback)
-      const decoded = Duration.decodeUnknown(input)
-      if (Option.isNone(decoded) || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
-        return Effect.fail(new McpError.InvalidOption({ option: `tasks.${name}`, detail: "must be a positive duration" }))
-      }
-      return Effect.succeed(Duration.toMillis(decoded.value))
-    }
-    const minPollMillis = yield* millis("minPollInterval", options.minPollInterval, Tasks.defaults.minPollMillis)
-    const maxPollMillis = yield* millis("maxPollInterval", options.maxPollInterval, Tasks.defaults.maxPollMillis)
-    const defaultPollMillis = yield* millis(
-      "defaultPollInterval",
-      options.defaultPollInterval,
-      Tasks.defaults.defaultPollMillis
-    )
-    if (minPollMillis > maxPollMillis) {
-      return yield* new McpError.InvalidOption({
-        option: "tasks.minPollInterval",
-        detail: "must not be longer than tasks.maxPollInterval"
-      })
-    }
-    const ttl = options.ttl === undefined ? undefined : yield* millis("ttl", options.ttl, 0)
-    return {
-      enabled: options.enabled ?? false,
-      ttlMillis: ttl === undefined ? undefined : Math.round(ttl),
-      minPollMillis,
-      maxPollMillis,
-      defaultPollMillis
-    }
-  })
-
-/** A tool call the server answered with a 2026-07-28 task: driven before the caller sees a result. */
-class TaskCreated {
-  constructor(readonly raw: unknown) {}
-}
-
-/**
- * A `tools/call` result, or the task a 2026-07-28 server answered with instead.
- *
- * @internal
- */
-export type CallOutcome = McpSchema.CallToolResult | TaskCreated
-
-/**
- * Lets a 2026-07-28 task through a tool call's decoder.
- *
- * @internal
- */
-export const taskAwareDecoder = (
-  decode: Calls.SyncDecoder<McpSchema.CallToolResult>
-): Calls.SyncDecoder<CallOutcome> =>
-(method, raw) => Tasks.isTaskResult(raw) ? Either.right(new TaskCreated(raw)) : decode(method, raw)
+import * as TaskSupport from "./taskSupport.js"
 
 type CallParams = McpClient.CallToolParams
 
@@ -98,51 +33,34 @@ const nameAndArguments = (params: CallParams): Record<string, unknown> =>
 const unsupported = (detail: string) => new McpError.TaskError({ reason: "Unsupported", detail })
 
 /**
+ * What `taskSupport.ts` uses once tasks are loaded.
+ *
  * @internal
  */
-export interface TaskCalls {
-  readonly resolved: Tasks.Resolved
-  /** Remembers the `execution.taskSupport` of a page of tools. */
-  readonly learn: (tools: ReadonlyArray<McpSchema.Tool>) => void
-  /** Forgets what was learnt (the tool list changed): the next call of a tool lists them again. */
-  readonly forget: () => void
-  /**
-   * Routes a `tools/call`: `plain` (the call as it always was), `taskAware` (the same call, a 2026-07-28 task let
-   * through its decoder) or a 2025-11-25 task.
-   */
-  readonly callTool: (
-    params: CallParams,
-    options: McpClient.RequestOptions | undefined,
-    plain: Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError>,
-    taskAware: Effect.Effect<CallOutcome, McpError.McpClientError>
-  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
+export interface Loaded {
+  readonly callTool: TaskSupport.TaskCalls["callTool"]
   readonly api: McpTasks.Tasks
 }
 
 /**
  * @internal
  */
-export const make = (deps: {
-  readonly resolved: Tasks.Resolved
-  readonly status: Connection.Status
-  readonly calls: Calls.Calls
-  readonly envelope: Envelope.Envelope
-  readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
-  readonly listen: Tasks.Deps["listen"]
-  /** Keeps the progress of a request's token routed after its answer (`Inbound.keepProgress`). */
-  readonly keepProgress: (
-    token: McpSchema.ProgressToken,
-    onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>
-  ) => () => void
-  readonly store: TaskStore.TaskStoreShape
-  readonly toolResult: (
-    tool: string | undefined,
-    raw: unknown
-  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
-  /** Lists the server's tools (which teaches `learn` their task support). */
-  readonly lookupTools: Effect.Effect<unknown, McpError.McpClientError>
-  readonly requestTimeout: number
-}): TaskCalls => {
+export const make = (deps: Omit<TaskSupport.Deps, "store"> & {
+  readonly store: Option.Option<TaskStore.TaskStoreShape>
+  /** The tool's task support, listing the tools first when it is not known yet. */
+  readonly supportOf: (name: string) => Effect.Effect<string, McpError.McpClientError>
+}): Effect.Effect<Loaded> =>
+  Effect.map(
+    Option.match(deps.store, { onNone: () => TaskStore.makeMemory, onSome: Effect.succeed }),
+    (store) => build(deps, store)
+  )
+
+const build = (
+  deps: Omit<TaskSupport.Deps, "store"> & {
+    readonly supportOf: (name: string) => Effect.Effect<string, McpError.McpClientError>
+  },
+  store: TaskStore.TaskStoreShape
+): Loaded => {
   const { calls, resolved, status } = deps
   const timeoutOf = (options: { readonly timeout?: Duration.DurationInput | undefined } | undefined) =>
     options?.timeout === undefined ? undefined : Duration.toMillis(Duration.decode(options.timeout))
@@ -156,20 +74,12 @@ export const make = (deps: {
     answerInputs: InputRounds.makeAnswerer(deps.envelope),
     subscribe: deps.subscribe,
     listen: deps.listen,
-    store: deps.store,
+    store,
     toolResult: deps.toolResult,
     requestTimeout: deps.requestTimeout
   })
 
-  const support = new Map<string, string>()
-  const learn = (tools: ReadonlyArray<McpSchema.Tool>) => {
-    for (const tool of tools) support.set(tool.name, tool.execution?.taskSupport ?? "forbidden")
-  }
-  /** The tool's task support, listing the tools first when it is not known yet. */
-  const supportOf = (name: string) =>
-    support.has(name)
-      ? Effect.succeed(support.get(name) ?? "forbidden")
-      : Effect.map(deps.lookupTools, () => support.get(name) ?? "forbidden")
+  const { supportOf } = deps
 
   const record = (
     session: Session,
@@ -262,22 +172,22 @@ export const make = (deps: {
         ? Effect.void
         : Effect.ignore(Effect.timeout(handle.cancel, Duration.millis(Math.min(deps.requestTimeout, 10_000)))))
 
-  const callTool: TaskCalls["callTool"] = (params, options, plain, taskAware) => {
+  const callTool: Loaded["callTool"] = (params, options, plain, taskAware) => {
     const current = status.current()
     // the usual call takes the plain path without a step more
     if (current !== undefined) {
-      if (current.era === "legacy" ? !Tasks.legacyToolTasks(current.capabilities) : !resolved.enabled) return plain
+      if (current.era === "legacy" ? !TaskSupport.legacyToolTasks(current.capabilities) : !resolved.enabled) return plain
     }
     const timeoutMillis = timeoutOf(options)
     return Effect.flatMap(status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call"), (session) => {
       if (session.era === "modern") {
         if (!resolved.enabled) return plain
         return Effect.flatMap(taskAware, (outcome) =>
-          outcome instanceof TaskCreated
+          outcome instanceof TaskSupport.TaskCreated
             ? Effect.flatMap(startModern(session, outcome.raw, params.name, timeoutMillis), toEnd)
             : Effect.succeed(outcome))
       }
-      if (!Tasks.legacyToolTasks(session.capabilities)) return plain
+      if (!TaskSupport.legacyToolTasks(session.capabilities)) return plain
       // a tool that requires a task MUST be called as one; one that only allows it runs as a plain call here
       return Effect.flatMap(supportOf(params.name), (taskSupport) =>
         taskSupport === "required"
@@ -291,7 +201,7 @@ export const make = (deps: {
       const timeoutMillis = timeoutOf(options)
       const session = yield* status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call")
       if (session.era === "legacy") {
-        if (!Tasks.legacyToolTasks(session.capabilities)) {
+        if (!TaskSupport.legacyToolTasks(session.capabilities)) {
           return yield* unsupported("the server does not run tools/call as tasks (no tasks.requests.tools.call)")
         }
         const taskSupport = yield* supportOf(params.name)
@@ -308,14 +218,14 @@ export const make = (deps: {
       const raw = InputRounds.isInputRequired(first[0])
         ? yield* calls.inputRounds("tools/call", nameAndArguments(params), callOptions, first)
         : first[0]
-      if (Tasks.isTaskResult(raw)) return yield* startModern(session, raw, params.name, timeoutMillis)
+      if (TaskSupport.isTaskResult(raw)) return yield* startModern(session, raw, params.name, timeoutMillis)
       return finished(yield* deps.toolResult(params.name, raw), "modern")
     })
 
   /** The stored record of a task, dropped (with `Expired`) once its time to live passed. */
   const storedOf = (taskId: string) =>
     Effect.gen(function*() {
-      const found = yield* Effect.orElseSucceed(deps.store.get(taskId), () => Option.none<McpTasks.StoredTask>())
+      const found = yield* Effect.orElseSucceed(store.get(taskId), () => Option.none<McpTasks.StoredTask>())
       if (Option.isNone(found)) return undefined
       const now = yield* Clock.currentTimeMillis
       if (found.value.expiresAt !== undefined && now >= found.value.expiresAt) {
@@ -382,7 +292,7 @@ export const make = (deps: {
       }),
     stored: Effect.gen(function*() {
       const current = yield* session
-      const all = yield* Effect.orElseSucceed(deps.store.list, (): ReadonlyArray<McpTasks.StoredTask> => [])
+      const all = yield* Effect.orElseSucceed(store.list, (): ReadonlyArray<McpTasks.StoredTask> => [])
       const now = yield* Clock.currentTimeMillis
       const target = current.transport.target
       // a store may keep the target's key instead of the target (TaskStore.keyingServers)
@@ -397,5 +307,5 @@ export const make = (deps: {
     })
   }
 
-  return { resolved, learn, forget: () => support.clear(), callTool, api }
+  return { callTool, api }
 }

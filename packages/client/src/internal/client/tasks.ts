@@ -25,6 +25,7 @@ import * as McpTasks from "../../McpTasks.js"
 import type * as TaskStore from "../../TaskStore.js"
 import type * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
+import type { Resolved } from "./taskSupport.js"
 
 /**
  * A task's state with what the 2026-07-28 design inlines (the result, the error, the input requests).
@@ -37,28 +38,6 @@ export type Observed = McpTasks.TaskState & {
   readonly inputRequests?:
     | Readonly<Record<string, { readonly method: string; readonly params?: unknown }>>
     | undefined
-}
-
-/**
- * The task options, resolved.
- *
- * @internal
- */
-export interface Resolved {
-  readonly enabled: boolean
-  readonly ttlMillis: number | undefined
-  readonly minPollMillis: number
-  readonly maxPollMillis: number
-  readonly defaultPollMillis: number
-}
-
-/** @internal */
-export const defaults: Resolved = {
-  enabled: false,
-  ttlMillis: undefined,
-  minPollMillis: 250,
-  maxPollMillis: 30_000,
-  defaultPollMillis: 1_000
 }
 
 /**
@@ -107,39 +86,6 @@ export const publicState = (state: Observed): McpTasks.TaskState => {
 
 const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
   Predicate.isRecord(value) ? value : undefined
-
-/**
- * Whether a raw result is a 2026-07-28 task handle.
- *
- * @internal
- */
-export const isTaskResult = (raw: unknown): boolean => record(raw)?.resultType === "task"
-
-/**
- * Whether a server runs `tools/call` as 2025-11-25 tasks.
- *
- * @internal
- */
-export const legacyToolTasks = (capabilities: McpSchema.ServerCapabilities): boolean =>
-  record(record(record(capabilities.tasks)?.requests)?.tools)?.call !== undefined
-
-/**
- * The capabilities to declare when tasks are enabled: `tasks` at 2025-11-25 (this client runs no task for the
- * server: it declares no `requests`, `list` or `cancel`), the extension in the modern era.
- *
- * @internal
- */
-export const declare = (
-  capabilities: McpSchema.ClientCapabilities,
-  version: McpSchema.ProtocolVersion,
-  resolved: Resolved
-): McpSchema.ClientCapabilities => {
-  if (!resolved.enabled) return capabilities
-  if (McpSchema.isModernVersion(version)) {
-    return { ...capabilities, extensions: { ...capabilities.extensions, [McpTasks.EXTENSION_ID]: {} } }
-  }
-  return version >= "2025-11-25" ? { ...capabilities, tasks: capabilities.tasks ?? {} } : capabilities
-}
 
 const decodeLegacyTask = Schema.decodeUnknownEither(McpTasks.LegacyTask)
 const decodeModernTask = Schema.decodeUnknownEither(McpTasks.ModernTask)
