@@ -59,7 +59,19 @@ export const readAll = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(path).pipe(
-      Effect.mapError((error) => new UsageError({ message: `cannot read config file ${path}: ${error.message}` }))
+      Effect.mapError((error) =>
+        new UsageError({
+          message: `cannot read config file ${path}: ${
+            error._tag === "SystemError" && error.reason === "NotFound"
+              ? "no such file"
+              : error._tag === "SystemError" && error.reason === "PermissionDenied"
+              ? "permission denied"
+              : error._tag === "SystemError" && error.reason === "BadResource"
+              ? "not a file"
+              : error.message
+          }`
+        })
+      )
     )
     const json = Either.try({ try: () => JSON.parse(text) as unknown, catch: (error) => String(error) })
     if (Either.isLeft(json)) {
