@@ -413,7 +413,10 @@ export interface Service {
   readonly listResourceTemplates: (options?: ListOptions) => Effect.Effect<Listing<HubResourceTemplate>>
   /** The tools already known, without connecting anything. */
   readonly knownTools: Effect.Effect<ReadonlyArray<HubTool>>
-  /** Each change of a server's list in the aggregate. */
+  /**
+   * Each change of a server's list in the aggregate. A reader that falls 1,000 changes behind loses the oldest (each
+   * says only which list to read again).
+   */
   readonly changes: Stream.Stream<ListChange>
 
   /** Splits a namespaced name into its server and the server's own name. */

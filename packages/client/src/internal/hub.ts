@@ -73,6 +73,9 @@ const compileFilter = (filters: ReadonlyArray<McpHub.ToolFilter | undefined>): (
   return (tool) => checks.every((check) => check(tool))
 }
 
+/** How many list changes a reader of `changes` may fall behind before the oldest are dropped. */
+const changeBufferSize = 1_000
+
 /** A server name must leave the first separator of `<server><separator><name>` right after itself. */
 const nameProblem = (name: string, separator: string): string | undefined => {
   if (name === "") return "a server name may not be empty"
@@ -199,7 +202,9 @@ export const make = <R>(
       }))
     )
     const catalog = yield* Ref.make<ReadonlyMap<string, Lists>>(new Map())
-    const changes = yield* PubSub.unbounded<McpHub.ListChange>()
+    // bounded like every buffer between servers and user code: a reader that falls behind loses the oldest
+    // changes (a change says only which list to read again, so the newest ones are what matter)
+    const changes = yield* PubSub.sliding<McpHub.ListChange>(changeBufferSize)
     const generations = new Map<string, number>()
 
     const setState = (server: string, generation: number, state: McpHub.ServerState) =>
