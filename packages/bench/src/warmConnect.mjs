@@ -1,7 +1,11 @@
 // Warm connect over HTTP: in one process, after a first connect (cold: JIT, lazy modules, the first socket),
 // connects and closes a client again and again and reports the median time of a connect (up to the client being
 // usable) and of a connect followed by one call. A client's import and its first connect are not counted.
-//   node packages/bench/src/warmConnect.mjs [--clients conduit,sdk-v2,raw] [--era legacy|modern] [--times 30]
+//   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,sdk-v2,raw] [--era legacy|modern] [--times 30]
+// `conduit` builds `NodeHttpClient.layerUndici` per connect, as a program that builds one client layer does: an
+// undici `Agent` per connect, so every connect opens new sockets. `conduit-shared` gives each connect
+// `layerUndiciWithoutDispatcher` over undici's global dispatcher, whose kept-alive sockets outlive the client, as
+// the SDKs' fetch does.
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -14,12 +18,13 @@ const option = (name, fallback) => {
   const at = argv.indexOf(`--${name}`)
   return at === -1 ? fallback : argv[at + 1]
 }
-const clients = option("clients", "conduit,sdk-v2,raw").split(",")
+const clients = option("clients", "conduit,conduit-shared,sdk-v2,raw").split(",")
 const era = option("era", "legacy")
 const times = Number(option("times", "30"))
 const modules = {
   raw: "./clients/raw.mjs",
   conduit: "./clients/conduit.mjs",
+  "conduit-shared": "./clients/conduit.mjs",
   "conduit-promise": "./clients/conduitPromise.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs"
@@ -40,7 +45,7 @@ for (const name of clients) {
   const withCall = []
   for (let i = 0; i <= times; i++) {
     const start = now()
-    const connection = await adapter.connect({ transport: "http", era, url })
+    const connection = await adapter.connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared" })
     const connected = now()
     const result = await connection.call("echo", { text: "x" })
     const called = now()

@@ -39,10 +39,18 @@ export const load = async (transport) => {
   return { importLibMs: libDone - start, importMs: performance.now() - start }
 }
 
-export const connect = async ({ transport, era, command, args, url }) => {
+// HTTP: `NodeHttpClient.layerUndici` makes an undici `Agent` (its own sockets) per layer built, so every connect
+// opens new sockets; `sharedDispatcher` gives the layer undici's global dispatcher instead (the one Node's fetch
+// uses, as the SDKs do), whose kept-alive sockets outlive each client
+const httpLayer = (sharedDispatcher) =>
+  sharedDispatcher
+    ? platform.layerUndiciWithoutDispatcher.pipe(Layer.provide(platform.dispatcherLayerGlobal))
+    : platform.layerUndici
+
+export const connect = async ({ transport, era, command, args, url, sharedDispatcher = false }) => {
   const transportLayer = transport === "stdio"
     ? lib.StdioTransport.layer({ command, args }).pipe(Layer.provide(platform.layer))
-    : lib.HttpTransport.layer({ url: new URL(url) }).pipe(Layer.provide(platform.layerUndici ?? platform.layer))
+    : lib.HttpTransport.layer({ url: new URL(url) }).pipe(Layer.provide(httpLayer(sharedDispatcher)))
   const clientLayer = lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
   const runtime = ManagedRuntime.make(clientLayer)
   const client = await runtime.runPromise(lib.McpClient.McpClient)
