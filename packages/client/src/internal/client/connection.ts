@@ -87,14 +87,18 @@ export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
   const phase = yield* SubscriptionRef.make<Phase>(waiting)
   const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
   let current: Session | undefined
-  const settled: Effect.Effect<Session, McpError.RequestError> = Effect.flatMap(
-    Stream.runHead(Stream.filter(phase.changes, isSettled)),
-    (first) =>
-      Option.isNone(first)
-        ? Effect.never
-        : first.value._tag === "Ready"
-        ? Effect.succeed(first.value.session)
-        : Effect.fail(first.value.error)
+  // (built when first needed: a caller waiting for a session while none is up is rare, and the changes stream is
+  // not cheap to put together, so a connect does not build it)
+  const settled: Effect.Effect<Session, McpError.RequestError> = Effect.suspend(() =>
+    Effect.flatMap(
+      Stream.runHead(Stream.filter(phase.changes, isSettled)),
+      (first) =>
+        Option.isNone(first)
+          ? Effect.never
+          : first.value._tag === "Ready"
+          ? Effect.succeed(first.value.session)
+          : Effect.fail(first.value.error)
+    )
   )
   const control: Control = {
     phase,
@@ -303,6 +307,13 @@ const healthCheck = Effect.fnUntraced(function*(ctx: Context, attempt: Attempt, 
   }
 })
 
+/**
+ * The error of requests a closing connection ends. Its fields are this module's own, so the schema's check of
+ * them on construction (~0.1 ms per error, twice per close) is skipped.
+ */
+const closedError = (transport: McpError.TransportKind, detail: string) =>
+  new McpError.TransportError({ transport, reason: "Closed", detail }, { disableValidation: true })
+
 /** One connection attempt: connect, negotiate, serve until the transport closes. */
 const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
   Effect.scoped(Effect.gen(function*() {
@@ -320,15 +331,17 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
     }
     yield* Effect.addFinalizer(() =>
       Effect.zipRight(
-        Effect.sync(() =>
-          ctx.requests.failAll(
-            new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the connection closed" })
-          )
-        ),
+        Effect.sync(() => {
+          // (the error is made only for requests that wait for it)
+          if (ctx.requests.size() > 0) ctx.requests.failAll(closedError(kind, "the connection closed"))
+        }),
         Effect.zipRight(ctx.hooks.onAttemptEnd, control.unpublish(undefined))
       )
     )
-    yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
+    // (a first attempt starts there already: publishing the same state again would only cost the connect)
+    if ((yield* SubscriptionRef.get(control.state))._tag !== "Connecting") {
+      yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
+    }
     const connection = yield* ctx.transport.connect(emitFor(ctx, attempt))
     attempt.connection = connection
     const negotiated = yield* ctx.negotiator.negotiate(channelOf(ctx, attempt, connection))
@@ -423,7 +436,7 @@ export const run = (
     }
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        const closed = new McpError.TransportError({ transport: kind, reason: "Closed", detail: "the client closed" })
+        const closed = closedError(kind, "the client closed")
         yield* control.fail(closed)
         config.requests.failAll(closed)
         yield* SubscriptionRef.set(control.state, { _tag: "Closed", error: undefined })
