@@ -180,15 +180,18 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     })
     const pagination = Pagination.make(resolved.maxPages, resolved.spanAttributes)
     // the tasks' own requests and lookups go through the client's calls like any other
-    const lookupTools = pagination.collect((refused) =>
-      pagination.paginate("tools/list", (cursor) =>
-        Effect.map(
-          Effect.tap(
-            calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
-            (page) => learnTools(page.tools)
-          ),
-          (r) => ({ items: r.tools, nextCursor: r.nextCursor })
-        ), refused), "tools/list")
+    // (put together when first run: most clients never look their tools up this way)
+    const lookupTools = Effect.suspend(() =>
+      pagination.collect((refused) =>
+        pagination.paginate("tools/list", (cursor) =>
+          Effect.map(
+            Effect.tap(
+              calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
+              (page) => learnTools(page.tools)
+            ),
+            (r) => ({ items: r.tools, nextCursor: r.nextCursor })
+          ), refused), "tools/list")
+    )
     const taskCalls = TaskSupport.make({
       resolved: tasksResolved,
       status,
@@ -335,7 +338,9 @@ const service = (parts: {
     )
   }
   // a tool not seen in a listing, before any listing: list once, then check (see toolOutput)
-  const listAllTools = Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
+  const listAllTools = Effect.suspend(() =>
+    Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
+  )
   const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
     toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(
       callChecked(params, options),

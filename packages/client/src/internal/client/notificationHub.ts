@@ -125,6 +125,7 @@ export const makeHub = (capacity: number): NotificationHub => {
         return Effect.forEach([...readers], (inbox) => inbox.offer(notification), { discard: true })
       }),
     subscribe,
-    stream: Stream.unwrapScoped(subscribe)
+    // (put together when the stream is first run, not with every client)
+    stream: Stream.suspend(() => Stream.unwrapScoped(subscribe))
   }
 }
