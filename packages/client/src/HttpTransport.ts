@@ -6,10 +6,18 @@
  *
  * The transport runs over `@effect/platform`'s `HttpClient`, taken once when the layer is built and used by every
  * connection, so its connection pool survives reconnects. In Node, provide the undici-backed client
- * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too. With the
- * platform's own clients (undici, `node:http`, fetch) response bodies are read from the Readable or ReadableStream
- * the response wraps, far cheaper than through `response.stream`, which is what any other client's bodies go
- * through; either way every body is counted against `maxEventBytes` as it arrives.
+ * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too. A body
+ * whose `content-length` is valid and within `maxEventBytes` is read in one piece with `response.text`; any other
+ * (a chunked body, an event stream) through `response.stream`, counted against `maxEventBytes` as it arrives.
+ *
+ * Sockets belong to the `HttpClient` layer, never to the transport: `NodeHttpClient.layerUndici` makes an undici
+ * `Agent` each time it is built, so a program that builds a client layer per connection opens new sockets for
+ * every connect (a legacy handshake opens two), and they close with the layer. To keep kept-alive sockets across
+ * clients built one after the other (as the SDKs' `fetch` does with Node's global dispatcher), build the layer from
+ * `NodeHttpClient.layerUndiciWithoutDispatcher` and a dispatcher that outlives the clients:
+ * `NodeHttpClient.dispatcherLayerGlobal` (undici's global dispatcher, shared with `fetch`), or one `Agent` of your
+ * own, `Layer.succeed(NodeHttpClient.Dispatcher, agent)`. The transport never shares a dispatcher by itself:
+ * layers built separately keep their own sockets.
  *
  * - Modern: one POST per request with `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*`
  *   headers of tools whose `inputSchema` declares `x-mcp-header`; answers as JSON or an event stream; cancelling
