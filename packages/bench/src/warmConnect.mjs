@@ -1,6 +1,7 @@
 // Warm connect over HTTP: in one process, after a first connect (cold: JIT, lazy modules, the first socket),
 // connects and closes a client again and again and reports the median time of a connect (up to the client being
-// usable) and of a connect followed by one call. A client's import and its first connect are not counted.
+// usable) and of a connect followed by one call, and the client's mean CPU per round (connect, call, close). A
+// client's import and its first connect are not counted.
 //   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,sdk-v2,raw] [--era legacy|modern] [--times 30]
 // `conduit` builds `NodeHttpClient.layerUndici` per connect, as a program that builds one client layer does: an
 // undici `Agent` per connect, so every connect opens new sockets. `conduit-shared` gives each connect
@@ -43,7 +44,11 @@ for (const name of clients) {
   await adapter.load("http")
   const connectOnly = []
   const withCall = []
+  let cpu
   for (let i = 0; i <= times; i++) {
+    // the client's CPU over the warm rounds (connect, call and close), which the host's load moves less than
+    // the wall-clock medians
+    if (i === 1) cpu = process.cpuUsage()
     const start = now()
     const connection = await adapter.connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared" })
     const connected = now()
@@ -57,10 +62,13 @@ for (const name of clients) {
       withCall.push(called - start)
     }
   }
+  const used = process.cpuUsage(cpu)
   process.stdout.write(
     `${name} ${era}: warm connect ${median(connectOnly).toFixed(2)} ms (median of ${times}; least ${
       Math.min(...connectOnly).toFixed(2)
-    }), connect + first call ${median(withCall).toFixed(2)} ms\n`
+    }), connect + first call ${median(withCall).toFixed(2)} ms, CPU per connect + call + close ${
+      ((used.user + used.system) / 1000 / times).toFixed(2)
+    } ms\n`
   )
 }
 server.kill("SIGTERM")
