@@ -55,16 +55,40 @@ export const make = (deps: Omit<TaskSupport.Deps, "store"> & {
     (store) => build(deps, store)
   )
 
-const build = (
-  deps: Omit<TaskSupport.Deps, "store"> & {
-    readonly supportOf: (name: string) => Effect.Effect<string, McpError.McpClientError>
-  },
-  store: TaskStore.TaskStoreShape
-): Loaded => {
+type BuildDeps = Omit<TaskSupport.Deps, "store"> & {
+  readonly supportOf: (name: string) => Effect.Effect<string, McpError.McpClientError>
+}
+
+/** What the builders below share: the client's deps, the store, the driver over them and a few helpers. */
+interface Shared {
+  readonly deps: BuildDeps
+  readonly store: TaskStore.TaskStoreShape
+  readonly driver: Tasks.Driver
+  /** A request whose answer is any object. */
+  readonly request: Tasks.Deps["request"]
+  /** The session, waited for within the request timeout. */
+  readonly session: Tasks.Deps["session"]
+}
+
+type StartLegacy = (
+  session: Session,
+  params: CallParams,
+  options: ExplicitOptions | undefined
+) => Effect.Effect<McpTasks.TaskHandle<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError>
+
+type StartModern = (
+  session: Session,
+  raw: unknown,
+  tool: string,
+  timeoutMillis: number | undefined
+) => Effect.Effect<McpTasks.TaskHandle<McpSchema.CallToolResult>, McpError.ProtocolError>
+
+const timeoutOf = (options: { readonly timeout?: Duration.DurationInput | undefined } | undefined) =>
+  options?.timeout === undefined ? undefined : Duration.toMillis(Duration.decode(options.timeout))
+
+const build = (deps: BuildDeps, store: TaskStore.TaskStoreShape): Loaded => {
   const { calls, resolved, status } = deps
-  const timeoutOf = (options: { readonly timeout?: Duration.DurationInput | undefined } | undefined) =>
-    options?.timeout === undefined ? undefined : Duration.toMillis(Duration.decode(options.timeout))
-  const request = (method: string, params: Readonly<Record<string, unknown>>, timeoutMillis: number | undefined) =>
+  const request: Shared["request"] = (method, params, timeoutMillis) =>
     calls.request(method, params, Schema.Unknown, timeoutMillis === undefined ? undefined : { timeout: timeoutMillis })
   const session = status.awaitSession(deps.requestTimeout, "tasks")
   const driver = Tasks.makeDriver({
@@ -78,88 +102,103 @@ const build = (
     toolResult: deps.toolResult,
     requestTimeout: deps.requestTimeout
   })
-
-  const { supportOf } = deps
-
-  const record = (
-    session: Session,
-    state: Tasks.Observed,
-    tool: string | undefined
-  ): Effect.Effect<McpTasks.StoredTask> =>
-    Effect.map(Clock.currentTimeMillis, (now) => ({
-      taskId: state.taskId,
-      server: session.transport.target,
-      era: session.era,
-      method: "tools/call",
-      ...(tool !== undefined ? { tool } : {}),
-      createdAt: now,
-      ...(typeof state.ttlMs === "number" ? { expiresAt: now + state.ttlMs } : {})
-    }))
-
-  /** A handle on a task just created. */
-  const started = (
-    session: Session,
-    state: Tasks.Observed,
-    tool: string | undefined,
-    timeoutMillis: number | undefined,
-    releaseProgress?: () => void
-  ) =>
-    Effect.gen(function*() {
-      const stored = yield* record(session, state, tool)
-      yield* driver.remember(stored)
-      return yield* driver.handle({ era: session.era, initial: state, stored, timeoutMillis, releaseProgress })
-    })
-
-  /** A handle on a call the server answered at once (a 2026-07-28 server may choose not to make a task). */
-  const finished = (result: McpSchema.CallToolResult, era: McpSchema.Era): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
-    const initial: McpTasks.TaskState = { taskId: "", status: "completed" }
-    return {
-      taskId: "",
-      era,
-      initial,
-      status: Stream.make(initial),
-      result: Effect.succeed(result),
-      cancel: Effect.void,
-      detach: Effect.void
-    }
+  const shared: Shared = { deps, store, driver, request, session }
+  const startLegacy = makeStartLegacy(shared)
+  const startModern = makeStartModern(shared)
+  return {
+    callTool: makeCallTool(shared, startLegacy, startModern),
+    api: makeApi(shared, makeExplicitCall(shared, startLegacy, startModern))
   }
+}
 
-  /**
-   * 2025-11-25: `tools/call` with `params.task`. The request's progress token stays valid for the task's life: its
-   * progress keeps reaching `onProgress` until the task's result is known.
-   */
-  const startLegacy = (session: Session, params: CallParams, options: ExplicitOptions | undefined) =>
-    Effect.gen(function*() {
-      const timeoutMillis = timeoutOf(options)
-      const onProgress = options?.onProgress
-      const task = resolved.ttlMillis === undefined ? {} : { ttl: resolved.ttlMillis }
-      let release = (): void => {}
-      const requestOptions: McpClient.RequestOptions = {
-        ...(timeoutMillis !== undefined ? { timeout: timeoutMillis } : {}),
-        ...(onProgress !== undefined ? { onProgress } : {})
-      }
-      const observed = onProgress === undefined ? requestOptions : Calls.observingIds(requestOptions, (id) => {
-        release()
-        release = deps.keepProgress(id, onProgress)
-      })
-      const raw = yield* calls.request("tools/call", { ...nameAndArguments(params), task }, Schema.Unknown, observed)
-        .pipe(Effect.onError(() => Effect.sync(() => release())))
-      if (!Predicate.isRecord(raw) || raw.task === undefined) {
-        // the server ran it as a plain call
-        release()
-        return finished(yield* deps.toolResult(params.name, raw), "legacy")
-      }
-      const created = yield* Effect.mapError(
-        Schema.decodeUnknown(McpTasks.LegacyCreateTaskResult)(raw),
-        (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail: e.message })
-      ).pipe(Effect.tapError(() => Effect.sync(() => release())))
-      return yield* started(session, Tasks.fromLegacy(created.task), params.name, timeoutMillis, () => release())
+const record = (
+  session: Session,
+  state: Tasks.Observed,
+  tool: string | undefined
+): Effect.Effect<McpTasks.StoredTask> =>
+  Effect.map(Clock.currentTimeMillis, (now) => ({
+    taskId: state.taskId,
+    server: session.transport.target,
+    era: session.era,
+    method: "tools/call",
+    ...(tool !== undefined ? { tool } : {}),
+    createdAt: now,
+    ...(typeof state.ttlMs === "number" ? { expiresAt: now + state.ttlMs } : {})
+  }))
+
+/** A handle on a task just created. */
+const started = (
+  driver: Tasks.Driver,
+  session: Session,
+  state: Tasks.Observed,
+  tool: string | undefined,
+  timeoutMillis: number | undefined,
+  releaseProgress?: () => void
+) =>
+  Effect.gen(function*() {
+    const stored = yield* record(session, state, tool)
+    yield* driver.remember(stored)
+    return yield* driver.handle({ era: session.era, initial: state, stored, timeoutMillis, releaseProgress })
+  })
+
+/** A handle on a call the server answered at once (a 2026-07-28 server may choose not to make a task). */
+const finished = (result: McpSchema.CallToolResult, era: McpSchema.Era): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
+  const initial: McpTasks.TaskState = { taskId: "", status: "completed" }
+  return {
+    taskId: "",
+    era,
+    initial,
+    status: Stream.make(initial),
+    result: Effect.succeed(result),
+    cancel: Effect.void,
+    detach: Effect.void
+  }
+}
+
+/**
+ * 2025-11-25: `tools/call` with `params.task`. The request's progress token stays valid for the task's life: its
+ * progress keeps reaching `onProgress` until the task's result is known.
+ */
+const makeStartLegacy = ({ deps, driver }: Shared): StartLegacy => (session, params, options) =>
+  Effect.gen(function*() {
+    const timeoutMillis = timeoutOf(options)
+    const onProgress = options?.onProgress
+    const task = deps.resolved.ttlMillis === undefined ? {} : { ttl: deps.resolved.ttlMillis }
+    let release = (): void => {}
+    const requestOptions: McpClient.RequestOptions = {
+      ...(timeoutMillis !== undefined ? { timeout: timeoutMillis } : {}),
+      ...(onProgress !== undefined ? { onProgress } : {})
+    }
+    const observed = onProgress === undefined ? requestOptions : Calls.observingIds(requestOptions, (id) => {
+      release()
+      release = deps.keepProgress(id, onProgress)
     })
+    const raw = yield* deps.calls.request("tools/call", { ...nameAndArguments(params), task }, Schema.Unknown, observed)
+      .pipe(Effect.onError(() => Effect.sync(() => release())))
+    if (!Predicate.isRecord(raw) || raw.task === undefined) {
+      // the server ran it as a plain call
+      release()
+      return finished(yield* deps.toolResult(params.name, raw), "legacy")
+    }
+    const created = yield* Effect.mapError(
+      Schema.decodeUnknown(McpTasks.LegacyCreateTaskResult)(raw),
+      (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail: e.message })
+    ).pipe(Effect.tapError(() => Effect.sync(() => release())))
+    return yield* started(driver, session, Tasks.fromLegacy(created.task), params.name, timeoutMillis, () => release())
+  })
 
-  /** 2026-07-28: the task a tool call was answered with. */
-  const startModern = (session: Session, raw: unknown, tool: string, timeoutMillis: number | undefined) =>
-    Effect.flatMap(Tasks.readTask("modern", "tools/call", raw), (state) =>
-      started(session, state, tool, timeoutMillis))
+/** 2026-07-28: the task a tool call was answered with. */
+const makeStartModern = ({ driver }: Shared): StartModern => (session, raw, tool, timeoutMillis) =>
+  Effect.flatMap(Tasks.readTask("modern", "tools/call", raw), (state) =>
+    started(driver, session, state, tool, timeoutMillis))
+
+/** `callTool` once tasks are loaded: the plain call, or a task the call waits for to its end. */
+const makeCallTool = (
+  { deps }: Shared,
+  startLegacy: StartLegacy,
+  startModern: StartModern
+): Loaded["callTool"] => {
+  const { resolved, status, supportOf } = deps
 
   /**
    * Waits for a task `callTool` started itself. Nobody else holds its handle: when waiting fails for a reason
@@ -172,7 +211,7 @@ const build = (
         ? Effect.void
         : Effect.ignore(Effect.timeout(handle.cancel, Duration.millis(Math.min(deps.requestTimeout, 10_000)))))
 
-  const callTool: Loaded["callTool"] = (params, options, plain, taskAware) => {
+  return (params, options, plain, taskAware) => {
     const current = status.current()
     // the usual call takes the plain path without a step more
     if (current !== undefined) {
@@ -195,8 +234,16 @@ const build = (
           : plain)
     })
   }
+}
 
-  const explicitCall: McpTasks.Tasks["callTool"] = (params, options) =>
+/** `client.tasks.callTool`: a task whenever the server runs the tool as one, its handle returned. */
+const makeExplicitCall = (
+  { deps }: Shared,
+  startLegacy: StartLegacy,
+  startModern: StartModern
+): McpTasks.Tasks["callTool"] => {
+  const { calls, resolved, status, supportOf } = deps
+  return (params, options) =>
     Effect.gen(function*() {
       const timeoutMillis = timeoutOf(options)
       const session = yield* status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call")
@@ -221,7 +268,13 @@ const build = (
       if (TaskSupport.isTaskResult(raw)) return yield* startModern(session, raw, params.name, timeoutMillis)
       return finished(yield* deps.toolResult(params.name, raw), "modern")
     })
+}
 
+/** `client.tasks`: the explicit call, and resume, get, cancel, list and the stored tasks by id. */
+const makeApi = (
+  { driver, request, session, store }: Shared,
+  explicitCall: McpTasks.Tasks["callTool"]
+): McpTasks.Tasks => {
   /** The stored record of a task, dropped (with `Expired`) once its time to live passed. */
   const storedOf = (taskId: string) =>
     Effect.gen(function*() {
@@ -261,7 +314,7 @@ const build = (
       return yield* driver.handle({ era: current.era, initial: state, stored: record, timeoutMillis: undefined })
     })
 
-  const api: McpTasks.Tasks = {
+  return {
     callTool: explicitCall,
     resume,
     get: (taskId) =>
@@ -306,6 +359,4 @@ const build = (
       return live
     })
   }
-
-  return { callTool, api }
 }

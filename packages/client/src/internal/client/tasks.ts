@@ -190,12 +190,19 @@ export interface Driver {
   readonly forget: (taskId: string) => Effect.Effect<void>
 }
 
+/** What the waiter needs of the rest of the driver. */
+type Basics = Pick<Driver, "get" | "cancel" | "remember" | "forget">
+
 /**
  * @internal
  */
 export const makeDriver = (deps: Deps): Driver => {
-  const { resolved } = deps
+  const basics = makeBasics(deps)
+  return { ...basics, handle: makeHandle(deps, basics) }
+}
 
+/** The store (remember, forget) and the wire of one request (get, cancel). */
+const makeBasics = (deps: Deps): Basics => {
   const remember = (task: McpTasks.StoredTask) =>
     Effect.catchAll(deps.store.put(task), (e) => Effect.logWarning(`the task ${task.taskId} was not stored`, e))
   const forget = (taskId: string) =>
@@ -238,53 +245,124 @@ export const makeDriver = (deps: Deps): Driver => {
   const cancel = (_era: McpSchema.Era, taskId: string, timeoutMillis: number | undefined) =>
     Effect.asVoid(deps.request("tasks/cancel", { taskId }, timeoutMillis))
 
-  /**
-   * Status notifications of one task: 2025-11-25 `notifications/tasks/status` as the server sends them; in the
-   * 2026-07-28 era (with the extension enabled) a `subscriptions/listen` for the task's id, whose failure (a server
-   * without listens, or that refuses) leaves the polling as it is.
-   */
-  const notified = (era: McpSchema.Era, taskId: string) =>
-    Effect.gen(function*() {
-      const heard: Heard = { states: yield* Queue.sliding<Observed>(1), acknowledged: false, polledSince: false }
-      const onNotification = (notification: McpSchema.ServerNotification) => {
-        if (notification.method === "notifications/subscriptions/acknowledged") {
-          const notifications = record(record(notification.params)?.notifications)
-          const ids = notifications?.taskIds
-          if (Array.isArray(ids) && ids.includes(taskId)) heard.acknowledged = true
-          return Effect.void
-        }
-        if (notification.method !== "notifications/tasks/status" && notification.method !== "notifications/tasks") {
-          return Effect.void
-        }
-        const state = readTask(era, notification.method, notification.params)
-        return Either.isRight(state) && state.right.taskId === taskId
-          ? Queue.offer(heard.states, state.right)
-          : Effect.void
+  return { get, cancel, remember, forget }
+}
+
+/**
+ * Status notifications of one task: 2025-11-25 `notifications/tasks/status` as the server sends them; in the
+ * 2026-07-28 era (with the extension enabled) a `subscriptions/listen` for the task's id, whose failure (a server
+ * without listens, or that refuses) leaves the polling as it is.
+ */
+const notified = (deps: Deps, era: McpSchema.Era, taskId: string) =>
+  Effect.gen(function*() {
+    const heard: Heard = { states: yield* Queue.sliding<Observed>(1), acknowledged: false, polledSince: false }
+    const onNotification = (notification: McpSchema.ServerNotification) => {
+      if (notification.method === "notifications/subscriptions/acknowledged") {
+        const notifications = record(record(notification.params)?.notifications)
+        const ids = notifications?.taskIds
+        if (Array.isArray(ids) && ids.includes(taskId)) heard.acknowledged = true
+        return Effect.void
       }
-      yield* Effect.forkScoped(Stream.runForEach(yield* deps.subscribe, onNotification))
-      if (era === "modern" && resolved.enabled) {
-        yield* Effect.forkScoped(
-          Stream.runForEach(deps.listen({ taskIds: [taskId] }), onNotification).pipe(
-            Effect.catchAll((error) =>
-              Effect.logDebug(`no notifications for task ${taskId} (${error.message}); polling`).pipe(
-                Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
-              )
+      if (notification.method !== "notifications/tasks/status" && notification.method !== "notifications/tasks") {
+        return Effect.void
+      }
+      const state = readTask(era, notification.method, notification.params)
+      return Either.isRight(state) && state.right.taskId === taskId
+        ? Queue.offer(heard.states, state.right)
+        : Effect.void
+    }
+    yield* Effect.forkScoped(Stream.runForEach(yield* deps.subscribe, onNotification))
+    if (era === "modern" && deps.resolved.enabled) {
+      yield* Effect.forkScoped(
+        Stream.runForEach(deps.listen({ taskIds: [taskId] }), onNotification).pipe(
+          Effect.catchAll((error) =>
+            Effect.logDebug(`no notifications for task ${taskId} (${error.message}); polling`).pipe(
+              Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
             )
           )
         )
-      }
-      return heard
-    })
+      )
+    }
+    return heard
+  })
 
-  /**
-   * The interval before the next poll: the server's, clamped; once the server said it reports the task and a poll
-   * followed, the longest (the notifications bring the changes, the polls are a safety net).
-   */
-  const interval = (state: Observed, heard: Heard): number => {
-    if (heard.acknowledged && heard.polledSince) return resolved.maxPollMillis
-    if (heard.acknowledged) heard.polledSince = true
-    return pollMillis(resolved, state.pollIntervalMs)
+/**
+ * The interval before the next poll: the server's, clamped; once the server said it reports the task and a poll
+ * followed, the longest (the notifications bring the changes, the polls are a safety net).
+ */
+const interval = (resolved: Resolved, state: Observed, heard: Heard): number => {
+  if (heard.acknowledged && heard.polledSince) return resolved.maxPollMillis
+  if (heard.acknowledged) heard.polledSince = true
+  return pollMillis(resolved, state.pollIntervalMs)
+}
+
+/** What a task's state says of its end: its result, its failure, or nothing yet (poll again). */
+const outcome = (
+  deps: Deps,
+  forget: Basics["forget"],
+  era: McpSchema.Era,
+  state: Observed,
+  stored: McpTasks.StoredTask,
+  timeoutMillis: number | undefined
+): Effect.Effect<Option.Option<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError> => {
+  const taskId = state.taskId
+  switch (state.status) {
+    case "cancelled":
+      return Effect.zipRight(
+        forget(taskId),
+        Effect.fail(new McpError.TaskError({ reason: "Cancelled", taskId, detail: state.statusMessage ?? "" }))
+      )
+    case "completed":
+    case "failed":
+      if (era === "legacy") {
+        // what the call would have returned: its result, or its JSON-RPC error
+        return deps.request("tasks/result", { taskId }, timeoutMillis).pipe(
+          Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+          Effect.ensuring(forget(taskId)),
+          Effect.map(Option.some)
+        )
+      }
+      if (state.status === "failed") {
+        const error = state.error
+        const failure: McpError.McpError | McpError.ProtocolError = error === undefined
+          ? invalid("tasks/get", `the failed task ${taskId} carries no error`)
+          : new McpError.McpError({ ...error, method: stored.method })
+        return Effect.zipRight(forget(taskId), Effect.fail(failure))
+      }
+      if (state.result === undefined) return Effect.succeed(Option.none()) // poll again for the result
+      return Effect.zipRight(forget(taskId), Effect.map(deps.toolResult(stored.tool, state.result), Option.some))
+    case "input_required":
+      return era === "legacy"
+        // 2025-11-25: the server's requests come through `tasks/result`, which answers once the task is done;
+        // a deadline on it only returns to polling
+        ? deps.request("tasks/result", { taskId }, timeoutMillis ?? deps.requestTimeout).pipe(
+          Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+          Effect.tap(() => forget(taskId)),
+          Effect.map(Option.some),
+          Effect.catchTag("RequestTimeout", () => Effect.succeed(Option.none()))
+        )
+        : Effect.succeed(Option.none())
+    case "working":
+      return Effect.succeed(Option.none())
   }
+}
+
+/** Answers a modern task's outstanding input requests once each, with `tasks/update`. */
+const answer = (deps: Deps, state: Observed, answered: Set<string>, timeoutMillis: number | undefined) =>
+  Effect.gen(function*() {
+    const pending = Object.fromEntries(
+      Object.entries(state.inputRequests ?? {}).filter(([key]) => !answered.has(key))
+    )
+    if (Object.keys(pending).length === 0) return
+    const session = yield* deps.session
+    const inputResponses = yield* deps.answerInputs("tools/call", session, pending)
+    yield* deps.request("tasks/update", { taskId: state.taskId, inputResponses }, timeoutMillis)
+    for (const key of Object.keys(pending)) answered.add(key)
+  })
+
+/** The handle on a task: its status stream, its result (the wait), cancel and detach. */
+const makeHandle = (deps: Deps, basics: Basics): Driver["handle"] => {
+  const { cancel, forget, get } = basics
 
   /** Waits the interval, or less when a status notification comes first; then the state. */
   const next = (
@@ -296,85 +374,24 @@ export const makeDriver = (deps: Deps): Driver => {
   ) =>
     Effect.raceFirst(
       Effect.zipRight(
-        Effect.sleep(Duration.millis(interval(state, heard))),
+        Effect.sleep(Duration.millis(interval(deps.resolved, state, heard))),
         get(era, state.taskId, stored, timeoutMillis)
       ),
       Queue.take(heard.states)
     )
-
-  const outcome = (
-    era: McpSchema.Era,
-    state: Observed,
-    stored: McpTasks.StoredTask,
-    timeoutMillis: number | undefined
-  ): Effect.Effect<Option.Option<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError> => {
-    const taskId = state.taskId
-    switch (state.status) {
-      case "cancelled":
-        return Effect.zipRight(
-          forget(taskId),
-          Effect.fail(new McpError.TaskError({ reason: "Cancelled", taskId, detail: state.statusMessage ?? "" }))
-        )
-      case "completed":
-      case "failed":
-        if (era === "legacy") {
-          // what the call would have returned: its result, or its JSON-RPC error
-          return deps.request("tasks/result", { taskId }, timeoutMillis).pipe(
-            Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
-            Effect.ensuring(forget(taskId)),
-            Effect.map(Option.some)
-          )
-        }
-        if (state.status === "failed") {
-          const error = state.error
-          const failure: McpError.McpError | McpError.ProtocolError = error === undefined
-            ? invalid("tasks/get", `the failed task ${taskId} carries no error`)
-            : new McpError.McpError({ ...error, method: stored.method })
-          return Effect.zipRight(forget(taskId), Effect.fail(failure))
-        }
-        if (state.result === undefined) return Effect.succeed(Option.none()) // poll again for the result
-        return Effect.zipRight(forget(taskId), Effect.map(deps.toolResult(stored.tool, state.result), Option.some))
-      case "input_required":
-        return era === "legacy"
-          // 2025-11-25: the server's requests come through `tasks/result`, which answers once the task is done;
-          // a deadline on it only returns to polling
-          ? deps.request("tasks/result", { taskId }, timeoutMillis ?? deps.requestTimeout).pipe(
-            Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
-            Effect.tap(() => forget(taskId)),
-            Effect.map(Option.some),
-            Effect.catchTag("RequestTimeout", () => Effect.succeed(Option.none()))
-          )
-          : Effect.succeed(Option.none())
-      case "working":
-        return Effect.succeed(Option.none())
-    }
-  }
-
-  /** Answers a modern task's outstanding input requests once each, with `tasks/update`. */
-  const answer = (state: Observed, answered: Set<string>, timeoutMillis: number | undefined) =>
-    Effect.gen(function*() {
-      const pending = Object.fromEntries(
-        Object.entries(state.inputRequests ?? {}).filter(([key]) => !answered.has(key))
-      )
-      if (Object.keys(pending).length === 0) return
-      const session = yield* deps.session
-      const inputResponses = yield* deps.answerInputs("tools/call", session, pending)
-      yield* deps.request("tasks/update", { taskId: state.taskId, inputResponses }, timeoutMillis)
-      for (const key of Object.keys(pending)) answered.add(key)
-    })
 
   const run = (
     started: Started
   ): Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError> =>
     Effect.scoped(Effect.gen(function*() {
       const { era, stored, timeoutMillis } = started
-      const heard = yield* notified(era, stored.taskId)
+      const heard = yield* notified(deps, era, stored.taskId)
       const answered = new Set<string>()
       let state = started.initial
       for (;;) {
-        const done = yield* outcome(era, state, stored, timeoutMillis)
+        const done = yield* outcome(deps, forget, era, state, stored, timeoutMillis)
         if (Option.isSome(done)) return done.value
-        if (state.status === "input_required" && era === "modern") yield* answer(state, answered, timeoutMillis)
+        if (state.status === "input_required" && era === "modern") yield* answer(deps, state, answered, timeoutMillis)
         state = yield* next(era, state, stored, timeoutMillis, heard)
       }
     }))
@@ -384,7 +401,7 @@ export const makeDriver = (deps: Deps): Driver => {
   ): Stream.Stream<McpTasks.TaskState, McpError.McpClientError | McpError.TaskError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       const { era, stored, timeoutMillis } = started
-      const heard = yield* notified(era, stored.taskId)
+      const heard = yield* notified(deps, era, stored.taskId)
       const rest = Stream.unfoldEffect(started.initial, (
         state
       ): Effect.Effect<
@@ -405,7 +422,7 @@ export const makeDriver = (deps: Deps): Driver => {
       )
     }))
 
-  const handle = (started: Started) =>
+  return (started: Started) =>
     Effect.map(Ref.make(false), (detached): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
       const taskId = started.stored.taskId
       const cancelNow = Effect.zipRight(cancel(started.era, taskId, started.timeoutMillis), forget(taskId))
@@ -424,6 +441,4 @@ export const makeDriver = (deps: Deps): Driver => {
         detach: Ref.set(detached, true)
       }
     })
-
-  return { handle, get, cancel, remember, forget }
 }
