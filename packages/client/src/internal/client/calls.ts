@@ -165,9 +165,11 @@ export interface Calls {
 }
 
 /**
+ * What the calls need of the client.
+ *
  * @internal
  */
-export const make = (deps: {
+export interface Deps {
   readonly status: Connection.Status
   readonly requester: Requester.Requester
   readonly envelope: Envelope.Envelope
@@ -184,36 +186,15 @@ export const make = (deps: {
   readonly reconnects: boolean
   /** Runs the URL elicitations of a `-32042`. */
   readonly serverRequests?: ServerRequests.ServerRequests | undefined
-}): Calls => {
-  const { cache, requestTimeout, requester, status, telemetry } = deps
+}
 
-  const defaults: Requester.SendOptions = {
-    timeoutMillis: requestTimeout,
-    resetOnProgress: false,
-    maxTotalMillis: undefined,
-    onProgress: undefined,
-    meta: undefined,
-    cancellable: true,
-    probe: false
-  }
-  const sendOptions = (options: Cache.LegOptions | undefined): Requester.SendOptions => {
-    if (options === undefined) return defaults
-    if (options.shared === true) {
-      // a request several callers wait on: each waits under their own deadline, and it ends with the last of them
-      return { ...defaults, timeoutMillis: undefined, onProgress: options.onProgress, meta: options.meta }
-    }
-    const onId = idObservers.get(options)
-    return {
-      timeoutMillis: options.timeout === undefined ? requestTimeout : Options.toMillis(options.timeout),
-      resetOnProgress: options.resetTimeoutOnProgress ?? false,
-      maxTotalMillis: options.maxTotalTimeout === undefined ? undefined : Options.toMillis(options.maxTotalTimeout),
-      onProgress: options.onProgress,
-      meta: options.meta,
-      cancellable: true,
-      probe: false,
-      ...(onId !== undefined ? { onId } : {})
-    }
-  }
+/**
+ * @internal
+ */
+export const make = (deps: Deps): Calls => {
+  const { cache, requestTimeout, requester, status, telemetry } = deps
+  const sendOptions = makeSendOptions(requestTimeout)
+  const recover = makeRecover(deps)
 
   /**
    * Sends one request. A request that only reads, lost with its response stream (`StreamEnded`: the answer can
@@ -268,6 +249,87 @@ export const make = (deps: {
         SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion)
       ))
     )
+
+  const call = <A>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Decoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool?: string | undefined,
+    rounds: "answer" | "return" = "answer"
+  ): Effect.Effect<A, McpError.McpClientError> =>
+    Effect.catchAll(
+      callOnce(method, params, decode, options, tool, rounds),
+      (error) => recover(error, callOnce(method, params, decode, options, tool, rounds)) ?? Effect.fail(error)
+    )
+
+  const request = <A, I>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    schema: Schema.Schema<A, I>,
+    options?: McpClient.RequestOptions
+  ): Effect.Effect<A, McpError.McpClientError> =>
+    call(method, params, (m, result) => decodeResult(m, schema, result), options)
+
+  const notify = makeNotify(status, requestTimeout)
+
+  const gated = (method: string, session: Session): boolean =>
+    deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
+
+  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, recover, gated }
+}
+
+/** The send options of a call: the shared defaults when it has no options, else its own. */
+const makeSendOptions = (requestTimeout: number): Calls["sendOptions"] => {
+  const defaults: Requester.SendOptions = {
+    timeoutMillis: requestTimeout,
+    resetOnProgress: false,
+    maxTotalMillis: undefined,
+    onProgress: undefined,
+    meta: undefined,
+    cancellable: true,
+    probe: false
+  }
+  return (options) => {
+    if (options === undefined) return defaults
+    if (options.shared === true) {
+      // a request several callers wait on: each waits under their own deadline, and it ends with the last of them
+      return { ...defaults, timeoutMillis: undefined, onProgress: options.onProgress, meta: options.meta }
+    }
+    const onId = idObservers.get(options)
+    return {
+      timeoutMillis: options.timeout === undefined ? requestTimeout : Options.toMillis(options.timeout),
+      resetOnProgress: options.resetTimeoutOnProgress ?? false,
+      maxTotalMillis: options.maxTotalTimeout === undefined ? undefined : Options.toMillis(options.maxTotalTimeout),
+      onProgress: options.onProgress,
+      meta: options.meta,
+      cancellable: true,
+      probe: false,
+      ...(onId !== undefined ? { onId } : {})
+    }
+  }
+}
+
+/** A notification, in the session (its protocol version in `_meta` in the 2026-07-28 era). */
+const makeNotify = (status: Connection.Status, requestTimeout: number): Calls["notify"] => (method, params) =>
+  Effect.flatMap(status.awaitSession(requestTimeout, method), (session) => {
+    const withMeta = session.era === "modern"
+      ? {
+        ...params,
+        _meta: {
+          [McpSchema.MetaKeys.protocolVersion]: session.protocolVersion,
+          ...(typeof params?._meta === "object" ? params._meta : undefined)
+        }
+      }
+      : params
+    return session.connection.notify(
+      withMeta === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params: withMeta }
+    )
+  })
+
+/** What a failed call can recover from: a new negotiation after `-32022`, the URL elicitations of `-32042`. */
+const makeRecover = (deps: Deps): Calls["recover"] => {
+  const { requestTimeout, status } = deps
 
   /**
    * `-32022` naming a version both sides speak, while the session speaks another (the server changed since the
@@ -340,47 +402,7 @@ export const make = (deps: {
     })
   }
 
-  const call = <A>(
-    method: string,
-    params: Readonly<Record<string, unknown>> | undefined,
-    decode: Decoder<A>,
-    options: McpClient.RequestOptions | undefined,
-    tool?: string | undefined,
-    rounds: "answer" | "return" = "answer"
-  ): Effect.Effect<A, McpError.McpClientError> =>
-    Effect.catchAll(
-      callOnce(method, params, decode, options, tool, rounds),
-      (error) => recover(error, callOnce(method, params, decode, options, tool, rounds)) ?? Effect.fail(error)
-    )
-
-  const request = <A, I>(
-    method: string,
-    params: Readonly<Record<string, unknown>> | undefined,
-    schema: Schema.Schema<A, I>,
-    options?: McpClient.RequestOptions
-  ): Effect.Effect<A, McpError.McpClientError> =>
-    call(method, params, (m, result) => decodeResult(m, schema, result), options)
-
-  const notify = (method: string, params?: Readonly<Record<string, unknown>> | undefined) =>
-    Effect.flatMap(status.awaitSession(requestTimeout, method), (session) => {
-      const withMeta = session.era === "modern"
-        ? {
-          ...params,
-          _meta: {
-            [McpSchema.MetaKeys.protocolVersion]: session.protocolVersion,
-            ...(typeof params?._meta === "object" ? params._meta : undefined)
-          }
-        }
-        : params
-      return session.connection.notify(
-        withMeta === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params: withMeta }
-      )
-    })
-
-  const gated = (method: string, session: Session): boolean =>
-    deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
-
-  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, recover, gated }
+  return recover
 }
 
 /**
