@@ -59,180 +59,204 @@ export interface ServerRequests {
   ) => Effect.Effect<"retry" | "cancel"> | undefined
 }
 
-/**
- * @internal
- */
-export const make = (options: {
+interface Options {
   readonly envelope: Envelope.Envelope
   readonly supportedLegacy: ReadonlyArray<McpSchema.LegacyVersion>
   readonly maxServerRequests: number
-}): Effect.Effect<ServerRequests, never, Scope.Scope> =>
+}
+
+/**
+ * @internal
+ */
+export const make = (options: Options): Effect.Effect<ServerRequests, never, Scope.Scope> =>
   Effect.map(FiberMap.make<McpSchema.RequestId>(), (running) => {
-    const { envelope, maxServerRequests, supportedLegacy } = options
-    const handlers = envelope.handlers
     /** URL-mode elicitations shown to the handler and not yet reported complete. */
     const openUrlElicitations = new Set<string>()
-    /** Set while requests are being refused, so that a run of refusals is logged once. */
-    let refusing = false
-    /** Completed by `notifications/elicitation/complete`, by elicitation id (URL elicitations of a -32042). */
-    const waiters = new Map<string, Deferred.Deferred<void>>()
-
-    const respondError = (
-      connection: Transport.TransportConnection,
-      id: McpSchema.RequestId,
-      code: number,
-      message: string
-    ) => connection.respond({ jsonrpc: "2.0", id, error: { code, message } })
-
-    const answer = (
-      connection: Transport.TransportConnection,
-      attempt: Attempt,
-      version: McpSchema.ProtocolVersion,
-      message: McpSchema.JsonRpcRequest,
-      related: McpSchema.RequestId | undefined
-    ): Effect.Effect<void> => {
-      const answered = Effect.flatMap(
-        Features.fulfil(handlers, message.method, message.params, {
-          serverOrigin: connection.info.origin,
-          serverName: attempt.serverName,
-          related,
-          declaredModes: envelope.declaredModes(version),
-          onUrlElicitation: (elicitationId) => {
-            openUrlElicitations.add(elicitationId)
-            return () => openUrlElicitations.delete(elicitationId)
-          }
-        }),
-        Either.match({
-          onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),
-          onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
-        })
-      )
-      return FiberMap.run(
-        running,
-        message.id,
-        answered.pipe(
-          // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
-          // request was cancelled
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-              Effect.logWarning(`could not answer ${message.method}`, cause),
-              Effect.ignore(respondError(
-                connection,
-                message.id,
-                McpSchema.ErrorCode.InternalError,
-                `the client failed to handle ${message.method}`
-              ))
-            )
-          ),
-          Effect.annotateLogs({ module: "McpClient", method: message.method })
-        )
-      ).pipe(Effect.asVoid)
-    }
-
-    const refuse = (connection: Transport.TransportConnection, message: McpSchema.JsonRpcRequest) => {
-      const refusal = Effect.ignore(respondError(
-        connection,
-        message.id,
-        McpSchema.ErrorCode.InternalError,
-        `too many requests in progress (at most ${maxServerRequests})`
-      ))
-      if (refusing) return refusal
-      refusing = true
-      return Effect.zipRight(
-        Effect.logWarning(
-          `the server sends more than ${maxServerRequests} requests at once; refusing the excess with -32603`
-        ).pipe(Effect.annotateLogs({ module: "McpClient", method: message.method })),
-        refusal
-      )
-    }
-
     return {
-      handle: (attempt, message, related) => {
-        const connection = attempt.connection
-        if (connection === undefined) return Effect.logDebug("dropped a server request that came before connecting")
-        if (attempt.era === "modern") {
-          // Modern servers send no requests and modern clients write no responses.
-          return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
-        }
-        const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
-        return Effect.flatMap(FiberMap.size(running), (size) => {
-          if (size >= maxServerRequests) return refuse(connection, message)
-          refusing = false
-          return answer(connection, attempt, version, message, related)
-        })
-      },
-      cancel: (id) => FiberMap.remove(running, id),
-      clear: FiberMap.clear(running),
-      elicitationCompleted: (params) => {
-        const id = typeof params === "object" && params !== null && "elicitationId" in params
-          ? params.elicitationId
-          : undefined
-        const waiter = typeof id === "string" ? waiters.get(id) : undefined
-        if (waiter !== undefined && typeof id === "string") {
-          waiters.delete(id)
-          Deferred.unsafeDone(waiter, Exit.void)
-        }
-        if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
-        const completed = Option.getOrUndefined(handlers.elicitation)?.completed
-        if (completed === undefined) return Effect.void
-        return Effect.catchAllCause(
-          Effect.suspend(() => completed(id)),
-          (cause) => Effect.logWarning("the elicitation completion callback failed", cause)
-        )
-      },
-      elicitUrls: (session, elicitations) =>
-        Effect.gen(function*() {
-          for (const elicitation of elicitations) {
-            // known before the handler answers: the completion may come while the user is still in the browser
-            if (!waiters.has(elicitation.elicitationId)) {
-              waiters.set(elicitation.elicitationId, yield* Deferred.make<void>())
-            }
-            const outcome = yield* Features.fulfil(handlers, "elicitation/create", elicitation, {
-              serverOrigin: session.transport.origin,
-              serverName: session.serverInfo?.name,
-              related: undefined,
-              declaredModes: envelope.declaredModes(session.protocolVersion),
-              onUrlElicitation: (elicitationId) => {
-                openUrlElicitations.add(elicitationId)
-                return () => openUrlElicitations.delete(elicitationId)
-              }
-            })
-            const accepted = Either.isRight(outcome) && typeof outcome.right === "object" && outcome.right !== null &&
-              "action" in outcome.right && outcome.right.action === "accept"
-            if (!accepted) {
-              for (const { elicitationId } of elicitations) waiters.delete(elicitationId)
-              return false
-            }
-          }
-          return true
-        }),
-      awaitCompleted: (ids, timeoutMillis) =>
-        Effect.forEach(ids, (id) => {
-          const waiter = waiters.get(id)
-          return waiter === undefined ? Effect.void : Deferred.await(waiter)
-        }, { discard: true, concurrency: "unbounded" }).pipe(
-          (wait) => timeoutMillis === undefined ? wait : Effect.ignore(Effect.timeout(wait, timeoutMillis)),
-          Effect.ensuring(Effect.sync(() => {
-            for (const id of ids) waiters.delete(id)
-          }))
-        ),
-      urlPending: (session, elicitations) => {
-        const pending = Option.getOrUndefined(handlers.elicitation)?.urlPending
-        const first = elicitations[0]
-        if (pending === undefined || first === undefined) return undefined
-        const serverOrigin = session.transport.origin
-        const inspected = Features.inspectUrl(first.url, serverOrigin)
-        // (a URL never shown to the user has no controls either)
-        if (Either.isLeft(inspected)) return undefined
-        return pending({
-          mode: "url",
-          message: first.message,
-          url: first.url,
-          urlOrigin: inspected.right.origin,
-          serverOrigin,
-          warnings: inspected.right.warnings,
-          elicitationId: first.elicitationId
-        }, { serverName: session.serverInfo?.name, relatedRequest: undefined })
-      }
+      ...makeAnswering(options, running, openUrlElicitations),
+      ...makeUrlElicitations(options.envelope, openUrlElicitations)
     }
   })
+
+const respondError = (
+  connection: Transport.TransportConnection,
+  id: McpSchema.RequestId,
+  code: number,
+  message: string
+) => connection.respond({ jsonrpc: "2.0", id, error: { code, message } })
+
+/** The server's requests answered by the handlers, each in its fiber, the excess refused. */
+const makeAnswering = (
+  options: Options,
+  running: FiberMap.FiberMap<McpSchema.RequestId>,
+  openUrlElicitations: Set<string>
+): Pick<ServerRequests, "handle" | "cancel" | "clear"> => {
+  const { envelope, maxServerRequests, supportedLegacy } = options
+  const handlers = envelope.handlers
+  /** Set while requests are being refused, so that a run of refusals is logged once. */
+  let refusing = false
+
+  const answer = (
+    connection: Transport.TransportConnection,
+    attempt: Attempt,
+    version: McpSchema.ProtocolVersion,
+    message: McpSchema.JsonRpcRequest,
+    related: McpSchema.RequestId | undefined
+  ): Effect.Effect<void> => {
+    const answered = Effect.flatMap(
+      Features.fulfil(handlers, message.method, message.params, {
+        serverOrigin: connection.info.origin,
+        serverName: attempt.serverName,
+        related,
+        declaredModes: envelope.declaredModes(version),
+        onUrlElicitation: (elicitationId) => {
+          openUrlElicitations.add(elicitationId)
+          return () => openUrlElicitations.delete(elicitationId)
+        }
+      }),
+      Either.match({
+        onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),
+        onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
+      })
+    )
+    return FiberMap.run(
+      running,
+      message.id,
+      answered.pipe(
+        // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
+        // request was cancelled
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+            Effect.logWarning(`could not answer ${message.method}`, cause),
+            Effect.ignore(respondError(
+              connection,
+              message.id,
+              McpSchema.ErrorCode.InternalError,
+              `the client failed to handle ${message.method}`
+            ))
+          )
+        ),
+        Effect.annotateLogs({ module: "McpClient", method: message.method })
+      )
+    ).pipe(Effect.asVoid)
+  }
+
+  const refuse = (connection: Transport.TransportConnection, message: McpSchema.JsonRpcRequest) => {
+    const refusal = Effect.ignore(respondError(
+      connection,
+      message.id,
+      McpSchema.ErrorCode.InternalError,
+      `too many requests in progress (at most ${maxServerRequests})`
+    ))
+    if (refusing) return refusal
+    refusing = true
+    return Effect.zipRight(
+      Effect.logWarning(
+        `the server sends more than ${maxServerRequests} requests at once; refusing the excess with -32603`
+      ).pipe(Effect.annotateLogs({ module: "McpClient", method: message.method })),
+      refusal
+    )
+  }
+
+  return {
+    handle: (attempt, message, related) => {
+      const connection = attempt.connection
+      if (connection === undefined) return Effect.logDebug("dropped a server request that came before connecting")
+      if (attempt.era === "modern") {
+        // Modern servers send no requests and modern clients write no responses.
+        return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
+      }
+      const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
+      return Effect.flatMap(FiberMap.size(running), (size) => {
+        if (size >= maxServerRequests) return refuse(connection, message)
+        refusing = false
+        return answer(connection, attempt, version, message, related)
+      })
+    },
+    cancel: (id) => FiberMap.remove(running, id),
+    clear: FiberMap.clear(running)
+  }
+}
+
+/** URL-mode elicitations: those of a `-32042` shown and awaited, and the server's reports of completion. */
+const makeUrlElicitations = (
+  envelope: Envelope.Envelope,
+  openUrlElicitations: Set<string>
+): Pick<ServerRequests, "elicitationCompleted" | "elicitUrls" | "awaitCompleted" | "urlPending"> => {
+  const handlers = envelope.handlers
+  /** Completed by `notifications/elicitation/complete`, by elicitation id (URL elicitations of a -32042). */
+  const waiters = new Map<string, Deferred.Deferred<void>>()
+  return {
+    elicitationCompleted: (params) => {
+      const id = typeof params === "object" && params !== null && "elicitationId" in params
+        ? params.elicitationId
+        : undefined
+      const waiter = typeof id === "string" ? waiters.get(id) : undefined
+      if (waiter !== undefined && typeof id === "string") {
+        waiters.delete(id)
+        Deferred.unsafeDone(waiter, Exit.void)
+      }
+      if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
+      const completed = Option.getOrUndefined(handlers.elicitation)?.completed
+      if (completed === undefined) return Effect.void
+      return Effect.catchAllCause(
+        Effect.suspend(() => completed(id)),
+        (cause) => Effect.logWarning("the elicitation completion callback failed", cause)
+      )
+    },
+    elicitUrls: (session, elicitations) =>
+      Effect.gen(function*() {
+        for (const elicitation of elicitations) {
+          // known before the handler answers: the completion may come while the user is still in the browser
+          if (!waiters.has(elicitation.elicitationId)) {
+            waiters.set(elicitation.elicitationId, yield* Deferred.make<void>())
+          }
+          const outcome = yield* Features.fulfil(handlers, "elicitation/create", elicitation, {
+            serverOrigin: session.transport.origin,
+            serverName: session.serverInfo?.name,
+            related: undefined,
+            declaredModes: envelope.declaredModes(session.protocolVersion),
+            onUrlElicitation: (elicitationId) => {
+              openUrlElicitations.add(elicitationId)
+              return () => openUrlElicitations.delete(elicitationId)
+            }
+          })
+          const accepted = Either.isRight(outcome) && typeof outcome.right === "object" && outcome.right !== null &&
+            "action" in outcome.right && outcome.right.action === "accept"
+          if (!accepted) {
+            for (const { elicitationId } of elicitations) waiters.delete(elicitationId)
+            return false
+          }
+        }
+        return true
+      }),
+    awaitCompleted: (ids, timeoutMillis) =>
+      Effect.forEach(ids, (id) => {
+        const waiter = waiters.get(id)
+        return waiter === undefined ? Effect.void : Deferred.await(waiter)
+      }, { discard: true, concurrency: "unbounded" }).pipe(
+        (wait) => timeoutMillis === undefined ? wait : Effect.ignore(Effect.timeout(wait, timeoutMillis)),
+        Effect.ensuring(Effect.sync(() => {
+          for (const id of ids) waiters.delete(id)
+        }))
+      ),
+    urlPending: (session, elicitations) => {
+      const pending = Option.getOrUndefined(handlers.elicitation)?.urlPending
+      const first = elicitations[0]
+      if (pending === undefined || first === undefined) return undefined
+      const serverOrigin = session.transport.origin
+      const inspected = Features.inspectUrl(first.url, serverOrigin)
+      // (a URL never shown to the user has no controls either)
+      if (Either.isLeft(inspected)) return undefined
+      return pending({
+        mode: "url",
+        message: first.message,
+        url: first.url,
+        urlOrigin: inspected.right.origin,
+        serverOrigin,
+        warnings: inspected.right.warnings,
+        elicitationId: first.elicitationId
+      }, { serverName: session.serverInfo?.name, relatedRequest: undefined })
+    }
+  }
+}
