@@ -13,6 +13,7 @@
  *
  * @internal
  */
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -75,21 +76,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const transport = yield* Transport.Transport
     const resolved = yield* Options.resolve(options, transport.kind)
     const tasksResolved = yield* TaskSupport.resolveOptions(options.tasks)
-    // The extensions the transport's credentials bring (the OAuth client credentials grant) are declared with the
-    // configured ones (which win), and only where the spec has a place for them: `capabilities.extensions` exists
-    // from 2026-07-28 on (the extension's guide declares it in the per-request capabilities); a 2025 `initialize`
-    // has no such field, so a legacy session does not get them.
-    const brought = TransportHooks.credentialsOf(transport)?.extensions
-    const withBrought = (capabilities: McpSchema.ClientCapabilities, version: McpSchema.ProtocolVersion) =>
-      brought === undefined || Object.keys(brought).length === 0 || !McpSchema.isModernVersion(version)
-        ? capabilities
-        : { ...capabilities, extensions: { ...brought, ...capabilities.extensions } }
-    const envelope = Envelope.make(resolved.clientInfo, resolved.capabilities, {
-      elicitation: yield* feature(options.elicitation),
-      sampling: yield* feature(options.sampling),
-      roots: yield* feature(options.roots),
-      extensions: yield* feature(options.extensions)
-    }, (capabilities, version) => TaskSupport.declare(withBrought(capabilities, version), version, tasksResolved))
+    const envelope = yield* makeEnvelope(options, transport, resolved, tasksResolved)
     const taskStore = yield* feature(options.taskStore)
     const resultCache = yield* feature(options.resultCache)
     const cache = yield* Cache.make(resultCache, transport, options.credentialId)
@@ -104,115 +91,28 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const status = yield* Connection.makeStatus
     const toolOutput = ToolOutput.make()
     const completions = Completions.make(resolved.completionCacheTtl)
-    let forgetTaskSupport = (): void => {}
-    const inbound = Inbound.make({
+    const core: Core = {
+      transport,
+      resolved,
+      status,
       requests,
+      requester,
+      envelope,
+      cache,
       notifications,
       serverRequests,
-      cache,
-      published: status.published,
-      serverLogs: resolved.serverLogs,
-      onChanged: (method) => {
-        if (method === "notifications/tools/list_changed") {
-          // output schemas and task support learnt from the old list are stale: the next tools/list teaches the
-          // new ones (the task calls are made below; a change announced before then has nothing of theirs)
-          toolOutput.forget()
-          forgetTaskSupport()
-        } else if (method !== "notifications/resources/updated") {
-          // completions of changed prompts or resources may be stale
-          completions.forget()
-        }
-      }
-    })
-    const telemetry = Telemetry.make(resolved.kind, resolved.spanAttributes)
-    const calls = Calls.make({
-      status,
-      requester,
-      envelope,
-      cache,
-      telemetry,
-      requestTimeout: resolved.requestTimeout,
-      maxInputRounds: resolved.maxInputRounds,
-      supported: resolved.supported,
-      kind: resolved.kind,
-      strict: resolved.strict,
-      reconnects: options.reconnect !== false,
-      serverRequests
-    })
-    const subscriptions = Subscriptions.make({
-      status,
-      requester,
-      calls,
-      inbound,
-      notifications,
-      cache,
-      envelope,
-      requestTimeout: resolved.requestTimeout,
-      bufferSize: resolved.notificationBufferSize
-    })
-    const negotiator = Negotiation.makeNegotiator({
-      ...resolved,
-      capabilitiesFor: envelope.capabilitiesFor,
-      onProbe: SubscriptionRef.set(status.state, { _tag: "Probing" })
-    })
-    yield* Connection.run(status, {
-      transport,
-      options: resolved,
-      negotiator,
-      requester,
-      requests,
-      hooks: {
-        route: inbound.route,
-        onSession: (session, renewed) =>
-          Effect.zipRight(
-            Effect.sync(() => completions.forget()),
-            sessionStarted(session, renewed, { cache, subscriptions, envelope })
-          ),
-        onReinitialized: (session) =>
-          // the new session starts from nothing: what was cached of the server is stale, and the log level and
-          // resource subscriptions are sent again
-          Effect.zipRight(
-            cache.forgetServer(session.transport.target),
-            Effect.asVoid(Effect.forkScoped(subscriptions.restoreLegacy(session)))
-          ),
-        onAttemptEnd: serverRequests.clear
-      }
-    })
+      toolOutput,
+      completions
+    }
+    let forgetTaskSupport = (): void => {}
+    // (the task calls are made below; a change announced before then has nothing of theirs)
+    const features = wireFeatures(core, options.reconnect !== false, () => forgetTaskSupport())
+    const { calls, subscriptions, telemetry } = features
+    yield* connect(core, features)
     const pagination = Pagination.make(resolved.maxPages, resolved.spanAttributes)
-    // the tasks' own requests and lookups go through the client's calls like any other
-    // (put together when first run: most clients never look their tools up this way)
-    const lookupTools = Effect.suspend(() =>
-      pagination.collect((refused) =>
-        pagination.paginate("tools/list", (cursor) =>
-          Effect.map(
-            Effect.tap(
-              calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
-              (page) => learnTools(page.tools)
-            ),
-            (r) => ({ items: r.tools, nextCursor: r.nextCursor })
-          ), refused), "tools/list")
-    )
-    const taskCalls = TaskSupport.make({
-      resolved: tasksResolved,
-      status,
-      calls,
-      envelope,
-      subscribe: notifications.subscribe,
-      listen: subscriptions.listen,
-      keepProgress: inbound.keepProgress,
-      store: taskStore,
-      toolResult: (tool, raw) =>
-        Either.flatMap(
-          decodeCallToolResult("tools/call", raw),
-          (result) => tool === undefined ? Either.right(result) : toolOutput.check(tool, result)
-        ),
-      lookupTools,
-      requestTimeout: resolved.requestTimeout
-    })
+    const { learnTools, taskCalls } = wireTasks(core, features, { tasksResolved, taskStore, pagination })
     forgetTaskSupport = taskCalls.forget
     yield* taskCalls.prepare
-    const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) =>
-      Effect.zipLeft(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
     return service({
       completions,
       resolved,
@@ -234,6 +134,175 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     // the features' requirements, which the body reads as `unknown`
     Transport.Transport | Scope.Scope | McpClient.Requirements<O>
   >
+
+/** The `_meta` envelope, with the handlers given and the capabilities to declare in each protocol version. */
+const makeEnvelope = (
+  options: McpClient.McpClientOptions<unknown>,
+  transport: Context.Tag.Service<typeof Transport.Transport>,
+  resolved: Options.Resolved,
+  tasksResolved: TaskSupport.Resolved
+) =>
+  Effect.gen(function*() {
+    // The extensions the transport's credentials bring (the OAuth client credentials grant) are declared with the
+    // configured ones (which win), and only where the spec has a place for them: `capabilities.extensions` exists
+    // from 2026-07-28 on (the extension's guide declares it in the per-request capabilities); a 2025 `initialize`
+    // has no such field, so a legacy session does not get them.
+    const brought = TransportHooks.credentialsOf(transport)?.extensions
+    const withBrought = (capabilities: McpSchema.ClientCapabilities, version: McpSchema.ProtocolVersion) =>
+      brought === undefined || Object.keys(brought).length === 0 || !McpSchema.isModernVersion(version)
+        ? capabilities
+        : { ...capabilities, extensions: { ...brought, ...capabilities.extensions } }
+    return Envelope.make(resolved.clientInfo, resolved.capabilities, {
+      elicitation: yield* feature(options.elicitation),
+      sampling: yield* feature(options.sampling),
+      roots: yield* feature(options.roots),
+      extensions: yield* feature(options.extensions)
+    }, (capabilities, version) => TaskSupport.declare(withBrought(capabilities, version), version, tasksResolved))
+  })
+
+/** The components every part of the wiring below reads. */
+interface Core {
+  readonly transport: Context.Tag.Service<typeof Transport.Transport>
+  readonly resolved: Options.Resolved
+  /** (the connection's own handle: the rest of the client reads it as a `Status`) */
+  readonly status: Connection.Control
+  readonly requests: RequestTable.RequestTable
+  readonly requester: Requester.Requester
+  readonly envelope: Envelope.Envelope
+  readonly cache: Cache.Cache
+  readonly notifications: NotificationHub.NotificationHub
+  readonly serverRequests: ServerRequests.ServerRequests
+  readonly toolOutput: ToolOutput.ToolOutput
+  readonly completions: Completions.Completions
+}
+
+/** The features around the core send: what the server sends routed, the calls, the subscriptions. */
+const wireFeatures = (core: Core, reconnects: boolean, forgetTaskSupport: () => void) => {
+  const { cache, envelope, notifications, requester, resolved, serverRequests, status } = core
+  const inbound = Inbound.make({
+    requests: core.requests,
+    notifications,
+    serverRequests,
+    cache,
+    published: status.published,
+    serverLogs: resolved.serverLogs,
+    onChanged: (method) => {
+      if (method === "notifications/tools/list_changed") {
+        // output schemas and task support learnt from the old list are stale: the next tools/list teaches the
+        // new ones
+        core.toolOutput.forget()
+        forgetTaskSupport()
+      } else if (method !== "notifications/resources/updated") {
+        // completions of changed prompts or resources may be stale
+        core.completions.forget()
+      }
+    }
+  })
+  const telemetry = Telemetry.make(resolved.kind, resolved.spanAttributes)
+  const calls = Calls.make({
+    status,
+    requester,
+    envelope,
+    cache,
+    telemetry,
+    requestTimeout: resolved.requestTimeout,
+    maxInputRounds: resolved.maxInputRounds,
+    supported: resolved.supported,
+    kind: resolved.kind,
+    strict: resolved.strict,
+    reconnects,
+    serverRequests
+  })
+  const subscriptions = Subscriptions.make({
+    status,
+    requester,
+    calls,
+    inbound,
+    notifications,
+    cache,
+    envelope,
+    requestTimeout: resolved.requestTimeout,
+    bufferSize: resolved.notificationBufferSize
+  })
+  return { inbound, telemetry, calls, subscriptions }
+}
+
+type Features = ReturnType<typeof wireFeatures>
+
+/** The connection: the negotiator, and what each session and attempt starts and ends. */
+const connect = (core: Core, { inbound, subscriptions }: Features) => {
+  const { cache, envelope, resolved, status } = core
+  const negotiator = Negotiation.makeNegotiator({
+    ...resolved,
+    capabilitiesFor: envelope.capabilitiesFor,
+    onProbe: SubscriptionRef.set(status.state, { _tag: "Probing" })
+  })
+  return Connection.run(status, {
+    transport: core.transport,
+    options: resolved,
+    negotiator,
+    requester: core.requester,
+    requests: core.requests,
+    hooks: {
+      route: inbound.route,
+      onSession: (session, renewed) =>
+        Effect.zipRight(
+          Effect.sync(() => core.completions.forget()),
+          sessionStarted(session, renewed, { cache, subscriptions, envelope })
+        ),
+      onReinitialized: (session) =>
+        // the new session starts from nothing: what was cached of the server is stale, and the log level and
+        // resource subscriptions are sent again
+        Effect.zipRight(
+          cache.forgetServer(session.transport.target),
+          Effect.asVoid(Effect.forkScoped(subscriptions.restoreLegacy(session)))
+        ),
+      onAttemptEnd: core.serverRequests.clear
+    }
+  })
+}
+
+/** Tasks: their calls and `client.tasks`, whose own requests and lookups go through the client's calls. */
+const wireTasks = (core: Core, { calls, inbound, subscriptions }: Features, parts: {
+  readonly tasksResolved: TaskSupport.Resolved
+  readonly taskStore: TaskSupport.Deps["store"]
+  readonly pagination: Pagination.Pagination
+}) => {
+  const { pagination } = parts
+  const { toolOutput } = core
+  // (put together when first run: most clients never look their tools up this way)
+  const lookupTools = Effect.suspend(() =>
+    pagination.collect((refused) =>
+      pagination.paginate("tools/list", (cursor) =>
+        Effect.map(
+          Effect.tap(
+            calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
+            (page) => learnTools(page.tools)
+          ),
+          (r) => ({ items: r.tools, nextCursor: r.nextCursor })
+        ), refused), "tools/list")
+  )
+  const taskCalls = TaskSupport.make({
+    resolved: parts.tasksResolved,
+    status: core.status,
+    calls,
+    envelope: core.envelope,
+    subscribe: core.notifications.subscribe,
+    listen: subscriptions.listen,
+    keepProgress: inbound.keepProgress,
+    store: parts.taskStore,
+    toolResult: (tool, raw) =>
+      Either.flatMap(
+        decodeCallToolResult("tools/call", raw),
+        (result) => tool === undefined ? Either.right(result) : toolOutput.check(tool, result)
+      ),
+    lookupTools,
+    requestTimeout: core.resolved.requestTimeout
+  })
+  const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) =>
+    Effect.zipLeft(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
+  return { taskCalls, learnTools }
+}
 
 /** What a new session starts: a renewed one forgets what was cached and restores legacy state. */
 const sessionStarted = (
@@ -265,8 +334,8 @@ const decodeCompleteResult = Calls.resultDecoder(McpSchema.CompleteResult)
 const nameAndArguments = <A>(params: { readonly name: string; readonly arguments?: A | undefined }) =>
   params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments }
 
-/** The public service over the components. */
-const service = (parts: {
+/** What the public service is made of. */
+interface Parts {
   readonly completions: Completions.Completions
   readonly resolved: Options.Resolved
   readonly status: Connection.Status
@@ -280,41 +349,69 @@ const service = (parts: {
   readonly notifications: NotificationHub.NotificationHub
   readonly envelope: Envelope.Envelope
   readonly cache: Cache.Cache
-}): McpClient.McpClientService => {
-  const { calls, callSync, pagination, resolved, status, toolOutput } = parts
-  const { collect, paginate } = pagination
+}
+
+type Service = McpClient.McpClientService
+
+/** The public service over the components: each feature group's part, merged. */
+const service = (parts: Parts): Service => ({
+  ...sessionPart(parts),
+  ...toolsPart(parts),
+  ...resourcesPart(parts),
+  ...promptsPart(parts)
+})
+
+/** The session, its state, notifications, raw requests, ping, the log level, credentials and tasks. */
+const sessionPart = (parts: Parts): Pick<
+  Service,
+  "session" | "state" | "stateChanges" | "notifications" | "subscribe" | "request" | "notify" | "listen" | "ping"
+  | "setLoggingLevel" | "setAuth" | "tasks"
+> => {
+  const { calls, status } = parts
   const { request } = calls
-  const requestTimeout = resolved.requestTimeout
-  const cursorParams = Pagination.cursorParams
+  const requestTimeout = parts.resolved.requestTimeout
+  return {
+    session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),
+    state: SubscriptionRef.get(status.state),
+    stateChanges: status.state.changes,
+    notifications: parts.notifications.stream,
+    subscribe: parts.notifications.subscribe,
+    request,
+    notify: calls.notify,
+    listen: parts.subscriptions.listen,
+    ping: (options) =>
+      Effect.flatMap(status.awaitSession(requestTimeout, "ping"), (session) =>
+        session.era === "legacy"
+          ? Effect.asVoid(request("ping", undefined, McpSchema.EmptyResult, options))
+          : Effect.asVoid(request("server/discover", undefined, McpSchema.DiscoverResult, options))),
+    setLoggingLevel: (level) =>
+      Effect.flatMap(status.awaitSession(requestTimeout, "logging/setLevel"), (session) => {
+        parts.envelope.setLogLevel(level)
+        return session.era === "legacy"
+          ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
+          : Effect.void
+      }),
+    setAuth: parts.cache.setAuth,
+    tasks: parts.taskCalls.api
+  }
+}
+
+/** Tools: their listings (which teach output schemas and task support) and the calls. */
+const toolsPart = (parts: Parts): Pick<
+  Service,
+  "listTools" | "listToolsPage" | "streamTools" | "callTool" | "callToolRound" | "callToolStructured" | "callToolStream"
+> => {
+  const { calls, callSync, pagination, resolved, toolOutput } = parts
+  const { collect, paginate } = pagination
 
   const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
     Effect.tap(
-      request("tools/list", cursorParams(cursor), McpSchema.ListToolsResult, options),
+      calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult, options),
       (page) => parts.learnTools(page.tools)
     )
   const streamTools = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("tools/list", (cursor) =>
       Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })), refused)
-  const listResourcesPage = (cursor?: string, options?: McpClient.RequestOptions) =>
-    request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
-  const streamResources = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
-    paginate("resources/list", (cursor) =>
-      Effect.map(
-        listResourcesPage(cursor, options),
-        (r) => ({ items: r.resources, nextCursor: r.nextCursor })
-      ), refused)
-  const streamResourceTemplates = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
-    paginate("resources/templates/list", (cursor) =>
-      Effect.map(
-        request("resources/templates/list", cursorParams(cursor), McpSchema.ListResourceTemplatesResult, options),
-        (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor })
-      ), refused)
-  const streamPrompts = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
-    paginate("prompts/list", (cursor) =>
-      Effect.map(
-        request("prompts/list", cursorParams(cursor), McpSchema.ListPromptsResult, options),
-        (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
-      ), refused)
 
   // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
   const checkedDecoder = (name: string): Calls.SyncDecoder<McpSchema.CallToolResult> => (method, raw) =>
@@ -354,13 +451,6 @@ const service = (parts: {
     )
 
   return {
-    session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),
-    state: SubscriptionRef.get(status.state),
-    stateChanges: status.state.changes,
-    notifications: parts.notifications.stream,
-    subscribe: parts.notifications.subscribe,
-    request,
-    notify: calls.notify,
     listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),
     listToolsPage,
     streamTools: (options) => streamTools(options),
@@ -389,19 +479,63 @@ const service = (parts: {
       schema: Schema.Schema<A, I>,
       options?: McpClient.RequestOptions
     ) => Effect.flatMap(callTool(params, options), (result) => ToolOutput.structured(params, schema, result)),
-    listen: parts.subscriptions.listen,
     callToolStream: (params, options) =>
       Calls.progressEvents(
         resolved.notificationBufferSize,
         (onProgress) => callTool(params, { ...options, onProgress })
-      ),
+      )
+  }
+}
+
+/** Resources and resource templates: their listings, and reads. */
+const resourcesPart = (parts: Parts): Pick<
+  Service,
+  "listResources" | "listResourcesPage" | "streamResources" | "listResourceTemplates" | "streamResourceTemplates"
+  | "readResource"
+> => {
+  const { calls, callSync, pagination } = parts
+  const { collect, paginate } = pagination
+  const cursorParams = Pagination.cursorParams
+
+  const listResourcesPage = (cursor?: string, options?: McpClient.RequestOptions) =>
+    calls.request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
+  const streamResources = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
+    paginate("resources/list", (cursor) =>
+      Effect.map(
+        listResourcesPage(cursor, options),
+        (r) => ({ items: r.resources, nextCursor: r.nextCursor })
+      ), refused)
+  const streamResourceTemplates = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
+    paginate("resources/templates/list", (cursor) =>
+      Effect.map(
+        calls.request("resources/templates/list", cursorParams(cursor), McpSchema.ListResourceTemplatesResult, options),
+        (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor })
+      ), refused)
+
+  return {
     listResources: (options) => collect((refused) => streamResources(options, refused), "resources/list"),
     listResourcesPage,
     streamResources: (options) => streamResources(options),
     listResourceTemplates: (options) =>
       collect((refused) => streamResourceTemplates(options, refused), "resources/templates/list"),
     streamResourceTemplates: (options) => streamResourceTemplates(options),
-    readResource: (uri, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options),
+    readResource: (uri, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options)
+  }
+}
+
+/** Prompts: their listings, getting one, and completions of their (and resource templates') arguments. */
+const promptsPart = (parts: Parts): Pick<Service, "listPrompts" | "streamPrompts" | "getPrompt" | "complete"> => {
+  const { calls, callSync, pagination } = parts
+  const { collect, paginate } = pagination
+
+  const streamPrompts = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
+    paginate("prompts/list", (cursor) =>
+      Effect.map(
+        calls.request("prompts/list", Pagination.cursorParams(cursor), McpSchema.ListPromptsResult, options),
+        (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
+      ), refused)
+
+  return {
     listPrompts: (options) => collect((refused) => streamPrompts(options, refused), "prompts/list"),
     streamPrompts: (options) => streamPrompts(options),
     getPrompt: (params, options) => callSync("prompts/get", nameAndArguments(params), decodeGetPromptResult, options),
@@ -412,20 +546,6 @@ const service = (parts: {
       const run = callSync("completion/complete", wire, decodeCompleteResult, options)
       // a caller's own _meta makes the request its own
       return options?.meta === undefined ? parts.completions.complete(wire, run) : run
-    },
-    ping: (options) =>
-      Effect.flatMap(status.awaitSession(requestTimeout, "ping"), (session) =>
-        session.era === "legacy"
-          ? Effect.asVoid(request("ping", undefined, McpSchema.EmptyResult, options))
-          : Effect.asVoid(request("server/discover", undefined, McpSchema.DiscoverResult, options))),
-    setLoggingLevel: (level) =>
-      Effect.flatMap(status.awaitSession(requestTimeout, "logging/setLevel"), (session) => {
-        parts.envelope.setLogLevel(level)
-        return session.era === "legacy"
-          ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
-          : Effect.void
-      }),
-    setAuth: parts.cache.setAuth,
-    tasks: parts.taskCalls.api
+    }
   }
 }
