@@ -9,8 +9,10 @@
  * - No secrets: each task names its server by `TaskStore.serverKey` (a SHA-256 of the URL or command line, which
  *   may hold a token), plus its id, era, tool name, and when it started and expires.
  * - Bounded: expired tasks are dropped on every write, and the oldest beyond {@link maxTasks}.
- * - Two `conduit` processes writing at the same moment may lose one of their records (last write wins); a
- *   missing or unreadable file is an empty store.
+ * - Two `conduit` processes may write at the same moment (`--detach` in one terminal, `tasks result` in another):
+ *   each change (read, change, write) holds a lock file, `tasks.json.lock`, made with `O_EXCL`; a process waits up to
+ *   {@link lockWaitMillis} for it, and a lock older than {@link staleLockMillis} (its process died) is broken. After
+ *   the wait the change is made without the lock rather than lost. A missing or unreadable file is an empty store.
  *
  * @since 0.1.0
  */
@@ -19,6 +21,7 @@ import * as TaskStore from "@conduit-mcp/client/TaskStore"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -31,6 +34,22 @@ import * as NodePath from "node:path"
  * @category constants
  */
 export const maxTasks = 200
+
+/**
+ * How long a change waits for the lock of another process before it goes on without it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const lockWaitMillis = 2_000
+
+/**
+ * The age past which a lock file is taken for the leftover of a process that died, and removed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const staleLockMillis = 10_000
 
 /**
  * Where `conduit` keeps its state: `$XDG_STATE_HOME/conduit` (`~/.local/state/conduit`; the platform's place on
@@ -104,26 +123,54 @@ export const make = (
       : [...live].sort((a, b) => a.createdAt - b.createdAt).slice(live.length - maxTasks)
   }
 
+  // the lock: held from the read to the rename of a change, so two processes never write over each other's change
+  const lockFile = `${file}.lock`
+  const isTaken = (cause: unknown) => (cause as NodeJS.ErrnoException | undefined)?.code === "EEXIST"
+  const tryLock = Effect.try({
+    try: () => {
+      Fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
+      Fs.closeSync(Fs.openSync(lockFile, "wx", 0o600))
+      return true
+    },
+    catch: (cause) => cause
+  }).pipe(
+    Effect.tapError((cause) =>
+      isTaken(cause)
+        ? Effect.sync(() => {
+          try {
+            if (Date.now() - Fs.statSync(lockFile).mtimeMs > staleLockMillis) Fs.rmSync(lockFile, { force: true })
+          } catch {
+            // (released meanwhile)
+          }
+        })
+        : Effect.void
+    )
+  )
+  const lock = tryLock.pipe(
+    Effect.retry({
+      while: isTaken,
+      schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo(`${lockWaitMillis} millis`))
+    }),
+    // taken too long, or no lock can be made (an unwritable directory: the change itself reports it)
+    Effect.orElseSucceed(() => false)
+  )
+  const unlock = (held: boolean) => held ? Effect.sync(() => Fs.rmSync(lockFile, { force: true })) : Effect.void
+  const change = (operation: "put" | "remove", body: () => void) =>
+    Effect.acquireUseRelease(lock, () => Effect.try({ try: body, catch: failure(operation) }), unlock)
+
   return {
-    put: (task) =>
-      Effect.try({
-        try: () => write(bounded([...read().filter((known) => known.taskId !== task.taskId), task])),
-        catch: failure("put")
-      }),
+    put: (task) => change("put", () => write(bounded([...read().filter((known) => known.taskId !== task.taskId), task]))),
     get: (taskId) =>
       Effect.try({
         try: () => Option.fromNullable(read().find((task) => task.taskId === taskId)),
         catch: failure("get")
       }),
     remove: (taskId) =>
-      Effect.try({
-        try: () => {
-          const tasks = read()
-          if (tasks.some((task) => task.taskId === taskId)) {
-            write(bounded(tasks.filter((task) => task.taskId !== taskId)))
-          }
-        },
-        catch: failure("remove")
+      change("remove", () => {
+        const tasks = read()
+        if (tasks.some((task) => task.taskId === taskId)) {
+          write(bounded(tasks.filter((task) => task.taskId !== taskId)))
+        }
       }),
     list: Effect.try({ try: read, catch: failure("list") })
   }

@@ -1,12 +1,15 @@
 /**
  * The CLI's task file: written 0600 in a 0700 directory (even one that existed with looser modes), servers kept
- * only by their key, expired and surplus tasks dropped, a broken file read as empty.
+ * only by their key, expired and surplus tasks dropped, a broken file read as empty; changes of two processes
+ * serialised by a lock file (a waiting change under the TestClock, a stale lock broken, a lock held too long).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpTasks from "@conduit-mcp/client/McpTasks"
 import * as TaskStore from "@conduit-mcp/client/TaskStore"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -91,5 +94,48 @@ describe("the CLI's task file", () => {
       const error = yield* Effect.flip(TaskStoreFile.make(Path.join(blocker, "tasks")).put(task("t-3")))
       assert.strictEqual(error._tag, "TaskStoreError")
       assert.strictEqual(error.operation, "put")
+    }))
+  it.scoped("a change waits for the lock another process holds, and goes on when it is released", () =>
+    Effect.gen(function*() {
+      const directory = yield* tempDirectory
+      const store = TaskStoreFile.make(directory)
+      yield* store.put(task("t-1"))
+      const lockFile = Path.join(directory, "tasks.json.lock")
+      // another process's change in progress
+      Fs.writeFileSync(lockFile, "")
+      const waiting = yield* Effect.fork(store.put(task("t-2")))
+      yield* TestClock.adjust("500 millis")
+      assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-1"])
+      // that process writes its change and releases the lock; ours reads it and adds to it
+      Fs.writeFileSync(Path.join(directory, "tasks.json"), JSON.stringify([task("t-1"), task("t-other")]))
+      Fs.rmSync(lockFile)
+      yield* TestClock.adjust("20 millis")
+      yield* Fiber.join(waiting)
+      assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-1", "t-other", "t-2"])
+      assert.isFalse(Fs.existsSync(lockFile))
+    }))
+
+  it.scoped("a stale lock is broken; a lock held past the wait is left and the change made anyway", () =>
+    Effect.gen(function*() {
+      const directory = yield* tempDirectory
+      const store = TaskStoreFile.make(directory)
+      const lockFile = Path.join(directory, "tasks.json.lock")
+      Fs.writeFileSync(lockFile, "")
+      const old = (Date.now() - TaskStoreFile.staleLockMillis - 5_000) / 1000
+      Fs.utimesSync(lockFile, old, old)
+      const stale = yield* Effect.fork(store.put(task("t-1")))
+      yield* TestClock.adjust("20 millis")
+      yield* Fiber.join(stale)
+      assert.isFalse(Fs.existsSync(lockFile))
+
+      Fs.writeFileSync(lockFile, "")
+      const held = yield* Effect.fork(store.remove("t-1"))
+      yield* TestClock.adjust(`${TaskStoreFile.lockWaitMillis - 100} millis`)
+      assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-1"])
+      yield* TestClock.adjust("200 millis")
+      yield* Fiber.join(held)
+      assert.deepStrictEqual(yield* store.list, [])
+      // not ours: left to the process that made it
+      assert.isTrue(Fs.existsSync(lockFile))
     }))
 })
