@@ -14,16 +14,8 @@ import type * as model from "./serverModel.js"
 
 type JsonObject = model.JsonObject
 
-const LEVELS: ReadonlyArray<McpSchema.LoggingLevel> = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency"
-]
+// the schema's literals, least severe first
+const LEVELS: ReadonlyArray<McpSchema.LoggingLevel> = McpSchema.LoggingLevel.literals
 
 /** @internal */
 export const isLoggingLevel = Schema.is(McpSchema.LoggingLevel)
