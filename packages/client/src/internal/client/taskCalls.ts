@@ -211,12 +211,8 @@ const makeCallTool = (
         ? Effect.void
         : Effect.ignore(Effect.timeout(handle.cancel, Duration.millis(Math.min(deps.requestTimeout, 10_000)))))
 
+  // (`taskSupport.ts` already sent the usual plain call past this; the session is checked again once known)
   return (params, options, plain, taskAware) => {
-    const current = status.current()
-    // the usual call takes the plain path without a step more
-    if (current !== undefined) {
-      if (current.era === "legacy" ? !TaskSupport.legacyToolTasks(current.capabilities) : !resolved.enabled) return plain
-    }
     const timeoutMillis = timeoutOf(options)
     return Effect.flatMap(status.awaitSession(timeoutMillis ?? deps.requestTimeout, "tools/call"), (session) => {
       if (session.era === "modern") {

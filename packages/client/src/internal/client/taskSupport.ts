@@ -236,14 +236,21 @@ export const make = (deps: Deps): TaskCalls => {
     )
   )
 
-  const callTool: TaskCalls["callTool"] = (params, options, plain, taskAware) => {
+  /** Whether the session up now may involve a task: `undefined` while none is up. */
+  const mayInvolve = (): boolean | undefined => {
     const current = status.current()
-    // the usual call takes the plain path without a step more
-    if (current !== undefined) {
-      if (current.era === "legacy" ? !legacyToolTasks(current.capabilities) : !resolved.enabled) return plain
-    }
-    return Effect.flatMap(loaded, (tasks) => tasks.callTool(params, options, plain, taskAware))
+    return current === undefined
+      ? undefined
+      : current.era === "legacy"
+      ? legacyToolTasks(current.capabilities)
+      : resolved.enabled
   }
+
+  // the usual call takes the plain path without a step more
+  const callTool: TaskCalls["callTool"] = (params, options, plain, taskAware) =>
+    mayInvolve() === false
+      ? plain
+      : Effect.flatMap(loaded, (tasks) => tasks.callTool(params, options, plain, taskAware))
 
   const api: McpTasks.Tasks = {
     callTool: (params, options) => Effect.flatMap(loaded, (tasks) => tasks.api.callTool(params, options)),
@@ -254,12 +261,7 @@ export const make = (deps: Deps): TaskCalls => {
     stored: Effect.flatMap(loaded, (tasks) => tasks.api.stored)
   }
 
-  const prepare = Effect.suspend(() => {
-    const current = status.current()
-    const involved = current !== undefined &&
-      (current.era === "legacy" ? legacyToolTasks(current.capabilities) : resolved.enabled)
-    return involved ? Effect.asVoid(loaded) : Effect.void
-  })
+  const prepare = Effect.suspend(() => mayInvolve() === true ? Effect.asVoid(loaded) : Effect.void)
 
   return { resolved, learn, prepare, forget: () => support.clear(), callTool, api }
 }
