@@ -28,6 +28,7 @@ const modules = {
   raw: "./clients/raw.mjs",
   conduit: "./clients/conduit.mjs",
   "conduit-promise": "./clients/conduitPromise.mjs",
+  "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs"
 }

@@ -98,16 +98,18 @@ export const evaluateTargets = (medians) => {
     // the shapes outside the fiber pool: one call at a time, and a promise host
     add("sequential CPU per call vs SDK v2 (≤ 0.8×)", where, conduit.vsSdkV2.sequentialCpuMsPer10k, 0.8, atMost)
     add("sequential p99 vs SDK v2 (≤ 1×)", where, conduit.vsSdkV2.sequentialP99Us, 1, atMost)
-    const promise = find(medians, group.transport, group.era, "conduit-promise")
-    if (promise !== undefined) {
-      add("promise host: CPU per call vs SDK v2 (≤ 0.5×)", where, promise.vsSdkV2.cpuMsPer10k, 0.5, atMost)
+    for (const [client, label] of [["conduit-promise", "promise host"], ["conduit-promise-client", "McpPromiseClient"]]) {
+      const promise = find(medians, group.transport, group.era, client)
+      if (promise === undefined) continue
+      add(`${label}: CPU per call vs SDK v2 (≤ 0.5×)`, where, promise.vsSdkV2.cpuMsPer10k, 0.5, atMost)
       add(
-        `promise host: CPU per call vs raw (≤ ${group.transport === "stdio" ? "2" : "2.5"}×)`,
+        `${label}: CPU per call vs raw (≤ ${group.transport === "stdio" ? "2" : "2.5"}×)`,
         where,
         promise.vsRaw.cpuMsPer10k,
         group.transport === "stdio" ? 2 : 2.5,
         atMost
       )
+      add(`${label}: sequential CPU per call vs SDK v2 (≤ 0.8×)`, where, promise.vsSdkV2.sequentialCpuMsPer10k, 0.8, atMost)
     }
   }
   const imports = medians.flatMap((g) =>
@@ -122,6 +124,7 @@ const ratio = (v) => v === undefined ? "–" : `${v.toFixed(2)}×`
 const names = {
   conduit: "Conduit",
   "conduit-promise": "Conduit (promise host)",
+  "conduit-promise-client": "Conduit (McpPromiseClient)",
   "sdk-v2": "SDK v2",
   "sdk-v1": "SDK v1",
   raw: "raw"

@@ -62,12 +62,12 @@ plan.rounds = Number(option("rounds", plan.rounds))
 
 // Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only.
 const clientsByEra = {
-  legacy: ["conduit", "conduit-promise", "sdk-v2", "sdk-v1", "raw"],
-  modern: ["conduit", "conduit-promise", "sdk-v2", "raw"]
+  legacy: ["conduit", "conduit-promise", "conduit-promise-client", "sdk-v2", "sdk-v1", "raw"],
+  modern: ["conduit", "conduit-promise", "conduit-promise-client", "sdk-v2", "raw"]
 }
 const wantedClients = list(
   "clients",
-  soakMinutes !== undefined ? "conduit,raw" : "conduit,conduit-promise,sdk-v2,sdk-v1,raw"
+  soakMinutes !== undefined ? "conduit,raw" : "conduit,conduit-promise,conduit-promise-client,sdk-v2,sdk-v1,raw"
 )
 const transports = list("transports", "stdio,http")
 const eras = list("eras", "legacy,modern")

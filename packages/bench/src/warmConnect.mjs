@@ -27,6 +27,7 @@ const modules = {
   conduit: "./clients/conduit.mjs",
   "conduit-shared": "./clients/conduit.mjs",
   "conduit-promise": "./clients/conduitPromise.mjs",
+  "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs"
 }

@@ -26,6 +26,11 @@ export * as McpError from "./McpError.js"
 /**
  * @since 0.1.0
  */
+export * as McpPromiseClient from "./McpPromiseClient.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as McpSchema from "./McpSchema.js"
 
 /**

@@ -29,6 +29,7 @@ import * as Cache from "./client/cache.js"
 import * as Calls from "./client/calls.js"
 import * as Connection from "./client/connection.js"
 import * as Envelope from "./client/envelope.js"
+import * as Direct from "./client/direct.js"
 import * as FastPath from "./client/fastPath.js"
 import * as InputRounds from "./client/inputRounds.js"
 import * as Inbound from "./client/inbound.js"
@@ -120,7 +121,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       calls,
       taskCalls,
       learnTools,
-      callSync: FastPath.make({ kind: resolved.kind, status, requester, calls, cache, telemetry }),
+      fastPath: FastPath.make({ kind: resolved.kind, status, requester, calls, cache, telemetry }),
       pagination,
       toolOutput,
       subscriptions,
@@ -342,7 +343,7 @@ interface Parts {
   readonly calls: Calls.Calls
   readonly taskCalls: TaskSupport.TaskCalls
   readonly learnTools: (tools: ReadonlyArray<McpSchema.Tool>) => Effect.Effect<void>
-  readonly callSync: FastPath.CallSync
+  readonly fastPath: FastPath.FastPath
   readonly pagination: Pagination.Pagination
   readonly toolOutput: ToolOutput.ToolOutput
   readonly subscriptions: Subscriptions.Subscriptions
@@ -354,12 +355,43 @@ interface Parts {
 type Service = McpClient.McpClientService
 
 /** The public service over the components: each feature group's part, merged. */
-const service = (parts: Parts): Service => ({
-  ...sessionPart(parts),
-  ...toolsPart(parts),
-  ...resourcesPart(parts),
-  ...promptsPart(parts)
-})
+const service = (parts: Parts): Service =>
+  Direct.attach({
+    ...sessionPart(parts),
+    ...toolsPart(parts),
+    ...resourcesPart(parts),
+    ...promptsPart(parts)
+  }, directPart(parts))
+
+// a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
+const checkedDecoderOf = (toolOutput: ToolOutput.ToolOutput, name: string): Calls.SyncDecoder<McpSchema.CallToolResult> =>
+(method, raw) => Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
+
+/**
+ * The calls of a promise client that need no fiber of their own: the usual `callTool` (its tool's output schema
+ * known, no task possible), `readResource` and `getPrompt`, through the fast path. Anything else runs the effect.
+ */
+const directPart = (parts: Parts): Direct.DirectCalls => {
+  const { direct } = parts.fastPath
+  return {
+    callTool: (runtime, params, options, onExit) =>
+      parts.toolOutput.known(params.name) && parts.taskCalls.plainOnly()
+        ? direct(
+          runtime,
+          "tools/call",
+          nameAndArguments(params),
+          checkedDecoderOf(parts.toolOutput, params.name),
+          options,
+          params.name,
+          onExit
+        )
+        : undefined,
+    readResource: (runtime, uri, options, onExit) =>
+      direct(runtime, "resources/read", { uri }, decodeReadResourceResult, options, undefined, onExit),
+    getPrompt: (runtime, params, options, onExit) =>
+      direct(runtime, "prompts/get", nameAndArguments(params), decodeGetPromptResult, options, undefined, onExit)
+  }
+}
 
 /** The session, its state, notifications, raw requests, ping, the log level, credentials and tasks. */
 const sessionPart = (parts: Parts): Pick<
@@ -401,7 +433,8 @@ const toolsPart = (parts: Parts): Pick<
   Service,
   "listTools" | "listToolsPage" | "streamTools" | "callTool" | "callToolRound" | "callToolStructured" | "callToolStream"
 > => {
-  const { calls, callSync, pagination, resolved, toolOutput } = parts
+  const { calls, pagination, resolved, toolOutput } = parts
+  const callSync = parts.fastPath.call
   const { collect, paginate } = pagination
 
   const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
@@ -413,9 +446,7 @@ const toolsPart = (parts: Parts): Pick<
     paginate("tools/list", (cursor) =>
       Effect.map(listToolsPage(cursor, options), (r) => ({ items: r.tools, nextCursor: r.nextCursor })), refused)
 
-  // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
-  const checkedDecoder = (name: string): Calls.SyncDecoder<McpSchema.CallToolResult> => (method, raw) =>
-    Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
+  const checkedDecoder = (name: string) => checkedDecoderOf(toolOutput, name)
   const callChecked = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) => {
     const plain = callSync("tools/call", nameAndArguments(params), checkedDecoder(params.name), options, params.name)
     return parts.taskCalls.callTool(
@@ -493,7 +524,8 @@ const resourcesPart = (parts: Parts): Pick<
   "listResources" | "listResourcesPage" | "streamResources" | "listResourceTemplates" | "streamResourceTemplates"
   | "readResource"
 > => {
-  const { calls, callSync, pagination } = parts
+  const { calls, pagination } = parts
+  const callSync = parts.fastPath.call
   const { collect, paginate } = pagination
   const cursorParams = Pagination.cursorParams
 
@@ -525,7 +557,8 @@ const resourcesPart = (parts: Parts): Pick<
 
 /** Prompts: their listings, getting one, and completions of their (and resource templates') arguments. */
 const promptsPart = (parts: Parts): Pick<Service, "listPrompts" | "streamPrompts" | "getPrompt" | "complete"> => {
-  const { calls, callSync, pagination } = parts
+  const { calls, pagination } = parts
+  const callSync = parts.fastPath.call
   const { collect, paginate } = pagination
 
   const streamPrompts = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>

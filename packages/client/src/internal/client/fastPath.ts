@@ -23,6 +23,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
@@ -37,6 +38,7 @@ import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
+import type { Wire } from "./session.js"
 import type * as Telemetry from "./telemetry.js"
 
 /** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
@@ -80,6 +82,44 @@ export type CallSync = <A>(
 ) => Effect.Effect<A, McpError.McpClientError>
 
 /**
+ * What a call made from a promise runs with: a fiber of the runtime the calls are made for (read, never run: its
+ * fiber refs are what a fiber `runPromise` starts in that runtime would have) and how to run an effect in that
+ * runtime when a call needs one (the timer's start, a cancellation, the rounds after an `input_required`).
+ *
+ * @internal
+ */
+export interface DirectRuntime {
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly run: <A, E>(effect: Effect.Effect<A, E>, onExit: (exit: Exit.Exit<A, E>) => void) => void
+}
+
+/**
+ * {@link CallSync} for a caller that is not a fiber: the same call (span, metrics, registration, send, decoding,
+ * typed errors, cancellation on the wire) with the caller waiting on a promise instead of a fiber of its own.
+ * Undefined when the call cannot go this way now (no session yet, a cache in the way, a gated method, tracing
+ * turned off, a timeout that restarts on progress): the caller then runs the effect.
+ *
+ * @internal
+ */
+export type DirectCall = <A>(
+  runtime: DirectRuntime,
+  method: string,
+  params: Readonly<Record<string, unknown>> | undefined,
+  decode: Calls.SyncDecoder<A>,
+  options: McpClient.RequestOptions | undefined,
+  tool: string | undefined,
+  onExit: (exit: Exit.Exit<A, McpError.McpClientError>) => void
+) => { readonly abort: () => void } | undefined
+
+/**
+ * @internal
+ */
+export interface FastPath {
+  readonly call: CallSync
+  readonly direct: DirectCall
+}
+
+/**
  * @internal
  */
 export const make = (deps: {
@@ -89,7 +129,7 @@ export const make = (deps: {
   readonly calls: Calls.Calls
   readonly cache: Cache.Cache
   readonly telemetry: Telemetry.Telemetry
-}): CallSync => {
+}): FastPath => {
   const { cache, calls, kind, requester, status, telemetry } = deps
 
   /** The span `Effect.withSpan` would start in this fiber (but not made the parent). */
@@ -150,7 +190,15 @@ export const make = (deps: {
     return exit
   }
 
-  return <A>(
+  /** Whether a call's span can wait until something needs it. */
+  const deferSpan = (fiber: Fiber.RuntimeFiber<unknown, unknown>, wire: Wire) =>
+    // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
+    // call over stdio runs nothing under its span and sends no trace context; any other call needs its span only
+    // under a caller's span, whose trace the server may join.
+    Tracing.untraced(fiber) ||
+    (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
+
+  const call = <A>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Calls.SyncDecoder<A>,
@@ -169,16 +217,7 @@ export const make = (deps: {
           return restore(calls.call(method, params, decode, options, tool))
         }
         const wire = session.wire
-        // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
-        // call over stdio runs nothing under its span and sends no trace context; any other call needs its span
-        // only under a caller's span, whose trace the server may join.
-        const trace = beginCall(
-          fiber,
-          method,
-          tool,
-          Tracing.untraced(fiber) ||
-            (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
-        )
+        const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
         const span = trace.span
         if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
         const registered = requester.register(fiber, wire, method, params, send, span)
@@ -220,4 +259,109 @@ export const make = (deps: {
       })
     )
   }
+
+  const direct: DirectCall = <A>(
+    runtime: DirectRuntime,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Calls.SyncDecoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool: string | undefined,
+    onExit: (exit: Exit.Exit<A, McpError.McpClientError>) => void
+  ) => {
+    const { fiber, run } = runtime
+    const session = status.current()
+    if (
+      session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+      calls.gated(method, session)
+    ) {
+      return undefined
+    }
+    const send = calls.sendOptions(options)
+    // (a timeout that restarts on progress has a watchdog fiber of its own)
+    if (send.resetOnProgress && send.timeoutMillis !== undefined) return undefined
+    const wire = session.wire
+    const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
+    const span = trace.span
+    let ended = false
+    const end = (exit: Exit.Exit<A, McpError.McpClientError>) => {
+      if (ended) return
+      ended = true
+      onExit(exit)
+    }
+    if (wire.attempt.closedError !== undefined) {
+      end(endCall(trace, Exit.fail(wire.attempt.closedError)))
+      return { abort: () => {} }
+    }
+    const registered = requester.register(fiber, wire, method, params, send, span)
+    // the outcome, once: the answer, a failure, the deadline, or the caller giving up
+    let settled = false
+
+    const failed = (cause: Cause.Cause<McpError.RequestError>) => {
+      const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
+      const exit = Exit.failCause(typed)
+      const cancel = requester.abandoned(wire, registered, send, cause)
+      const failure = Cause.failureOption(typed)
+      const again = Option.isSome(failure)
+        ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
+        : undefined
+      const finish = () => {
+        const exitEnded = endCall(trace, exit)
+        if (again === undefined) end(exitEnded)
+        else run(again, end)
+      }
+      if (cancel === undefined) finish()
+      else run(cancel, finish)
+    }
+
+    const succeeded = (raw: unknown) => {
+      requester.completed(registered)
+      if (InputRounds.isInputRequired(raw)) {
+        const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
+          decode(method, last))
+        run(inSpan(spanOf(trace), tool)(rounds), (exit) =>
+          end(
+            endCall(
+              trace,
+              Exit.isSuccess(exit)
+                ? exit
+                : Exit.failCause(SpecErrors.typedCause(exit.cause, method, params, session.protocolVersion))
+            )
+          ))
+        return
+      }
+      const decoded = decode(method, raw)
+      end(endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left)))
+    }
+
+    const onOutcome = (outcome: Exit.Exit<unknown, McpError.RequestError>) => {
+      if (settled) return
+      settled = true
+      if (Exit.isSuccess(outcome)) succeeded(outcome.value)
+      else failed(outcome.cause)
+    }
+
+    const arm = requester.listen(registered, onOutcome)
+    if (arm !== undefined) run(arm, () => {})
+    const sent = registered.sent
+    if (sent !== undefined) {
+      const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
+      run(around === undefined ? sent : around(sent), (exit) => {
+        if (Exit.isFailure(exit)) onOutcome(exit)
+      })
+    }
+    return {
+      abort: () => {
+        if (settled) return
+        settled = true
+        const cause = Cause.interrupt(FiberId.none)
+        const cancel = requester.abandoned(wire, registered, send, cause)
+        const finish = () => end(endCall(trace, Exit.failCause(cause)))
+        if (cancel === undefined) finish()
+        else run(cancel, finish)
+      }
+    }
+  }
+
+  return { call, direct }
 }

@@ -43,7 +43,7 @@ export interface Entry {
   /** The outcome, once settled. */
   outcome: Exit.Exit<unknown, McpError.RequestError> | undefined
   /** Resumes the caller waiting for the outcome, while one waits. */
-  resume: ((reply: Reply) => void) | undefined
+  resume: ((outcome: Exit.Exit<unknown, McpError.RequestError>) => void) | undefined
   /** When the request times out, if a fixed deadline applies (not for one whose timeout restarts on progress). */
   readonly deadline: number | undefined
   readonly timeoutMillis: number
@@ -102,6 +102,15 @@ export interface RequestTable {
    * when the wait starts; an interrupted wait leaves the entry behind for `abandon`.
    */
   readonly await: (entry: Entry) => Reply
+  /**
+   * `await` for a caller that is not a fiber (the promise client): `onOutcome` is told the outcome, at once when
+   * it is already there. Not for a request whose timeout restarts on progress (its watchdog is a fiber). Gives back
+   * the effect that makes the timer wake by the request's deadline when it must be run, for the caller to run.
+   */
+  readonly listen: (
+    entry: Entry,
+    onOutcome: (outcome: Exit.Exit<unknown, McpError.RequestError>) => void
+  ) => Effect.Effect<void> | undefined
   /** A request answered: its entry leaves the table. */
   readonly completed: (entry: Entry) => void
   /** A request given up or failed: its entry leaves the table. True when it was still pending. */
@@ -242,6 +251,17 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
         return Effect.flatMap(timer.arm(at), () => outcomeOf(entry))
       }
       return entry.watched ? watched(entry) : outcomeOf(entry)
+    },
+    listen: (entry, onOutcome) => {
+      const at = entry.deadline
+      let arm: Effect.Effect<void> | undefined
+      if (at !== undefined) {
+        deadlines.add(entry)
+        if (!timer.wakesBy(at)) arm = timer.arm(at)
+      }
+      if (entry.outcome !== undefined) onOutcome(entry.outcome)
+      else entry.resume = onOutcome
+      return arm
     },
     completed: (entry) => {
       remove(entry)

@@ -10,6 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
@@ -102,6 +103,14 @@ export interface Requester {
     registered: Registered,
     around: (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>) | undefined
   ) => RequestTable.Reply
+  /**
+   * `transmit`'s wait for a caller that is not a fiber, once the request is sent (`sent`, when not undefined, is
+   * for the caller to run): see `RequestTable.listen`.
+   */
+  readonly listen: (
+    registered: Registered,
+    onOutcome: (outcome: Exit.Exit<unknown, McpError.RequestError>) => void
+  ) => Effect.Effect<void> | undefined
   /** A request answered: its entry is dropped. */
   readonly completed: (registered: Registered) => void
   /**
@@ -223,5 +232,12 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
       })
     )
 
-  return { send, register, transmit, completed, abandoned }
+  return {
+    send,
+    register,
+    transmit,
+    listen: (registered, onOutcome) => requests.listen(registered.entry, onOutcome),
+    completed,
+    abandoned
+  }
 }

@@ -178,6 +178,8 @@ export interface TaskCalls {
     taskAware: Effect.Effect<CallOutcome, McpError.McpClientError>
   ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
   readonly api: McpTasks.Tasks
+  /** Whether `callTool` now sends the plain call, no task possible (the session's capabilities and options). */
+  readonly plainOnly: () => boolean
 }
 
 /**
@@ -263,5 +265,5 @@ export const make = (deps: Deps): TaskCalls => {
 
   const prepare = Effect.suspend(() => mayInvolve() === true ? Effect.asVoid(loaded) : Effect.void)
 
-  return { resolved, learn, prepare, forget: () => support.clear(), callTool, api }
+  return { resolved, learn, prepare, forget: () => support.clear(), callTool, api, plainOnly: () => mayInvolve() === false }
 }

@@ -1,0 +1,213 @@
+/**
+ * The promise client: the same client, each call a promise. Over a real child process the usual calls take the
+ * fast path (no fiber started per call) and everything else runs as an effect; against a scripted server, under
+ * the TestClock, a timeout, an aborted signal and a JSON-RPC error settle the promise the way the effect's outcome
+ * would, and a call given up is cancelled on the wire.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Supervisor from "effect/Supervisor"
+import * as TestClock from "effect/TestClock"
+import * as Module from "node:module"
+import * as Url from "node:url"
+import * as McpClient from "../src/McpClient.js"
+import * as McpPromiseClient from "../src/McpPromiseClient.js"
+import type * as McpSchema from "../src/McpSchema.js"
+import * as StdioTransport from "../src/StdioTransport.js"
+import * as Scripted from "./utils/scriptedTransport.js"
+
+const require = Module.createRequire(import.meta.url)
+const tsx = Url.pathToFileURL(require.resolve("tsx")).href
+const fixtureProgram = Url.fileURLToPath(new URL("./fixtures/server.ts", import.meta.url))
+
+/** Counts the fibers started in the runtime it is added to. */
+class StartedFibers extends Supervisor.AbstractSupervisor<number> {
+  started = 0
+  get value() {
+    return Effect.sync(() => this.started)
+  }
+  override onStart() {
+    this.started++
+  }
+}
+
+const stdioClient = (era: "legacy" | "modern", supervisor: StartedFibers) =>
+  McpClient.layer({ era, healthCheckInterval: false }).pipe(
+    Layer.provide(StdioTransport.layer({ command: process.execPath, args: ["--import", tsx, fixtureProgram] })),
+    Layer.provide(NodeContext.layer),
+    Layer.provideMerge(Supervisor.addSupervisor(supervisor))
+  )
+
+const textOf = (result: McpSchema.CallToolResult) => {
+  const first = result.content[0]
+  return first !== undefined && "text" in first ? first.text : undefined
+}
+
+/** How a promise settles (observed from now on, so that its rejection is never unhandled). */
+const rejectionOf = (promise: Promise<unknown>) => {
+  const outcome = promise.then(
+    () => ({ rejected: false as const }),
+    (error: unknown) => ({ rejected: true as const, error })
+  )
+  return Effect.promise(() => outcome)
+}
+
+const tagOf = (error: unknown) =>
+  typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : undefined
+
+describe("McpPromiseClient over a real stdio server", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    it.scopedLive(`${era}: every operation as a promise; the usual calls start no fiber of their own`, () =>
+      Effect.gen(function*() {
+        const supervisor = new StartedFibers()
+        const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient(era, supervisor)))
+        yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+
+        const tools = yield* Effect.promise(() => client.listTools())
+        assert.include(tools.map((t) => t.name), "echo")
+        const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "hi" } }))
+        assert.strictEqual(textOf(echoed), "hi")
+        const read = yield* Effect.promise(() => client.readResource("fixture://hello"))
+        assert.isAbove(read.contents.length, 0)
+        const prompt = yield* Effect.promise(() => client.getPrompt({ name: "greet", arguments: { name: "ada" } }))
+        assert.isAbove(prompt.messages.length, 0)
+        yield* Effect.promise(() => client.ping())
+        const session = yield* Effect.promise(() => client.run((c) => c.session))
+        assert.strictEqual(session.era, era)
+
+        // 200 calls in flight: the fast path starts no fiber per call
+        const before = supervisor.started
+        const results = yield* Effect.promise(() =>
+          Promise.all(
+            Array.from({ length: 200 }, (_, i) => client.callTool({ name: "echo", arguments: { text: `${i}` } }))
+          )
+        )
+        assert.deepStrictEqual(results.map(textOf), Array.from({ length: 200 }, (_, i) => `${i}`))
+        const direct = supervisor.started - before
+        assert.isBelow(direct, 20)
+
+        // the same calls as effects: a fiber each
+        const again = supervisor.started
+        yield* Effect.promise(() =>
+          Promise.all(
+            Array.from({ length: 200 }, (_, i) => client.run((c) => c.callTool({ name: "echo", arguments: { text: `${i}` } })))
+          )
+        )
+        assert.isAtLeast(supervisor.started - again, 200)
+      }))
+  }
+
+  it.scopedLive("an aborted call rejects with the signal's reason at once; the client goes on", () =>
+    Effect.gen(function*() {
+      const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+      const controller = new AbortController()
+      const hanging = rejectionOf(client.callTool({ name: "hang" }, { signal: controller.signal }))
+      controller.abort(new Error("no longer needed"))
+      const outcome = yield* hanging
+      assert.isTrue(outcome.rejected)
+      assert.strictEqual(outcome.rejected ? (outcome.error as Error).message : "", "no longer needed")
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "after" } }))
+      assert.strictEqual(textOf(echoed), "after")
+      // a signal aborted before the call: rejected without sending anything
+      const before = yield* rejectionOf(client.callTool({ name: "echo" }, { signal: controller.signal }))
+      assert.isTrue(before.rejected)
+    }))
+
+  it.live("a connection that cannot be made rejects make with its typed error", () =>
+    Effect.gen(function*() {
+      const layer = McpClient.layer({ healthCheckInterval: false }).pipe(
+        Layer.provide(StdioTransport.layer({ command: "conduit-no-such-binary" })),
+        Layer.provide(NodeContext.layer)
+      )
+      const outcome = yield* rejectionOf(McpPromiseClient.make(layer))
+      assert.isTrue(outcome.rejected)
+      assert.strictEqual(tagOf(outcome.rejected ? outcome.error : undefined), "TransportError")
+    }))
+
+  it.live("after close, a call rejects", () =>
+    Effect.gen(function*() {
+      const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
+      yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "x" } }))
+      yield* Effect.promise(() => client.close())
+      const outcome = yield* rejectionOf(client.callTool({ name: "echo", arguments: { text: "y" } }))
+      assert.isTrue(outcome.rejected)
+    }))
+})
+
+/** A scripted server: `echo` answers, `missing` is a -32002, anything else never answers. */
+const script = (era: "legacy" | "modern"): Scripted.Script => {
+  const handle: Scripted.Script = (message, ctx) => {
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    if (message.method === "tools/list") {
+      return ctx.reply(message.id, {
+        tools: [{ name: "echo", inputSchema: { type: "object" } }, { name: "silent", inputSchema: { type: "object" } }]
+      })
+    }
+    if (message.method === "resources/read") return ctx.fail(message.id, -32002, "Resource not found")
+    if (message.method === "tools/call") {
+      const name = (message.params as { readonly name?: string } | undefined)?.name
+      if (name === "echo") return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+    }
+    return Effect.void
+  }
+  return era === "legacy" ? Scripted.legacyScript(handle) : Scripted.modernScript(handle)
+}
+
+/** The promise client of a client built in this test's scope, whose runtime has the TestClock. */
+const scriptedClient = (era: "legacy" | "modern") =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      McpClient.layer({ era, healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(script(era))))
+    )
+    const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(Effect.provide(context))
+    const client = McpPromiseClient.fromRuntime(runtime)
+    // the tools' output schemas are known once listed: calls then take the fast path
+    yield* Effect.promise(() => client.listTools())
+    return { client, log: Context.get(context, Scripted.ScriptLog) }
+  })
+
+describe("McpPromiseClient against a scripted server", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    it.scoped(`${era}: a call past its timeout rejects with RequestTimeout and is cancelled on the wire`, () =>
+      Effect.gen(function*() {
+        const { client, log } = yield* scriptedClient(era)
+        const silent = rejectionOf(client.callTool({ name: "silent" }, { timeout: "2 seconds" }))
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual(yield* Ref.get(log.cancels), [])
+        yield* TestClock.adjust("1 second")
+        const outcome = yield* silent
+        assert.strictEqual(tagOf(outcome.rejected ? outcome.error : undefined), "RequestTimeout")
+        const cancels = yield* Ref.get(log.cancels)
+        assert.deepStrictEqual(cancels.map((c) => c.reason), ["timeout"])
+      }))
+
+    it.scoped(`${era}: an aborted call is cancelled on the wire as interrupted`, () =>
+      Effect.gen(function*() {
+        const { client, log } = yield* scriptedClient(era)
+        const controller = new AbortController()
+        const silent = rejectionOf(client.callTool({ name: "silent" }, { signal: controller.signal }))
+        yield* Effect.yieldNow()
+        controller.abort()
+        const outcome = yield* silent
+        assert.isTrue(outcome.rejected)
+        assert.strictEqual((outcome.rejected ? outcome.error : undefined) as unknown, controller.signal.reason)
+        yield* Effect.yieldNow()
+        const cancels = yield* Ref.get(log.cancels)
+        assert.deepStrictEqual(cancels.map((c) => c.reason), ["interrupted"])
+      }))
+
+    it.scoped(`${era}: a JSON-RPC error rejects with the typed error; answers resolve`, () =>
+      Effect.gen(function*() {
+        const { client } = yield* scriptedClient(era)
+        const missing = yield* rejectionOf(client.readResource("file:///nowhere"))
+        assert.strictEqual(tagOf(missing.rejected ? missing.error : undefined), "ResourceNotFound")
+        const result = yield* Effect.promise(() => client.callTool({ name: "echo" }))
+        assert.strictEqual(textOf(result), "ok")
+      }))
+  }
+})
