@@ -23,6 +23,7 @@ import * as Scripted from "./utils/scriptedTransport.js"
 const require = Module.createRequire(import.meta.url)
 const tsx = Url.pathToFileURL(require.resolve("tsx")).href
 const fixtureProgram = Url.fileURLToPath(new URL("./fixtures/server.ts", import.meta.url))
+const scriptedProgram = Url.fileURLToPath(new URL("./fixtures/stdio/legacy-scripted.mjs", import.meta.url))
 
 /** Counts the fibers started in the runtime it is added to. */
 class StartedFibers extends Supervisor.AbstractSupervisor<number> {
@@ -137,6 +138,53 @@ describe("McpPromiseClient over a real stdio server", () => {
       const outcome = yield* rejectionOf(client.callTool({ name: "echo", arguments: { text: "y" } }))
       assert.isTrue(outcome.rejected)
     }))
+})
+
+describe("McpPromiseClient against a hostile stdio server", () => {
+  const hostile = (mode: string) =>
+    McpPromiseClient.make(
+      McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
+        Layer.provide(
+          StdioTransport.layer({
+            command: process.execPath,
+            args: [scriptedProgram, mode],
+            closeTimeout: "500 millis",
+            maxFrameBytes: 64 * 1024
+          })
+        ),
+        Layer.provide(NodeContext.layer)
+      )
+    )
+
+  it.scopedLive("garbage, malformed JSON and answers to unknown ids are dropped; the calls resolve", () =>
+    Effect.gen(function*() {
+      const client = yield* Effect.promise(() => hostile("noisy"))
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+      yield* Effect.promise(() => client.listTools())
+      const results = yield* Effect.promise(() =>
+        Promise.all(["a", "b", "c"].map((text) => client.callTool({ name: "echo", arguments: { text } })))
+      )
+      assert.deepStrictEqual(results.map(textOf), ["a", "b", "c"])
+    }))
+
+  for (
+    const [mode, reason] of [
+      ["oversize", "FrameTooLarge"],
+      ["half-then-exit", undefined],
+      ["exit-on-call", undefined]
+    ] as const
+  ) {
+    it.scopedLive(`${mode}: the waiting call rejects with a TransportError, nothing hangs`, () =>
+      Effect.gen(function*() {
+        const client = yield* Effect.promise(() => hostile(mode))
+        yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+        yield* Effect.promise(() => client.listTools())
+        const outcome = yield* rejectionOf(client.callTool({ name: "echo", arguments: { text: "x" } }))
+        const error = outcome.rejected ? outcome.error : undefined
+        assert.strictEqual(tagOf(error), "TransportError")
+        if (reason !== undefined) assert.strictEqual((error as { readonly reason?: string }).reason, reason)
+      }))
+  }
 })
 
 /** A scripted server: `echo` answers, `missing` is a -32002, anything else never answers. */
