@@ -358,3 +358,15 @@ export type McpClientError = RequestError | SpecError
  * @category errors
  */
 export type RequestError = TransportError | AuthError | SessionExpired | McpError | ProtocolError | RequestTimeout
+
+/**
+ * Whether a value is one of the client's typed errors (what a promise of `McpPromiseClient` rejects with when a
+ * request fails): narrow a caught `unknown` with it, then tell the errors apart by `_tag`.
+ *
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isMcpClientError = (u: unknown): u is McpClientError =>
+  u instanceof TransportError || u instanceof AuthError || u instanceof SessionExpired || u instanceof McpError ||
+  u instanceof ProtocolError || u instanceof RequestTimeout || u instanceof ResourceNotFound ||
+  u instanceof UrlElicitationRequired || u instanceof MissingClientCapability || u instanceof UnsupportedProtocolVersion

@@ -4,9 +4,12 @@
  * calls (`callTool`, `readResource`, `getPrompt`) go out and come back without starting a fiber each, and every
  * other operation of the client is `run` as an effect.
  *
- * A call rejects with the client's typed error (`McpError.RequestTimeout`, `McpError.McpError`, ...: check its
- * `_tag`), with the defect itself when something broke, or with the signal's reason when its `signal` aborts it;
- * an aborted call is cancelled on the wire the way the era and binding require, as an interrupted fiber's is.
+ * A call rejects with the client's typed error itself (`McpError.RequestTimeout`, `McpError.McpError`, ...:
+ * narrow it with `McpError.isMcpClientError`, then check its `_tag`), not with a `FiberFailure` as
+ * `Effect.runPromise` would; with the defect when something broke; with the signal's reason when its `signal`
+ * aborts it (the call is then cancelled on the wire the way the era and binding require, as an interrupted
+ * fiber's is, including the rounds of an `input_required` answer still running); and, once the client is closed,
+ * with a `TransportError` whose reason is `Closed`.
  *
  * @example
  * ```ts
@@ -62,12 +65,13 @@ export interface PromiseRequestOptions {
 }
 
 /**
- * The client, as promises.
+ * The client, as promises. `R`: the services of the runtime it runs in (the client's, and whatever else the layer
+ * or runtime it was made from provides), which `run` may use.
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpPromiseClient {
+export interface McpPromiseClient<R = McpClient.McpClient> {
   /** The client service itself, for what `run` runs. */
   readonly client: McpClient.McpClientService
   readonly callTool: (
@@ -91,16 +95,18 @@ export interface McpPromiseClient {
   readonly listPrompts: (options?: PromiseRequestOptions) => Promise<ReadonlyArray<McpSchema.Prompt>>
   readonly ping: (options?: PromiseRequestOptions) => Promise<void>
   /**
-   * Runs anything else the client offers, as an effect in the client's runtime: the promise settles with its
-   * outcome (rejecting as a call does); the signal interrupts it.
+   * Runs anything else the client offers, as an effect in the client's runtime (with its services): the promise
+   * settles with its outcome (rejecting as a call does); the signal interrupts it, and so does `close`.
    */
   readonly run: <A, E>(
-    use: (client: McpClient.McpClientService) => Effect.Effect<A, E>,
+    use: (client: McpClient.McpClientService) => Effect.Effect<A, E, R>,
     options?: { readonly signal?: AbortSignal | undefined }
   ) => Promise<A>
   /**
-   * Closes the client made by {@link make}: the connection ends (a stdio server is stopped), calls still waiting
-   * fail. A client made with {@link fromRuntime} leaves its runtime to its owner: this does nothing.
+   * Closes the client: calls still waiting reject (`TransportError`, reason `Closed`) and are cancelled, and later
+   * ones reject at once; then, for a client made by {@link make}, the connection ends (a stdio server is stopped)
+   * and the layer's resources are released. A client made with {@link fromRuntime} leaves the runtime to its
+   * owner.
    */
   readonly close: () => Promise<void>
 }
@@ -112,7 +118,9 @@ export interface McpPromiseClient {
  * @since 0.1.0
  * @category constructors
  */
-export const make: <E>(layer: Layer.Layer<McpClient.McpClient, E>) => Promise<McpPromiseClient> = internal.make
+export const make: <R, E>(
+  layer: Layer.Layer<R | McpClient.McpClient, E>
+) => Promise<McpPromiseClient<R | McpClient.McpClient>> = internal.make
 
 /**
  * The promise client of an `McpClient` in a runtime the application already has (for one `ManagedRuntime`:
@@ -121,4 +129,6 @@ export const make: <E>(layer: Layer.Layer<McpClient.McpClient, E>) => Promise<Mc
  * @since 0.1.0
  * @category constructors
  */
-export const fromRuntime: (runtime: Runtime.Runtime<McpClient.McpClient>) => McpPromiseClient = internal.fromRuntime
+export const fromRuntime: <R>(
+  runtime: Runtime.Runtime<R | McpClient.McpClient>
+) => McpPromiseClient<R | McpClient.McpClient> = (runtime) => internal.fromRuntime(runtime)

@@ -14,7 +14,9 @@ import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
 import * as Module from "node:module"
 import * as Url from "node:url"
+import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
+import * as McpError from "../src/McpError.js"
 import * as McpPromiseClient from "../src/McpPromiseClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as StdioTransport from "../src/StdioTransport.js"
@@ -102,6 +104,25 @@ describe("McpPromiseClient over a real stdio server", () => {
       }))
   }
 
+  it.scopedLive("progress reaches onProgress, with a fixed timeout and with one that restarts on progress", () =>
+    Effect.gen(function*() {
+      const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+      yield* Effect.promise(() => client.listTools())
+      for (const resetTimeoutOnProgress of [false, true]) {
+        const seen: Array<number> = []
+        const result = yield* Effect.promise(() =>
+          client.callTool({ name: "slow", arguments: { steps: 3, delayMs: 1 } }, {
+            timeout: "10 seconds",
+            resetTimeoutOnProgress,
+            onProgress: (progress) => seen.push(progress.progress)
+          })
+        )
+        assert.isFalse(result.isError === true)
+        assert.deepStrictEqual(seen, [1, 2, 3])
+      }
+    }))
+
   it.scopedLive("an aborted call rejects with the signal's reason at once; the client goes on", () =>
     Effect.gen(function*() {
       const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
@@ -187,40 +208,93 @@ describe("McpPromiseClient against a hostile stdio server", () => {
   }
 })
 
-/** A scripted server: `echo` answers, `missing` is a -32002, anything else never answers. */
+const confirm = {
+  method: "elicitation/create",
+  params: { mode: "form", message: "ok?", requestedSchema: { type: "object", properties: {} } }
+}
+
+/**
+ * A scripted server: `echo` answers, `ask` asks for input (modern) and answers the round that brings it, a read is
+ * a -32002, anything else never answers.
+ */
 const script = (era: "legacy" | "modern"): Scripted.Script => {
   const handle: Scripted.Script = (message, ctx) => {
     if (!("method" in message) || !("id" in message)) return Effect.void
     if (message.method === "tools/list") {
       return ctx.reply(message.id, {
-        tools: [{ name: "echo", inputSchema: { type: "object" } }, { name: "silent", inputSchema: { type: "object" } }]
+        tools: ["echo", "silent", "ask"].map((name) => ({ name, inputSchema: { type: "object" } }))
       })
     }
     if (message.method === "resources/read") return ctx.fail(message.id, -32002, "Resource not found")
     if (message.method === "tools/call") {
-      const name = (message.params as { readonly name?: string } | undefined)?.name
-      if (name === "echo") return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+      const params = message.params as { readonly name?: string; readonly requestState?: string } | undefined
+      if (params?.name === "echo") return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+      if (params?.name === "ask") {
+        return params.requestState === undefined
+          ? ctx.reply(message.id, { resultType: "input_required", inputRequests: { confirm }, requestState: "s1" })
+          : ctx.reply(message.id, { resultType: "complete", content: [{ type: "text", text: "confirmed" }] })
+      }
     }
     return Effect.void
   }
   return era === "legacy" ? Scripted.legacyScript(handle) : Scripted.modernScript(handle)
 }
 
-/** The promise client of a client built in this test's scope, whose runtime has the TestClock. */
-const scriptedClient = (era: "legacy" | "modern") =>
+/**
+ * The promise client of a client built in this test's scope (over a scripted transport that takes requests
+ * without an effect, as the library's own do), whose runtime has the TestClock and counts the fibers it starts.
+ */
+const scriptedClient = (
+  era: "legacy" | "modern",
+  elicit: ElicitationHandler.Service["elicit"] = () => Effect.succeed({ action: "accept", content: {} })
+) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
-      McpClient.layer({ era, healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(script(era))))
+      McpClient.layer({ era, healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
+        Layer.provideMerge(Scripted.layer(script(era), { fastRequest: true })),
+        Layer.provide(ElicitationHandler.layer({ modes: ["form"], elicit }))
+      )
     )
-    const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(Effect.provide(context))
+    const supervisor = new StartedFibers()
+    const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(
+      Effect.supervised(supervisor),
+      Effect.provide(context)
+    )
     const client = McpPromiseClient.fromRuntime(runtime)
     // the tools' output schemas are known once listed: calls then take the fast path
     yield* Effect.promise(() => client.listTools())
-    return { client, log: Context.get(context, Scripted.ScriptLog) }
+    return { client, log: Context.get(context, Scripted.ScriptLog), supervisor }
   })
+
+const toolCalls = (sent: ReadonlyArray<Scripted.Sent>, name: string) =>
+  sent.filter((s) =>
+    "method" in s.message && s.message.method === "tools/call" &&
+    (s.message.params as { readonly name?: string } | undefined)?.name === name
+  )
 
 describe("McpPromiseClient against a scripted server", () => {
   for (const era of ["legacy", "modern"] as const) {
+    it.scoped(`${era}: answers settle from the fast path, no fiber per call; a JSON-RPC error is the typed error`, () =>
+      Effect.gen(function*() {
+        const { client, supervisor } = yield* scriptedClient(era)
+        const before = supervisor.started
+        const results = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "echo" })))
+        )
+        assert.deepStrictEqual(results.map(textOf), Array.from({ length: 20 }, () => "ok"))
+        // (at most the deadline timer's start)
+        assert.isBelow(supervisor.started - before, 3)
+        const missing = yield* rejectionOf(client.readResource("file:///nowhere"))
+        assert.strictEqual(tagOf(missing.rejected ? missing.error : undefined), "ResourceNotFound")
+        assert.isTrue(McpError.isMcpClientError(missing.rejected ? missing.error : undefined))
+        // the same calls as effects: a fiber each
+        const again = supervisor.started
+        yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 20 }, () => client.run((c) => c.callTool({ name: "echo" }))))
+        )
+        assert.isAtLeast(supervisor.started - again, 20)
+      }))
+
     it.scoped(`${era}: a call past its timeout rejects with RequestTimeout and is cancelled on the wire`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era)
@@ -234,7 +308,7 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.deepStrictEqual(cancels.map((c) => c.reason), ["timeout"])
       }))
 
-    it.scoped(`${era}: an aborted call is cancelled on the wire as interrupted`, () =>
+    it.scoped(`${era}: an aborted call is cancelled on the wire as interrupted; an aborted signal sends nothing`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era)
         const controller = new AbortController()
@@ -247,15 +321,61 @@ describe("McpPromiseClient against a scripted server", () => {
         yield* Effect.yieldNow()
         const cancels = yield* Ref.get(log.cancels)
         assert.deepStrictEqual(cancels.map((c) => c.reason), ["interrupted"])
+        const before = yield* rejectionOf(client.callTool({ name: "echo" }, { signal: controller.signal }))
+        assert.isTrue(before.rejected)
+        assert.deepStrictEqual(toolCalls(yield* Ref.get(log.sent), "echo"), [])
       }))
 
-    it.scoped(`${era}: a JSON-RPC error rejects with the typed error; answers resolve`, () =>
+    it.scoped(`${era}: close rejects what waits (fast path and effects), cancels it, and every later call`, () =>
       Effect.gen(function*() {
-        const { client } = yield* scriptedClient(era)
-        const missing = yield* rejectionOf(client.readResource("file:///nowhere"))
-        assert.strictEqual(tagOf(missing.rejected ? missing.error : undefined), "ResourceNotFound")
-        const result = yield* Effect.promise(() => client.callTool({ name: "echo" }))
-        assert.strictEqual(textOf(result), "ok")
+        const { client, log } = yield* scriptedClient(era)
+        const silent = rejectionOf(client.callTool({ name: "silent" }))
+        let interrupted = false
+        const forever = rejectionOf(
+          client.run(() => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
+        )
+        yield* Effect.yieldNow()
+        yield* Effect.promise(() => client.close())
+        for (const outcome of [yield* silent, yield* forever]) {
+          const error = outcome.rejected ? outcome.error : undefined
+          assert.strictEqual(tagOf(error), "TransportError")
+          assert.strictEqual((error as McpError.TransportError).reason, "Closed")
+        }
+        assert.isTrue(interrupted)
+        yield* Effect.yieldNow()
+        assert.deepStrictEqual((yield* Ref.get(log.cancels)).map((c) => c.reason), ["interrupted"])
+        const later = yield* rejectionOf(client.callTool({ name: "echo" }))
+        assert.strictEqual(tagOf(later.rejected ? later.error : undefined), "TransportError")
       }))
   }
+
+  it.scoped("modern: an input_required answer's rounds run, and settle the promise", () =>
+    Effect.gen(function*() {
+      const { client, log } = yield* scriptedClient("modern")
+      const result = yield* Effect.promise(() => client.callTool({ name: "ask" }))
+      assert.strictEqual(textOf(result), "confirmed")
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent), "ask").length, 2)
+    }))
+
+  it.scoped("modern: aborting while the user is asked interrupts the rounds; no round more is sent", () =>
+    Effect.gen(function*() {
+      let asked = 0
+      let interrupted = false
+      const { client, log } = yield* scriptedClient("modern", () =>
+        Effect.suspend(() => {
+          asked++
+          return Effect.never
+        }).pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
+      const controller = new AbortController()
+      const ask = rejectionOf(client.callTool({ name: "ask" }, { signal: controller.signal }))
+      yield* Effect.yieldNow()
+      for (let i = 0; i < 10 && asked === 0; i++) yield* Effect.yieldNow()
+      assert.strictEqual(asked, 1)
+      controller.abort()
+      const outcome = yield* ask
+      assert.isTrue(outcome.rejected)
+      for (let i = 0; i < 10 && !interrupted; i++) yield* Effect.yieldNow()
+      assert.isTrue(interrupted)
+      assert.strictEqual(toolCalls(yield* Ref.get(log.sent), "ask").length, 1)
+    }))
 })

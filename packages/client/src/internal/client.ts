@@ -374,6 +374,7 @@ const checkedDecoderOf = (toolOutput: ToolOutput.ToolOutput, name: string): Call
 const directPart = (parts: Parts): Direct.DirectCalls => {
   const { direct } = parts.fastPath
   return {
+    kind: parts.resolved.kind,
     callTool: (runtime, params, options, onExit) =>
       parts.toolOutput.known(params.name) && parts.taskCalls.plainOnly()
         ? direct(

@@ -9,20 +9,41 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRefs from "effect/FiberRefs"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import type * as McpPromiseClient from "../McpPromiseClient.js"
+import * as Tracer from "effect/Tracer"
 import * as McpClient from "../McpClient.js"
+import * as McpError from "../McpError.js"
+import type * as McpPromiseClient from "../McpPromiseClient.js"
 import * as Direct from "./client/direct.js"
 import type * as FastPath from "./client/fastPath.js"
+import type * as Requester from "./client/requester.js"
 
 /** What a promise rejects with: the typed error, else the defect, else the interruption. */
 const rejection = <E>(cause: Cause.Cause<E>): unknown => Cause.squash(cause)
+
+/**
+ * What every fiber the runtime starts reads: `Runtime.runFork` gives a new fiber the runtime's fiber refs, and its
+ * context as the current one.
+ */
+const viewOf = (runtime: Runtime.Runtime<never>): Requester.FiberView => {
+  const services = FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices)
+  return {
+    getFiberRef: (ref) => FiberRefs.getOrDefault(runtime.fiberRefs, ref),
+    currentContext: runtime.context,
+    currentDefaultServices: services,
+    currentTracer: Context.get(services, Tracer.Tracer),
+    currentSpan: Option.getOrUndefined(Context.getOption(runtime.context, Tracer.ParentSpan))
+  }
+}
 
 /** The client's request options, from a promise caller's. */
 const requestOptions = (
@@ -46,58 +67,95 @@ const requestOptions = (
 }
 
 /** @internal */
-export const fromRuntime = (
-  runtime: Runtime.Runtime<McpClient.McpClient>,
-  close: () => Promise<void> = () => Promise.resolve()
-): McpPromiseClient.McpPromiseClient => {
+export const fromRuntime = <R>(
+  runtime: Runtime.Runtime<R | McpClient.McpClient>,
+  dispose?: () => Promise<void>
+): McpPromiseClient.McpPromiseClient<R | McpClient.McpClient> => {
   const client = Context.get(runtime.context, McpClient.McpClient)
   const direct = Direct.of(client)
   const runFork = Runtime.runFork(runtime)
-  // a fiber of the runtime, only read: its fiber refs are those of every fiber the runtime starts
-  const view: Fiber.RuntimeFiber<unknown, unknown> = Runtime.runSync(runtime)(
-    Effect.withFiberRuntime((fiber) => Effect.succeed(fiber))
-  )
-  const directRuntime: FastPath.DirectRuntime = {
-    fiber: view,
-    run: (effect, onExit) => runFork(effect).addObserver(onExit)
+  // every fiber started for a caller, so that closing the client ends what still waits
+  const fibers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  let closed = false
+  const start = <A, E>(effect: Effect.Effect<A, E, R | McpClient.McpClient>, onExit: (exit: Exit.Exit<A, E>) => void) => {
+    const fiber = runFork(effect)
+    fibers.add(fiber)
+    fiber.addObserver((exit) => {
+      fibers.delete(fiber)
+      onExit(exit)
+    })
+    return fiber
   }
+  const directRuntime: FastPath.DirectRuntime = {
+    fiber: viewOf(runtime as Runtime.Runtime<never>),
+    run: (effect, onExit) => {
+      const fiber = start(effect, onExit)
+      return () => fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+  }
+  const closedError = () =>
+    new McpError.TransportError({
+      transport: direct?.kind ?? "in-process",
+      reason: "Closed",
+      detail: "the client was closed"
+    })
+
+  // every call still waiting: closing the client rejects it
+  const waiting = new Set<() => void>()
 
   /** Settles a promise from a call: the fast path when it applies, else the effect. */
   const call = <A>(
     signal: AbortSignal | undefined,
-    start: ((onExit: Direct.OnExit<A>) => Direct.Handle | undefined) | undefined,
-    effect: () => Effect.Effect<A, unknown>
+    fast: ((onExit: Direct.OnExit<A>) => Direct.Handle | undefined) | undefined,
+    effect: () => Effect.Effect<A, unknown, R | McpClient.McpClient>
   ): Promise<A> =>
     new Promise<A>((resolve, reject) => {
+      if (closed) return reject(closedError())
       if (signal?.aborted === true) return reject(signal.reason)
       let onAbort: (() => void) | undefined
       let done = false
+      let giveUp: (() => void) | undefined
       const onExit = (exit: Exit.Exit<A, unknown>) => {
         done = true
         if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort)
+        if (giveUp !== undefined) waiting.delete(giveUp)
         if (Exit.isSuccess(exit)) resolve(exit.value)
         else reject(rejection(exit.cause))
       }
-      const handle = start?.(onExit)
+      const handle = fast?.(onExit)
       if (handle !== undefined) {
-        if (signal !== undefined) {
-          onAbort = () => {
-            reject(signal.reason)
-            handle.abort()
-          }
-        }
+        giveUp = handle.abort
       } else {
-        const fiber = runFork(effect())
-        fiber.addObserver(onExit)
-        if (signal !== undefined) {
-          onAbort = () => {
-            reject(signal.reason)
-            fiber.unsafeInterruptAsFork(FiberId.none)
-          }
-        }
+        const fiber = start(effect(), onExit)
+        giveUp = () => fiber.unsafeInterruptAsFork(FiberId.none)
       }
-      if (onAbort !== undefined && !done) signal?.addEventListener("abort", onAbort, { once: true })
+      if (done) return
+      const stop = giveUp
+      giveUp = () => {
+        reject(closedError())
+        stop()
+      }
+      waiting.add(giveUp)
+      if (signal !== undefined) {
+        onAbort = () => {
+          reject(signal.reason)
+          stop()
+        }
+        signal.addEventListener("abort", onAbort, { once: true })
+      }
     })
+
+  const close = async (): Promise<void> => {
+    if (closed) return
+    closed = true
+    // what still waits is rejected and given up (cancelled on the wire), then the client's resources are released
+    for (const giveUp of [...waiting]) giveUp()
+    waiting.clear()
+    await Promise.all(
+      [...fibers].map((fiber) => new Promise<void>((resolve) => fiber.addObserver(() => resolve())))
+    )
+    if (dispose !== undefined) await dispose()
+  }
 
   return {
     client,
@@ -139,11 +197,13 @@ export const fromRuntime = (
 }
 
 /** @internal */
-export const make = <E>(layer: Layer.Layer<McpClient.McpClient, E>): Promise<McpPromiseClient.McpPromiseClient> => {
+export const make = <R, E>(
+  layer: Layer.Layer<R | McpClient.McpClient, E>
+): Promise<McpPromiseClient.McpPromiseClient<R | McpClient.McpClient>> => {
   const managed = ManagedRuntime.make(layer)
   return Effect.runPromiseExit(managed.runtimeEffect).then((exit) =>
     Exit.isSuccess(exit)
-      ? fromRuntime(exit.value, () => managed.dispose())
+      ? fromRuntime<R>(exit.value, () => managed.dispose())
       : managed.dispose().then(() => Promise.reject(rejection(exit.cause)))
   )
 }

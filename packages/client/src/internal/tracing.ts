@@ -19,5 +19,5 @@ export const nativeTracer: Tracer.Tracer = Context.get(DefaultServices.liveServi
  *
  * @internal
  */
-export const untraced = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+export const untraced = (fiber: Pick<Fiber.RuntimeFiber<unknown, unknown>, "currentTracer" | "currentSpan">): boolean =>
   fiber.currentTracer === nativeTracer && fiber.currentSpan === undefined

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
+import * as Hooks from "../../src/internal/transportHooks.js"
 import * as Transport from "../../src/Transport.js"
 
 export interface ScriptContext {
@@ -43,7 +44,12 @@ export const sentMethods = (sent: ReadonlyArray<Sent>): ReadonlyArray<string> =>
 
 export const layer = (
   script: Script,
-  options: { readonly kind?: McpError.TransportKind; readonly connectFails?: (n: number) => boolean } = {}
+  options: {
+    readonly kind?: McpError.TransportKind
+    readonly connectFails?: (n: number) => boolean
+    /** Requests are also taken without running an effect, as the library's own transports take them. */
+    readonly fastRequest?: boolean
+  } = {}
 ): Layer.Layer<Transport.Transport | ScriptLog> =>
   Layer.effectContext(Effect.gen(function*() {
     const log = {
@@ -100,7 +106,7 @@ export const layer = (
                 Effect.forkDaemon(script(message, context))
               )
             }).pipe(Effect.asVoid)
-          return {
+          const connection = {
             info: { binding: "in-process", target: "scripted" },
             request: (message) => deliver(message),
             notify: (message) => deliver(message),
@@ -108,6 +114,12 @@ export const layer = (
             cancel: (id, reason) => Ref.update(log.cancels, (all) => [...all, { id, reason }]),
             setSession: (session) => Ref.update(log.sessions, (all) => [...all, session])
           } satisfies Transport.TransportConnection
+          if (options.fastRequest !== true) return connection
+          // (a closed connection throws: the request then goes through `request`, which fails it)
+          return Hooks.withFastRequest(connection, (message) => {
+            Effect.runSync(deliver(message))
+            return true
+          })
         })
     })
     return Context.make(Transport.Transport, transport).pipe(Context.add(ScriptLog, log))

@@ -27,6 +27,8 @@ export type OnExit<A> = (exit: Exit.Exit<A, McpError.McpClientError>) => void
  * @internal
  */
 export interface DirectCalls {
+  /** The client's transport. */
+  readonly kind: McpError.TransportKind
   readonly callTool: (
     runtime: FastPath.DirectRuntime,
     params: McpClient.CallToolParams,

@@ -24,7 +24,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
@@ -50,7 +49,7 @@ const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tr
 
 /** A call under way: its span (when made), and what its metrics need. */
 interface CallTrace {
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly fiber: Requester.FiberView
   readonly method: string
   readonly tool: string | undefined
   readonly metrics: Telemetry.MethodMetrics
@@ -82,15 +81,15 @@ export type CallSync = <A>(
 ) => Effect.Effect<A, McpError.McpClientError>
 
 /**
- * What a call made from a promise runs with: a fiber of the runtime the calls are made for (read, never run: its
- * fiber refs are what a fiber `runPromise` starts in that runtime would have) and how to run an effect in that
- * runtime when a call needs one (the timer's start, a cancellation, the rounds after an `input_required`).
+ * What a call made from a promise runs with: what a fiber the runtime starts would read (its fiber refs, its
+ * context) and how to run an effect in that runtime when a call needs one (the timer's start, a cancellation, the
+ * rounds after an `input_required`, a recovery); `run` gives back what interrupts the effect.
  *
  * @internal
  */
 export interface DirectRuntime {
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
-  readonly run: <A, E>(effect: Effect.Effect<A, E>, onExit: (exit: Exit.Exit<A, E>) => void) => void
+  readonly fiber: Requester.FiberView
+  readonly run: <A, E>(effect: Effect.Effect<A, E>, onExit: (exit: Exit.Exit<A, E>) => void) => () => void
 }
 
 /**
@@ -155,7 +154,7 @@ export const make = (deps: {
 
   /** Starts a call's metrics and its span, or defers the span when nothing can observe it. */
   const beginCall = (
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    fiber: Requester.FiberView,
     method: string,
     tool: string | undefined,
     deferSpan: boolean
@@ -191,7 +190,7 @@ export const make = (deps: {
   }
 
   /** Whether a call's span can wait until something needs it. */
-  const deferSpan = (fiber: Fiber.RuntimeFiber<unknown, unknown>, wire: Wire) =>
+  const deferSpan = (fiber: Requester.FiberView, wire: Wire) =>
     // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
     // call over stdio runs nothing under its span and sends no trace context; any other call needs its span only
     // under a caller's span, whose trace the server may join.
@@ -297,6 +296,17 @@ export const make = (deps: {
     // the outcome, once: the answer, a failure, the deadline, or the caller giving up
     let settled = false
 
+    // what runs after the outcome (the rounds after an `input_required`, a recovery), until it ends: an abort
+    // interrupts it, as it would interrupt the caller's fiber
+    let following: (() => void) | undefined
+    const follow = <B, E>(effect: Effect.Effect<B, E>, onExit: (exit: Exit.Exit<B, E>) => void) => {
+      const interrupt = run(effect, (exit) => {
+        following = undefined
+        onExit(exit)
+      })
+      if (!ended) following = interrupt
+    }
+
     const failed = (cause: Cause.Cause<McpError.RequestError>) => {
       const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
       const exit = Exit.failCause(typed)
@@ -308,7 +318,7 @@ export const make = (deps: {
       const finish = () => {
         const exitEnded = endCall(trace, exit)
         if (again === undefined) end(exitEnded)
-        else run(again, end)
+        else follow(again, end)
       }
       if (cancel === undefined) finish()
       else run(cancel, finish)
@@ -319,7 +329,7 @@ export const make = (deps: {
       if (InputRounds.isInputRequired(raw)) {
         const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
           decode(method, last))
-        run(inSpan(spanOf(trace), tool)(rounds), (exit) =>
+        follow(inSpan(spanOf(trace), tool)(rounds), (exit) =>
           end(
             endCall(
               trace,
@@ -337,8 +347,14 @@ export const make = (deps: {
     const onOutcome = (outcome: Exit.Exit<unknown, McpError.RequestError>) => {
       if (settled) return
       settled = true
-      if (Exit.isSuccess(outcome)) succeeded(outcome.value)
-      else failed(outcome.cause)
+      // (told from the transport's delivery, which must not throw: a throw here is this call's defect, as it would
+      // be in the caller's fiber)
+      try {
+        if (Exit.isSuccess(outcome)) succeeded(outcome.value)
+        else failed(outcome.cause)
+      } catch (defect) {
+        end(endCall(trace, Exit.die(defect)))
+      }
     }
 
     const arm = requester.listen(registered, onOutcome)
@@ -352,7 +368,10 @@ export const make = (deps: {
     }
     return {
       abort: () => {
-        if (settled) return
+        if (settled) {
+          following?.()
+          return
+        }
         settled = true
         const cause = Cause.interrupt(FiberId.none)
         const cancel = requester.abandoned(wire, registered, send, cause)

@@ -72,6 +72,17 @@ export interface Registered {
 }
 
 /**
+ * What a request reads of the fiber it is made in (its clock, span, tracer and fiber refs): the fiber itself, or,
+ * for a caller that is not a fiber, the same read from a runtime (the promise client's).
+ *
+ * @internal
+ */
+export type FiberView = Pick<
+  Fiber.RuntimeFiber<unknown, unknown>,
+  "getFiberRef" | "currentContext" | "currentDefaultServices" | "currentTracer" | "currentSpan"
+>
+
+/**
  * @internal
  */
 export interface Requester {
@@ -91,7 +102,7 @@ export interface Requester {
    * undefined): its trace context goes in `_meta` on modern requests.
    */
   readonly register: (
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    fiber: FiberView,
     wire: Wire,
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -152,7 +163,7 @@ const propagatedSpan = (span: Tracer.AnySpan | undefined) =>
  */
 export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Envelope): Requester => {
   const register = (
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    fiber: FiberView,
     wire: Wire,
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
