@@ -165,9 +165,11 @@ const documentArbitrary = (dialect: Dialect): FastCheck.Arbitrary<unknown> =>
     schemaArbitrary(dialect, false, 2)
   ).filter(([root, d0, d1]) => {
     // Ajv keeps the annotations of a failed `if` and drops those of a passing one when unevaluatedProperties
-    // reads them (the official test suite agrees with this validator there): keep the two apart.
+    // reads them (the official test suite agrees with this validator there), and counts the names a failed
+    // branch's patternProperties match as evaluated (JsonSchema.keywords.test.ts has the case): keep them apart.
     const text = JSON.stringify([root, d0, d1])
-    return !(text.includes("\"unevaluatedProperties\"") && text.includes("\"if\""))
+    return !(text.includes("\"unevaluatedProperties\"") &&
+      (text.includes("\"if\"") || text.includes("\"patternProperties\"")))
   }).map(([root, d0, d1]) => {
     const definitions = { [dialect === "draft-07" ? "definitions" : "$defs"]: { d0, d1 } }
     const body = isRecord(root) ? root : root === false ? { not: {} } : {}

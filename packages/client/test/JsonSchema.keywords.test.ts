@@ -527,6 +527,17 @@ const tables: Record<string, ReadonlyArray<Case>> = {
       },
       valid: [{ a: "x" }],
       invalid: [{ a: 1, b: 1 }]
+    },
+    {
+      name: "a failed branch's patternProperties evaluate nothing",
+      schema: {
+        anyOf: [{}, { patternProperties: { "^[cd]": false } }],
+        unevaluatedProperties: { not: { type: "null" } }
+      },
+      valid: [{ a: 1 }, { d: 1 }],
+      invalid: [{ d: null, a: -2 }],
+      keyword: "not",
+      ajvDiffers: "Ajv counts the names a failed branch's patternProperties match as evaluated"
     }
   ],
   unevaluatedItems: [
