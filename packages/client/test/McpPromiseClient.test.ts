@@ -20,6 +20,7 @@ import * as McpError from "../src/McpError.js"
 import * as McpPromiseClient from "../src/McpPromiseClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as StdioTransport from "../src/StdioTransport.js"
+import * as Transport from "../src/Transport.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const require = Module.createRequire(import.meta.url)
@@ -348,6 +349,47 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.strictEqual(tagOf(later.rejected ? later.error : undefined), "TransportError")
       }))
   }
+
+  it.scoped("a send still under way when the call is aborted is interrupted, as the caller's fiber would be", () =>
+    Effect.gen(function*() {
+      let interrupted = 0
+      // a modern server whose transport never finishes sending tools/call
+      const stuck = Layer.succeed(
+        Transport.Transport,
+        Transport.Transport.of({
+          kind: "in-process",
+          connect: (emit) =>
+            Effect.succeed({
+              info: { binding: "in-process", target: "stuck" },
+              request: (message: McpSchema.JsonRpcRequest) =>
+                message.method === "server/discover"
+                  ? emit(Transport.TransportEvent.Response({
+                    message: { jsonrpc: "2.0", id: message.id, result: Scripted.discoverResult() }
+                  }))
+                  : message.method === "tools/list"
+                  ? emit(Transport.TransportEvent.Response({
+                    message: { jsonrpc: "2.0", id: message.id, result: { tools: [] } }
+                  }))
+                  : Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => interrupted++))),
+              notify: () => Effect.void,
+              respond: () => Effect.void,
+              cancel: () => Effect.void,
+              setSession: () => Effect.void
+            } satisfies Transport.TransportConnection)
+        })
+      )
+      const context = yield* Layer.build(McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(stuck)))
+      const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(Effect.provide(context))
+      const client = McpPromiseClient.fromRuntime(runtime)
+      yield* Effect.promise(() => client.listTools())
+      const controller = new AbortController()
+      const call = rejectionOf(client.readResource("file:///a", { signal: controller.signal }))
+      yield* Effect.yieldNow()
+      controller.abort()
+      assert.isTrue((yield* call).rejected)
+      for (let i = 0; i < 10 && interrupted === 0; i++) yield* Effect.yieldNow()
+      assert.strictEqual(interrupted, 1)
+    }))
 
   it.scoped("modern: an input_required answer's rounds run, and settle the promise", () =>
     Effect.gen(function*() {

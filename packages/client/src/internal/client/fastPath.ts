@@ -344,9 +344,14 @@ export const make = (deps: {
       end(endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left)))
     }
 
+    // the transport's send while it runs (when the request did not go out at once): a failed call stops it, as
+    // the end of the caller's fiber would
+    let sending: (() => void) | undefined
+
     const onOutcome = (outcome: Exit.Exit<unknown, McpError.RequestError>) => {
       if (settled) return
       settled = true
+      if (Exit.isFailure(outcome)) sending?.()
       // (told from the transport's delivery, which must not throw: a throw here is this call's defect, as it would
       // be in the caller's fiber)
       try {
@@ -362,9 +367,11 @@ export const make = (deps: {
     const sent = registered.sent
     if (sent !== undefined) {
       const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
-      run(around === undefined ? sent : around(sent), (exit) => {
+      const stop = run(around === undefined ? sent : around(sent), (exit) => {
+        sending = undefined
         if (Exit.isFailure(exit)) onOutcome(exit)
       })
+      if (!settled) sending = stop
     }
     return {
       abort: () => {
@@ -373,6 +380,7 @@ export const make = (deps: {
           return
         }
         settled = true
+        sending?.()
         const cause = Cause.interrupt(FiberId.none)
         const cancel = requester.abandoned(wire, registered, send, cause)
         const finish = () => end(endCall(trace, Exit.failCause(cause)))
