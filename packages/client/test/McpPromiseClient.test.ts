@@ -223,13 +223,20 @@ const script = (era: "legacy" | "modern"): Scripted.Script => {
     if (!("method" in message) || !("id" in message)) return Effect.void
     if (message.method === "tools/list") {
       return ctx.reply(message.id, {
-        tools: ["echo", "silent", "ask"].map((name) => ({ name, inputSchema: { type: "object" } }))
+        tools: ["echo", "silent", "ask", "progress"].map((name) => ({ name, inputSchema: { type: "object" } }))
       })
     }
     if (message.method === "resources/read") return ctx.fail(message.id, -32002, "Resource not found")
     if (message.method === "tools/call") {
       const params = message.params as { readonly name?: string; readonly requestState?: string } | undefined
       if (params?.name === "echo") return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+      if (params?.name === "progress") {
+        const token = (message.params as { readonly _meta?: { readonly progressToken?: unknown } })._meta?.progressToken
+        return Effect.zipRight(
+          ctx.notify("notifications/progress", { progressToken: token, progress: 1 }),
+          ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
+        )
+      }
       if (params?.name === "ask") {
         return params.requestState === undefined
           ? ctx.reply(message.id, { resultType: "input_required", inputRequests: { confirm }, requestState: "s1" })
@@ -389,6 +396,38 @@ describe("McpPromiseClient against a scripted server", () => {
       assert.isTrue((yield* call).rejected)
       for (let i = 0; i < 10 && interrupted === 0; i++) yield* Effect.yieldNow()
       assert.strictEqual(interrupted, 1)
+    }))
+
+  it.scoped("an abort or a close from the call's own progress handler, while the call starts, gives it up", () =>
+    Effect.gen(function*() {
+      const { client } = yield* scriptedClient("legacy")
+      const controller = new AbortController()
+      const aborted = yield* rejectionOf(
+        client.callTool({ name: "progress" }, {
+          signal: controller.signal,
+          onProgress: () => controller.abort(new Error("enough"))
+        })
+      )
+      assert.strictEqual(aborted.rejected ? (aborted.error as Error).message : "resolved", "enough")
+      const closed = yield* rejectionOf(client.callTool({ name: "progress" }, { onProgress: () => void client.close() }))
+      const error = closed.rejected ? closed.error : undefined
+      assert.strictEqual(tagOf(error), "TransportError")
+      assert.strictEqual((error as McpError.TransportError).reason, "Closed")
+    }))
+
+  it.scoped("close() called twice: both promises settle once everything is released", () =>
+    Effect.gen(function*() {
+      const { client } = yield* scriptedClient("legacy")
+      let interrupted = false
+      const forever = rejectionOf(
+        client.run(() => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
+      )
+      const first = client.close()
+      const second = client.close()
+      assert.strictEqual(first, second)
+      yield* Effect.promise(() => second)
+      assert.isTrue(interrupted)
+      assert.isTrue((yield* forever).rejected)
     }))
 
   it.scoped("modern: an input_required answer's rounds run, and settle the promise", () =>

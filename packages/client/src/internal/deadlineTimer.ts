@@ -49,9 +49,14 @@ export const make = <A>(
           if (at <= now) due.push(entry)
           else if (next === undefined || at < next) next = at
         }
-        for (const entry of due) {
-          entries.delete(entry)
-          yield* expire(entry)
+        if (due.length > 0) {
+          for (const entry of due) {
+            entries.delete(entry)
+            yield* expire(entry)
+          }
+          // while they expired (a long batch yields to other fibers), entries may have come whose deadline this
+          // timer was taken to cover: look at them all again
+          continue
         }
         if (own !== generation) return
         if (next === undefined) {

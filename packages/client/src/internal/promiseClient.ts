@@ -112,41 +112,45 @@ export const fromRuntime = <R>(
     new Promise<A>((resolve, reject) => {
       if (closed) return reject(closedError())
       if (signal?.aborted === true) return reject(signal.reason)
-      let onAbort: (() => void) | undefined
+      // how to give the call up once it started; an abort or a close while it starts (a progress handler, an
+      // answer given inside the send) is carried out as soon as it has
+      let stop: (() => void) | undefined
+      let stopRequested = false
       let done = false
-      let giveUp: (() => void) | undefined
+      const requestStop = () => {
+        if (stop !== undefined) stop()
+        else stopRequested = true
+      }
+      const onAbort = signal === undefined ? undefined : () => {
+        reject(signal.reason)
+        requestStop()
+      }
+      const giveUp = () => {
+        reject(closedError())
+        requestStop()
+      }
       const onExit = (exit: Exit.Exit<A, unknown>) => {
         done = true
         if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort)
-        if (giveUp !== undefined) waiting.delete(giveUp)
+        waiting.delete(giveUp)
         if (Exit.isSuccess(exit)) resolve(exit.value)
         else reject(rejection(exit.cause))
       }
+      waiting.add(giveUp)
+      if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true })
       const handle = fast?.(onExit)
       if (handle !== undefined) {
-        giveUp = handle.abort
+        stop = handle.abort
       } else {
         const fiber = start(effect(), onExit)
-        giveUp = () => fiber.unsafeInterruptAsFork(FiberId.none)
+        stop = () => fiber.unsafeInterruptAsFork(FiberId.none)
       }
-      if (done) return
-      const stop = giveUp
-      giveUp = () => {
-        reject(closedError())
-        stop()
-      }
-      waiting.add(giveUp)
-      if (signal !== undefined) {
-        onAbort = () => {
-          reject(signal.reason)
-          stop()
-        }
-        signal.addEventListener("abort", onAbort, { once: true })
-      }
+      if (stopRequested && !done) stop()
     })
 
-  const close = async (): Promise<void> => {
-    if (closed) return
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => (closing ??= closeOnce())
+  const closeOnce = async (): Promise<void> => {
     closed = true
     // what still waits is rejected and given up (cancelled on the wire), then the client's resources are released
     for (const giveUp of [...waiting]) giveUp()
