@@ -105,11 +105,17 @@ export const fromRuntime = <R>(
 
   /** Settles a promise from a call: the fast path when it applies, else the effect. */
   const call = <A>(
-    signal: AbortSignal | undefined,
-    fast: ((onExit: Direct.OnExit<A>) => Direct.Handle | undefined) | undefined,
-    effect: () => Effect.Effect<A, unknown, R | McpClient.McpClient>
-  ): Promise<A> =>
-    new Promise<A>((resolve, reject) => {
+    options: McpPromiseClient.PromiseRequestOptions | undefined,
+    effect: (wire: McpClient.RequestOptions | undefined) => Effect.Effect<A, unknown, R | McpClient.McpClient>,
+    fast?: (
+      calls: Direct.DirectCalls,
+      wire: McpClient.RequestOptions | undefined,
+      onExit: Direct.OnExit<A>
+    ) => Direct.Handle | undefined
+  ): Promise<A> => {
+    const wire = requestOptions(options)
+    const signal = options?.signal
+    return new Promise<A>((resolve, reject) => {
       if (closed) return reject(closedError())
       if (signal?.aborted === true) return reject(signal.reason)
       // how to give the call up once it started; an abort or a close while it starts (a progress handler, an
@@ -138,15 +144,16 @@ export const fromRuntime = <R>(
       }
       waiting.add(giveUp)
       if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true })
-      const handle = fast?.(onExit)
+      const handle = direct === undefined ? undefined : fast?.(direct, wire, onExit)
       if (handle !== undefined) {
         stop = handle.abort
       } else {
-        const fiber = start(effect(), onExit)
+        const fiber = start(effect(wire), onExit)
         stop = () => fiber.unsafeInterruptAsFork(FiberId.none)
       }
       if (stopRequested && !done) stop()
     })
+  }
 
   let closing: Promise<void> | undefined
   const close = (): Promise<void> => (closing ??= closeOnce())
@@ -163,39 +170,31 @@ export const fromRuntime = <R>(
 
   return {
     client,
-    callTool: (params, options) => {
-      const wire = requestOptions(options)
-      return call(
-        options?.signal,
-        direct === undefined ? undefined : (onExit) => direct.callTool(directRuntime, params, wire, onExit),
-        () => client.callTool(params, wire)
-      )
-    },
-    readResource: (uri, options) => {
-      const wire = requestOptions(options)
-      return call(
-        options?.signal,
-        direct === undefined ? undefined : (onExit) => direct.readResource(directRuntime, uri, wire, onExit),
-        () => client.readResource(uri, wire)
-      )
-    },
-    getPrompt: (params, options) => {
-      const wire = requestOptions(options)
-      return call(
-        options?.signal,
-        direct === undefined ? undefined : (onExit) => direct.getPrompt(directRuntime, params, wire, onExit),
-        () => client.getPrompt(params, wire)
-      )
-    },
-    complete: (params, options) =>
-      call(options?.signal, undefined, () => client.complete(params, requestOptions(options))),
-    listTools: (options) => call(options?.signal, undefined, () => client.listTools(requestOptions(options))),
-    listResources: (options) => call(options?.signal, undefined, () => client.listResources(requestOptions(options))),
-    listResourceTemplates: (options) =>
-      call(options?.signal, undefined, () => client.listResourceTemplates(requestOptions(options))),
-    listPrompts: (options) => call(options?.signal, undefined, () => client.listPrompts(requestOptions(options))),
-    ping: (options) => call(options?.signal, undefined, () => client.ping(requestOptions(options))),
-    run: (use, options) => call(options?.signal, undefined, () => use(client)),
+    callTool: (params, options) =>
+      call(
+        options,
+        (wire) => client.callTool(params, wire),
+        (calls, wire, onExit) => calls.callTool(directRuntime, params, wire, onExit)
+      ),
+    readResource: (uri, options) =>
+      call(
+        options,
+        (wire) => client.readResource(uri, wire),
+        (calls, wire, onExit) => calls.readResource(directRuntime, uri, wire, onExit)
+      ),
+    getPrompt: (params, options) =>
+      call(
+        options,
+        (wire) => client.getPrompt(params, wire),
+        (calls, wire, onExit) => calls.getPrompt(directRuntime, params, wire, onExit)
+      ),
+    complete: (params, options) => call(options, (wire) => client.complete(params, wire)),
+    listTools: (options) => call(options, (wire) => client.listTools(wire)),
+    listResources: (options) => call(options, (wire) => client.listResources(wire)),
+    listResourceTemplates: (options) => call(options, (wire) => client.listResourceTemplates(wire)),
+    listPrompts: (options) => call(options, (wire) => client.listPrompts(wire)),
+    ping: (options) => call(options, (wire) => client.ping(wire)),
+    run: (use, options) => call(options, () => use(client)),
     close
   }
 }

@@ -37,7 +37,7 @@ import type * as Connection from "./connection.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
-import type { Wire } from "./session.js"
+import type { Session, Wire } from "./session.js"
 import type * as Telemetry from "./telemetry.js"
 
 /** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
@@ -197,6 +197,57 @@ export const make = (deps: {
     Tracing.untraced(fiber) ||
     (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
 
+  /** The session a call goes to on the fast path now, or undefined when it must take `Calls.call`. */
+  const fastSession = (fiber: Requester.FiberView, method: string): Session | undefined => {
+    const session = status.current()
+    return session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+        calls.gated(method, session)
+      ? undefined
+      : session
+  }
+
+  /**
+   * A request that failed: the call's typed outcome, the cancellation its binding requires (the entry leaves the
+   * table), and the call made once more when a new negotiation cures the failure (a -32022: this call ends, the
+   * connection negotiates again and the call is sent once more).
+   */
+  const failureOf = <A>(
+    cause: Cause.Cause<McpError.RequestError>,
+    session: Session,
+    registered: Requester.Registered,
+    send: Requester.SendOptions,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Calls.SyncDecoder<A>,
+    options: McpClient.RequestOptions | undefined,
+    tool: string | undefined
+  ) => {
+    const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
+    const exit = Exit.failCause(typed)
+    const cancel = requester.abandoned(session.wire, registered, send, cause)
+    const failure = Cause.failureOption(typed)
+    const again = Option.isSome(failure)
+      ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
+      : undefined
+    return { exit, cancel, again }
+  }
+
+  /** The rounds after a first `input_required` answer, the last one decoded. */
+  const roundsAfter = <A>(
+    raw: unknown,
+    session: Session,
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    decode: Calls.SyncDecoder<A>,
+    options: McpClient.RequestOptions | undefined
+  ) => Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) => decode(method, last))
+
+  /** An answer, decoded. */
+  const decodedExit = <A>(decode: Calls.SyncDecoder<A>, method: string, raw: unknown) => {
+    const decoded = decode(method, raw)
+    return Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left)
+  }
+
   const call = <A>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
@@ -208,13 +259,8 @@ export const make = (deps: {
     const send = calls.sendOptions(options)
     return Effect.uninterruptibleMask((restore) =>
       Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
-        const session = status.current()
-        if (
-          session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
-          calls.gated(method, session)
-        ) {
-          return restore(calls.call(method, params, decode, options, tool))
-        }
+        const session = fastSession(fiber, method)
+        if (session === undefined) return restore(calls.call(method, params, decode, options, tool))
         const wire = session.wire
         const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
         const span = trace.span
@@ -223,15 +269,17 @@ export const make = (deps: {
         const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
         return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
           onFailure: (cause) => {
-            const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
-            const exit = Exit.failCause(typed)
-            const cancel = requester.abandoned(wire, registered, send, cause)
-            // a -32022 a new negotiation cures: this call ends, the connection negotiates again and the call is
-            // sent once more
-            const failure = Cause.failureOption(typed)
-            const again = Option.isSome(failure)
-              ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
-              : undefined
+            const { again, cancel, exit } = failureOf(
+              cause,
+              session,
+              registered,
+              send,
+              method,
+              params,
+              decode,
+              options,
+              tool
+            )
             const end = () => {
               const ended = endCall(trace, exit)
               // (the recovery waits on the user and the server: the caller may give it up)
@@ -243,16 +291,14 @@ export const make = (deps: {
             requester.completed(registered)
             if (InputRounds.isInputRequired(raw)) {
               // the rounds after the first, still in the call's span
-              const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
-                decode(method, last))
+              const rounds = roundsAfter(raw, session, method, params, decode, options)
               return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
                 onFailure: (cause) =>
                   endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params, session.protocolVersion))),
                 onSuccess: (value) => endCall(trace, Exit.succeed(value))
               })
             }
-            const decoded = decode(method, raw)
-            return endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left))
+            return endCall(trace, decodedExit(decode, method, raw))
           }
         })
       })
@@ -269,13 +315,8 @@ export const make = (deps: {
     onExit: (exit: Exit.Exit<A, McpError.McpClientError>) => void
   ) => {
     const { fiber, run } = runtime
-    const session = status.current()
-    if (
-      session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
-      calls.gated(method, session)
-    ) {
-      return undefined
-    }
+    const session = fastSession(fiber, method)
+    if (session === undefined) return undefined
     const send = calls.sendOptions(options)
     // (a timeout that restarts on progress has a watchdog fiber of its own)
     if (send.resetOnProgress && send.timeoutMillis !== undefined) return undefined
@@ -308,13 +349,7 @@ export const make = (deps: {
     }
 
     const failed = (cause: Cause.Cause<McpError.RequestError>) => {
-      const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
-      const exit = Exit.failCause(typed)
-      const cancel = requester.abandoned(wire, registered, send, cause)
-      const failure = Cause.failureOption(typed)
-      const again = Option.isSome(failure)
-        ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
-        : undefined
+      const { again, cancel, exit } = failureOf(cause, session, registered, send, method, params, decode, options, tool)
       const finish = () => {
         const exitEnded = endCall(trace, exit)
         if (again === undefined) end(exitEnded)
@@ -327,8 +362,7 @@ export const make = (deps: {
     const succeeded = (raw: unknown) => {
       requester.completed(registered)
       if (InputRounds.isInputRequired(raw)) {
-        const rounds = Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) =>
-          decode(method, last))
+        const rounds = roundsAfter(raw, session, method, params, decode, options)
         follow(inSpan(spanOf(trace), tool)(rounds), (exit) =>
           end(
             endCall(
@@ -340,8 +374,7 @@ export const make = (deps: {
           ))
         return
       }
-      const decoded = decode(method, raw)
-      end(endCall(trace, Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left)))
+      end(endCall(trace, decodedExit(decode, method, raw)))
     }
 
     // the transport's send while it runs (when the request did not go out at once): a failed call stops it, as
