@@ -20,13 +20,16 @@ let ManagedRuntime
 
 // A program that uses one transport imports `McpClient` and that transport's module (the entry point loads every
 // module of the library: packages/bench/src/imports.mjs measures both).
-export const load = async (transport) => {
+// `extra`: more of the library's modules a client imports with these (by file name), counted as the library's
+export const load = async (transport, extra = []) => {
   const start = performance.now()
-  const [McpClient, Transport] = await Promise.all([
+  const [McpClient, Transport, ...more] = await Promise.all([
     import(built("McpClient.js")),
-    import(built(transport === "stdio" ? "StdioTransport.js" : "HttpTransport.js"))
+    import(built(transport === "stdio" ? "StdioTransport.js" : "HttpTransport.js")),
+    ...extra.map((file) => import(built(file)))
   ])
   lib = transport === "stdio" ? { McpClient, StdioTransport: Transport } : { McpClient, HttpTransport: Transport }
+  extra.forEach((file, i) => (lib[file.replace(/\.js$/, "")] = more[i]))
   const libDone = performance.now()
   ;[Effect, Layer, ManagedRuntime] = await Promise.all([
     import("effect/Effect"),
@@ -47,12 +50,19 @@ const httpLayer = (sharedDispatcher) =>
     ? platform.layerUndiciWithoutDispatcher.pipe(Layer.provide(platform.dispatcherLayerGlobal))
     : platform.layerUndici
 
-export const connect = async ({ transport, era, command, args, url, sharedDispatcher = false }) => {
+// the client's layer over the transport, as a program that uses one transport builds it
+export const clientLayer = ({ transport, era, command, args, url, sharedDispatcher = false }) => {
   const transportLayer = transport === "stdio"
     ? lib.StdioTransport.layer({ command, args }).pipe(Layer.provide(platform.layer))
     : lib.HttpTransport.layer({ url: new URL(url) }).pipe(Layer.provide(httpLayer(sharedDispatcher)))
-  const clientLayer = lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
-  const runtime = ManagedRuntime.make(clientLayer)
+  return lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
+}
+
+// the library's modules `load` imported
+export const library = () => lib
+
+export const connect = async (options) => {
+  const runtime = ManagedRuntime.make(clientLayer(options))
   const client = await runtime.runPromise(lib.McpClient.McpClient)
   const call = (name, args, timeoutMs) =>
     client.callTool({ name, arguments: args }, timeoutMs === undefined ? undefined : { timeout: timeoutMs })
