@@ -10,7 +10,9 @@
  */
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type { PlatformError } from "@effect/platform/Error"
 import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -27,6 +29,7 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
+import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as codec from "./internal/codec.js"
 import * as lineDecoder from "./internal/lineDecoder.js"
@@ -426,8 +429,15 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           }
           return deliver(lines)
         }
-        yield* proc.stdout.pipe(
-          Stream.runForEachChunk((chunk) => Effect.suspend(() => onChunk(chunk))),
+        // (pulled chunk by chunk: no sink between the platform's stream and the frames)
+        const readAll = Effect.flatMap(Channel.toPull(Stream.toChannel(proc.stdout)), (pull) => {
+          const loop: Effect.Effect<void, McpError.TransportError | PlatformError> = Effect.flatMap(
+            pull,
+            (next) => Either.isRight(next) ? Effect.zipRight(onChunk(next.right), loop) : Effect.void
+          )
+          return loop
+        })
+        yield* Effect.scoped(readAll).pipe(
           Effect.mapError((error) =>
             error._tag === "TransportError"
               ? error
@@ -473,11 +483,16 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         )
 
         // stdin: one writer, so lines never interleave
-        yield* Mailbox.toStream(outbox).pipe(
-          // the lines queued since the last write go out as one buffer: one write instead of one per message
-          // (joined from the chunk's array: `Chunk.join` walks the chunk through its iterator)
-          Stream.mapChunks((lines) => Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join("")))),
-          Stream.run(proc.stdin),
+        // the lines queued since the last write go out as one buffer: one write instead of one per message
+        // (joined from the chunk's array: `Chunk.join` walks the chunk through its iterator)
+        const writes: Channel.Channel<Chunk.Chunk<Uint8Array>> = Channel.flatMap(outbox.takeAll, ([lines, done]) => {
+          const write = lines.length === 0
+            ? Channel.void
+            : Channel.write(Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join(""))))
+          return done ? write : Channel.zipRight(write, writes)
+        })
+        yield* Channel.pipeToOrFail(writes, Sink.toChannel(proc.stdin)).pipe(
+          Channel.runDrain,
           Effect.catchAll((cause) =>
             Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
               // an exit usually explains a broken pipe better: give the exit monitor the first word
