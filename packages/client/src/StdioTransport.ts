@@ -291,15 +291,35 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const executor = yield* CommandExecutor.CommandExecutor
-    const stderrHub = yield* Effect.acquireRelease(PubSub.sliding<string>(stderrHubCapacity), PubSub.shutdown)
+    // The stderr hub is made by the first subscription: a subscriber only sees the lines written after it
+    // subscribed anyway, so until then nothing is published, and a server nobody watches holds no hub (its ring of
+    // 1 024 slots is the largest piece of a connection's heap Conduit chooses).
+    let stderrHub: PubSub.PubSub<string> | undefined
+    let stderrClosed = false
+    const subscribeStderr = yield* Effect.cached(
+      Effect.tap(PubSub.sliding<string>(stderrHubCapacity), (hub) => {
+        stderrHub = hub
+        return stderrClosed ? PubSub.shutdown(hub) : Effect.void
+      })
+    )
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        stderrClosed = true
+        return stderrHub === undefined ? Effect.void : PubSub.shutdown(stderrHub)
+      })
+    )
     const currentTail = yield* Ref.make<Ring>(emptyRing)
     const target = [resolved.command, ...resolved.args].map(quote).join(" ")
 
-    const publishStderr = (tail: Ring) => (lines: ReadonlyArray<string>) =>
-      Effect.forEach(lines, (line) => {
-        tail.push(line)
-        return Effect.unlessEffect(PubSub.publish(stderrHub, line), PubSub.isShutdown(stderrHub))
-      }, { discard: true })
+    const publishStderr = (tail: Ring) => (lines: ReadonlyArray<string>): Effect.Effect<void> => {
+      for (const line of lines) tail.push(line)
+      const hub = stderrHub
+      return hub === undefined ? Effect.void : Effect.forEach(
+        lines,
+        (line) => Effect.unlessEffect(PubSub.publish(hub, line), PubSub.isShutdown(hub)),
+        { discard: true }
+      )
+    }
 
     // Close stdin, wait; SIGTERM the process group, wait; SIGKILL it. Every step is bounded, and interruptible
     // inside this finalizer, so a plain timeout fires.
@@ -596,7 +616,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     return {
       transport: { kind: "stdio", connect },
       process: {
-        stderr: Stream.fromPubSub(stderrHub),
+        stderr: Stream.unwrap(Effect.map(subscribeStderr, (hub) => Stream.fromPubSub(hub))),
         stderrTail: Effect.map(Ref.get(currentTail), (ring) => ring.snapshot())
       }
     }

@@ -2,6 +2,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -454,6 +455,30 @@ describe("StdioTransport", () => {
       assert.deepStrictEqual(tail.slice(-2), ["diag 2 ✓", "diag 3"])
       assert.strictEqual(tail.length, 3)
     }).pipe(withStdio({ command: node, args: [echo], stderrTailLines: 3, ...fast })))
+
+  it.live("stderr lines nobody subscribed to still reach the tail; a subscription after the layer closed ends", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const services = yield* Layer.buildWithScope(
+        StdioTransport.layer({ command: node, args: [echo], stderrTailLines: 3, ...fast }).pipe(
+          Layer.provide(NodeContext.layer)
+        ),
+        scope
+      )
+      const stdio = Context.get(services, StdioTransport.StdioProcess)
+      const session = yield* Scope.extend(open, scope).pipe(Effect.provide(services))
+      yield* call(session, 1, "fixture/stderr", { lines: ["diag 1", "diag 2"] })
+      yield* within(
+        Effect.repeat(stdio.stderrTail, {
+          until: (tail) => tail.includes("diag 2"),
+          schedule: Schedule.spaced("10 millis")
+        }),
+        "the tail"
+      )
+      yield* within(Scope.close(scope, Exit.void), "the scope to close")
+      const late = yield* within(Effect.exit(Stream.runCollect(stdio.stderr)), "a late subscription to end")
+      assert.isTrue(Exit.isFailure(late) || late.value.length === 0)
+    }))
 
   it.scopedLive("closing the scope closes stdin and the server exits", () =>
     Effect.gen(function*() {
