@@ -2,11 +2,14 @@
 // connects and closes a client again and again and reports the median time of a connect (up to the client being
 // usable) and of a connect followed by one call, and the client's mean CPU per round (connect, call, close). A
 // client's import and its first connect are not counted.
-//   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,sdk-v2,raw] [--era legacy|modern] [--times 30]
+//   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,conduit-app,sdk-v2,raw] [--era legacy|modern]
+//        [--times 30]
 // `conduit` builds `NodeHttpClient.layerUndici` per connect, as a program that builds one client layer does: an
 // undici `Agent` per connect, so every connect opens new sockets. `conduit-shared` gives each connect
 // `layerUndiciWithoutDispatcher` over undici's global dispatcher, whose kept-alive sockets outlive the client, as
-// the SDKs' fetch does.
+// the SDKs' fetch does. `conduit-app` holds that HTTP client in one runtime made once and builds only the client's
+// and the transport's layers per connect (conduit.mjs `inApp`), as a program that connects to servers as it needs
+// them does, the way the SDKs' `fetch` is there before any client.
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -19,13 +22,14 @@ const option = (name, fallback) => {
   const at = argv.indexOf(`--${name}`)
   return at === -1 ? fallback : argv[at + 1]
 }
-const clients = option("clients", "conduit,conduit-shared,sdk-v2,raw").split(",")
+const clients = option("clients", "conduit,conduit-shared,conduit-app,sdk-v2,raw").split(",")
 const era = option("era", "legacy")
 const times = Number(option("times", "30"))
 const modules = {
   raw: "./clients/raw.mjs",
   conduit: "./clients/conduit.mjs",
   "conduit-shared": "./clients/conduit.mjs",
+  "conduit-app": "./clients/conduit.mjs",
   "conduit-promise": "./clients/conduitPromise.mjs",
   "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
@@ -43,6 +47,8 @@ const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 for (const name of clients) {
   const adapter = await import(modules[name])
   await adapter.load("http")
+  const app = name === "conduit-app" ? await adapter.inApp("http") : undefined
+  const connect = app?.connect ?? adapter.connect
   const connectOnly = []
   const withCall = []
   let cpu
@@ -51,7 +57,7 @@ for (const name of clients) {
     // the wall-clock medians
     if (i === 1) cpu = process.cpuUsage()
     const start = now()
-    const connection = await adapter.connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared" })
+    const connection = await connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared" })
     const connected = now()
     const result = await connection.call("echo", { text: "x" })
     const called = now()
@@ -64,6 +70,7 @@ for (const name of clients) {
     }
   }
   const used = process.cpuUsage(cpu)
+  await app?.dispose()
   process.stdout.write(
     `${name} ${era}: warm connect ${median(connectOnly).toFixed(2)} ms (median of ${times}; least ${
       Math.min(...connectOnly).toFixed(2)

@@ -61,6 +61,30 @@ export const clientLayer = ({ transport, era, command, args, url, sharedDispatch
 // the library's modules `load` imported
 export const library = () => lib
 
+// A program that holds its platform layer (over stdio `NodeContext`; over HTTP an `HttpClient` over undici's global
+// dispatcher, which Node's fetch shares) in one runtime and connects to servers as it needs them, as a host of many
+// servers does: each connect builds only the client's and the transport's layers, in a scope of its own.
+export const inApp = async (transport) => {
+  const [Context, Exit, Scope] = await Promise.all([import("effect/Context"), import("effect/Exit"), import("effect/Scope")])
+  const runtime = ManagedRuntime.make(transport === "stdio" ? platform.layer : httpLayer(true))
+  return {
+    connect: async ({ era, command, args, url }) => {
+      const scope = await runtime.runPromise(Scope.make())
+      const transportLayer = transport === "stdio"
+        ? lib.StdioTransport.layer({ command, args })
+        : lib.HttpTransport.layer({ url: new URL(url) })
+      const layer = lib.McpClient.layer({ era, clientInfo }).pipe(Layer.provide(transportLayer))
+      const client = Context.get(await runtime.runPromise(Layer.buildWithScope(layer, scope)), lib.McpClient.McpClient)
+      return {
+        listTools: () => runtime.runPromise(client.listTools()),
+        call: (name, args) => runtime.runPromise(client.callTool({ name, arguments: args })),
+        close: () => runtime.runPromise(Scope.close(scope, Exit.void))
+      }
+    },
+    dispose: () => runtime.dispose()
+  }
+}
+
 export const connect = async (options) => {
   const runtime = ManagedRuntime.make(clientLayer(options))
   const client = await runtime.runPromise(lib.McpClient.McpClient)
