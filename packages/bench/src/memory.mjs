@@ -12,7 +12,6 @@ import * as inspector from "node:inspector/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildConduit } from "./buildConduit.mjs"
-import { clientInfo } from "./clients/common.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const argv = process.argv.slice(2)
@@ -42,34 +41,6 @@ const heapAfterGc = () => {
 const use = async (connection) => {
   await connection.listTools()
   for (let i = 0; i < 200; i++) await connection.call("echo", { text: "x" })
-}
-
-// every client layer built in one runtime over one NodeContext: connect gives a connection and its scope's close
-const sharedPlatform = async (conduit) => {
-  const lib = conduit.library()
-  const [Effect, Exit, Layer, Context, ManagedRuntime, Scope, NodeContext] = await Promise.all(
-    ["Effect", "Exit", "Layer", "Context", "ManagedRuntime", "Scope"].map((m) => import(`effect/${m}`)).concat(
-      import("@effect/platform-node/NodeContext")
-    )
-  )
-  const runtime = ManagedRuntime.make(NodeContext.layer)
-  return {
-    connect: async () => {
-      const scope = await runtime.runPromise(Scope.make())
-      const layer = lib.McpClient.layer({ era, clientInfo }).pipe(
-        Layer.provide(lib.StdioTransport.layer({ command: server.command, args: server.args }))
-      )
-      const context = await runtime.runPromise(Layer.buildWithScope(layer, scope))
-      const client = Context.get(context, lib.McpClient.McpClient)
-      return {
-        listTools: () => runtime.runPromise(client.listTools()),
-        call: (name, args) => runtime.runPromise(client.callTool({ name, arguments: args })),
-        close: () => runtime.runPromise(Scope.close(scope, Exit.void))
-      }
-    },
-    close: () => runtime.dispose(),
-    Effect
-  }
 }
 
 const perConnection = async (connect) => {
@@ -123,12 +94,13 @@ const allocationPerCall = async (connection) => {
 for (const name of clients) {
   const adapter = await import(modules[name])
   await adapter.load("stdio")
-  const shared = name === "conduit-shared-platform" ? await sharedPlatform(adapter) : undefined
-  const connect = shared?.connect ?? (() => adapter.connect({ transport: "stdio", era, ...server }))
+  // conduit.mjs `inApp`: every client layer built in one runtime over one NodeContext
+  const shared = name === "conduit-shared-platform" ? await adapter.inApp("stdio") : undefined
+  const connect = () => (shared?.connect ?? adapter.connect)({ transport: "stdio", era, ...server })
   const { first, held } = await perConnection(connect)
   const allocated = await allocationPerCall(first)
   await first.close()
-  await shared?.close()
+  await shared?.dispose()
   process.stdout.write(
     `${name} ${era}: ${(held / 1024).toFixed(0)} KiB of heap held per connection (${connections} connections); ` +
       `~${(allocated.total / 1024).toFixed(1)} KiB allocated per sequential call; KiB per call by file: ` +
