@@ -125,8 +125,9 @@ describe("ARCHITECTURE.md", () => {
     for (const entry of ["McpClient", "StdioTransport", "HttpTransport", "InProcessTransport"]) visit(entry)
     const lazy = (m: string) =>
       /^internal\/jsonSchema/.test(m) || m === "JsonSchema" || m === "internal/resultCache" || m === "ResultCache" ||
-      (/^internal\/oauth/.test(m) && m !== "internal/oauthRequestVersion") || m === "OAuth" ||
-      m === "McpTasks" || m === "TaskStore" || m === "internal/client/taskCalls" || m === "internal/client/tasks"
+      /^internal\/oauth/.test(m) || m === "OAuth" ||
+      m === "McpTasks" || m === "TaskStore" || m === "internal/client/taskCalls" || m === "internal/client/tasks" ||
+      m === "internal/httpSse" || m === "internal/wwwAuthenticate"
     assert.deepStrictEqual([...reached].filter(lazy).sort(), [])
   })
 })

@@ -309,7 +309,7 @@ const classify = (
   return (response, request, options, route, how) => {
     const source: Source = { request, route, capture: how?.capture, probe: options.probe }
     const status = response.status
-    if (status === 401 || status === 403) return Effect.fail(sender.authError(status, response))
+    if (status === 401 || status === 403) return sender.authError(status, response)
     if (!Body.isSuccess(status) || status === 202 || status === 204) return refusal(response, request, options, source)
     // the HTTP client may rebuild its headers on every read: read them once
     const headers = response.headers

@@ -142,7 +142,7 @@ export const make = (
         const headers = LegacyStreams.sessionHeaders(session, ACCEPT_BOTH)
         const response = yield* sender.post(sender.target, message, headers, what)
         const status = response.status
-        if (status === 401 || status === 403) return yield* Effect.fail(sender.authError(status, response))
+        if (status === 401 || status === 403) return yield* sender.authError(status, response)
         if (status === 404 && sessionId !== undefined) {
           // the message is lost with its session (it belonged to it); the next one goes to a new session
           yield* LegacyStreams.sessionGone(session, sessionId)

@@ -120,7 +120,7 @@ export const resumer = (session: Session) => {
       }
       const response = sent.right
       const status = response.status
-      if (status === 401 || status === 403) return yield* Effect.fail(sender.authError(status, response))
+      if (status === 401 || status === 403) return yield* sender.authError(status, response)
       if (status >= 500 || status === 429) return false
       if (!Body.isSuccess(status) || Body.mediaType(response) !== EVENT_STREAM) {
         const body = yield* Body.readSnippet(response)

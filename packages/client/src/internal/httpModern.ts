@@ -142,7 +142,7 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
         const headers = yield* modernHeaders(message)
         const response = yield* sender.post(sender.target, message, headers, what)
         const status = response.status
-        if (status === 401 || status === 403) return yield* Effect.fail(sender.authError(status, response))
+        if (status === 401 || status === 403) return yield* sender.authError(status, response)
         if (!Body.isSuccess(status)) return yield* sender.refused(response, what)
         yield* Body.readSnippet(response)
       })

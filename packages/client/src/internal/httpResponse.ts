@@ -18,7 +18,16 @@ import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import { concatBytes } from "./bytes.js"
 import * as Sse from "./sse.js"
-import * as WwwAuthenticate from "./wwwAuthenticate.js"
+import type * as WwwAuthenticate from "./wwwAuthenticate.js"
+
+// The `WWW-Authenticate` parser, loaded with the first refusal that carries the header: a connection the server
+// never refuses does not load it
+let wwwAuthenticate: typeof WwwAuthenticate | undefined
+const loadWwwAuthenticate: Effect.Effect<typeof WwwAuthenticate> = Effect.suspend(() =>
+  wwwAuthenticate !== undefined
+    ? Effect.succeed(wwwAuthenticate)
+    : Effect.map(Effect.promise(() => import("./wwwAuthenticate.js")), (module) => (wwwAuthenticate = module))
+)
 
 /** How much of a refusal's body is kept for diagnostics and the era probe. */
 export const SNIPPET_BYTES = 64 * 1024
@@ -295,7 +304,21 @@ export const readSnippet = (response: HttpClientResponse.HttpClientResponse): Ef
   })
 
 /**
- * A 401 or 403, with the challenges of every `WWW-Authenticate` field.
+ * The challenges of every `WWW-Authenticate` field of a response (none without the header).
+ *
+ * @internal
+ */
+export const challengesOf = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<Array<McpError.Challenge>> => {
+  const header = response.headers["www-authenticate"]
+  return header === undefined
+    ? Effect.succeed([])
+    : Effect.map(loadWwwAuthenticate, (parser) => parser.parse(header))
+}
+
+/**
+ * Fails with a 401 or 403, with the challenges of every `WWW-Authenticate` field.
  *
  * @internal
  */
@@ -303,16 +326,16 @@ export const authError = (
   status: 401 | 403,
   response: HttpClientResponse.HttpClientResponse,
   credential?: string | undefined
-): McpError.AuthError => {
-  const header = response.headers["www-authenticate"]
-  const challenges = header === undefined ? [] : WwwAuthenticate.parse(header)
-  return new McpError.AuthError({
-    status,
-    challenges,
-    detail: status === 401 ? "the server requires authorization" : "the server refused the credentials",
-    ...(credential !== undefined ? { credential } : {})
-  })
-}
+): Effect.Effect<never, McpError.AuthError> =>
+  Effect.flatMap(challengesOf(response), (challenges) =>
+    Effect.fail(
+      new McpError.AuthError({
+        status,
+        challenges,
+        detail: status === 401 ? "the server requires authorization" : "the server refused the credentials",
+        ...(credential !== undefined ? { credential } : {})
+      })
+    ))
 
 /**
  * The failure for an HTTP status the transport does not act on, with what the era probe needs to classify it.

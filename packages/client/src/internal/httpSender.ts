@@ -22,16 +22,23 @@ import * as Body from "./httpResponse.js"
 import type { Resolved } from "./httpState.js"
 import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
-import { requestProtocolVersion } from "./oauthRequestVersion.js"
-import * as WwwAuthenticate from "./wwwAuthenticate.js"
+import type * as RequestVersion from "./oauthRequestVersion.js"
 
-// OAuth's module, loaded with the first request an authorizer handles: a transport without OAuth never loads it
-// (whoever gave the transport the OAuth service has loaded it already)
-let oauthModule: typeof OAuth | undefined
-const loadOAuth: Effect.Effect<typeof OAuth> = Effect.suspend(() =>
-  oauthModule !== undefined
-    ? Effect.succeed(oauthModule)
-    : Effect.map(Effect.promise(() => import("../OAuth.js")), (module) => (oauthModule = module))
+// OAuth's module, and the fiber ref that gives OAuth discovery the refused request's version, loaded with the
+// first request an authorizer handles: a transport without OAuth never loads them (whoever gave the transport the
+// OAuth service has loaded them already)
+interface OAuthModules {
+  readonly OAuth: typeof OAuth
+  readonly requestProtocolVersion: typeof RequestVersion.requestProtocolVersion
+}
+let oauthModules: OAuthModules | undefined
+const loadOAuth: Effect.Effect<OAuthModules> = Effect.suspend(() =>
+  oauthModules !== undefined
+    ? Effect.succeed(oauthModules)
+    : Effect.map(
+      Effect.promise(() => Promise.all([import("../OAuth.js"), import("./oauthRequestVersion.js")])),
+      ([OAuth, version]) => (oauthModules = { OAuth, requestProtocolVersion: version.requestProtocolVersion })
+    )
 )
 
 /**
@@ -70,8 +77,11 @@ export interface Sender {
   ) => Effect.Effect<HttpClientResponse.HttpClientResponse, McpError.TransportFailure, Scope.Scope>
   /** The configured headers and the current `Authorization`. */
   readonly baseHeaders: () => Record<string, string>
-  /** A 401/403 for a request sent without OAuth, naming the static bearer it carried (by fingerprint). */
-  readonly authError: (status: 401 | 403, response: HttpClientResponse.HttpClientResponse) => McpError.AuthError
+  /** Fails with a 401/403 for a request sent without OAuth, naming the static bearer it carried (by fingerprint). */
+  readonly authError: (
+    status: 401 | 403,
+    response: HttpClientResponse.HttpClientResponse
+  ) => Effect.Effect<never, McpError.AuthError>
   /** A failed send: an authorization that gave up stays an `AuthError`; anything else is a connect error. */
   readonly sendError: (
     what: string
@@ -112,37 +122,35 @@ export const make = (
   const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
   // the credentials are read when each request is sent: `setAuth` swaps them for every later send
   const auth = HttpAuth.make(resolved.url, resolved.bearerToken, oauth)
-  const authError = (status: 401 | 403, response: HttpClientResponse.HttpClientResponse): McpError.AuthError =>
+  const authError: Sender["authError"] = (status, response) =>
     Body.authError(status, response, auth.fingerprintOf(response.request.headers["authorization"]))
 
   const execute: Sender["execute"] = (request) => {
     const mode = auth.current()
-    if (mode.authorizer === undefined) return send(request)
+    const resolveAuthorizer = mode.authorizer
+    if (resolveAuthorizer === undefined) return send(request)
     // the request's protocol version goes with OAuth discovery, should the request be refused
     const version = request.headers["mcp-protocol-version"]
-    const authorized = Effect.flatMap(Effect.zip(loadOAuth, mode.authorizer), ([OAuth, authorizer]) =>
-      authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
-        Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
-          const nonce = response.headers["dpop-nonce"]
-          if (response.status !== 401 && response.status !== 403) {
-            return nonce === undefined
-              ? Effect.succeed(response)
-              : Effect.as(authorizer.observeNonce(nonce), response)
-          }
-          const header = response.headers["www-authenticate"]
-          // the refusal's body is read (and dropped) so that its connection can serve the re-send
-          return Effect.zipRight(
-            Body.readSnippet(response),
-            Effect.fail(
-              new OAuth.Unauthorized({
-                status: response.status,
-                challenges: header === undefined ? [] : WwwAuthenticate.parse(header),
-                dpopNonce: nonce
-              })
+    return Effect.flatMap(loadOAuth, ({ OAuth, requestProtocolVersion }) => {
+      const authorized = Effect.flatMap(resolveAuthorizer, (authorizer) =>
+        authorizer.execute({ method: request.method, url: new URL(request.url) }, (credentials) =>
+          Effect.flatMap(send(HttpClientRequest.setHeaders(request, credentials.headers)), (response) => {
+            const nonce = response.headers["dpop-nonce"]
+            const status = response.status
+            if (status !== 401 && status !== 403) {
+              return nonce === undefined
+                ? Effect.succeed(response)
+                : Effect.as(authorizer.observeNonce(nonce), response)
+            }
+            // the refusal's body is read (and dropped) so that its connection can serve the re-send
+            return Effect.zipRight(
+              Body.readSnippet(response),
+              Effect.flatMap(Body.challengesOf(response), (challenges) =>
+                Effect.fail(new OAuth.Unauthorized({ status, challenges, dpopNonce: nonce })))
             )
-          )
-        })))
-    return version === undefined ? authorized : Effect.locally(authorized, requestProtocolVersion, version)
+          })))
+      return version === undefined ? authorized : Effect.locally(authorized, requestProtocolVersion, version)
+    })
   }
 
   const sendError: Sender["sendError"] = (what) => (error) =>

@@ -68,7 +68,7 @@ export const make = (
           Effect.mapError(sender.sendError("the HTTP+SSE stream could not be opened"))
         )
         const status = response.status
-        if (status === 401 || status === 403) return yield* Effect.fail(sender.authError(status, response))
+        if (status === 401 || status === 403) return yield* sender.authError(status, response)
         if (!Body.isSuccess(status)) return yield* sender.refused(response, "the HTTP+SSE GET")
         if (Body.mediaType(response) !== EVENT_STREAM) {
           return yield* Effect.fail(
@@ -150,7 +150,7 @@ export const make = (
         const headers: Record<string, string> = { ...sender.baseHeaders(), accept: ACCEPT_BOTH }
         const response = yield* sender.post(url, message, headers, what)
         const status = response.status
-        if (status === 401 || status === 403) return yield* Effect.fail(sender.authError(status, response))
+        if (status === 401 || status === 403) return yield* sender.authError(status, response)
         if (!Body.isSuccess(status)) return yield* sender.refused(response, what)
         yield* Body.readSnippet(response)
       })

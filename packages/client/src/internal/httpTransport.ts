@@ -34,13 +34,40 @@ import * as Legacy from "./httpLegacy.js"
 import * as Modern from "./httpModern.js"
 import * as Body from "./httpResponse.js"
 import * as Sender from "./httpSender.js"
-import * as Sse from "./httpSse.js"
+import type * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
 import { transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Hooks from "./transportHooks.js"
 
 export type { BindingOption, Resolved } from "./httpState.js"
+
+// The HTTP+SSE (2024-11-05) binding's module, loaded when a connection first needs it (the `sse` binding, or the
+// fallback after a refused `initialize`): a connection to a Streamable HTTP server never loads it
+let sseModule: typeof Sse | undefined
+const loadSse: Effect.Effect<typeof Sse> = Effect.suspend(() =>
+  sseModule !== undefined
+    ? Effect.succeed(sseModule)
+    : Effect.map(Effect.promise(() => import("./httpSse.js")), (module) => (sseModule = module))
+)
+
+/**
+ * A connection's HTTP+SSE binding, made with its module on first use. It announces cancellations, as the
+ * binding of `httpSse.ts` does.
+ */
+const lazySse = (make: (module: typeof Sse) => Sse.Sse): Sse.Sse => {
+  let made: Sse.Sse | undefined
+  const sse: Effect.Effect<Sse.Sse> = Effect.suspend(() =>
+    made !== undefined ? Effect.succeed(made) : Effect.map(loadSse, (module) => (made ??= make(module)))
+  )
+  return {
+    exchange: (request, options, resent) => Effect.flatMap(sse, (binding) => binding.exchange(request, options, resent)),
+    oneWay: (message, what) => Effect.flatMap(sse, (binding) => binding.oneWay(message, what)),
+    announcesCancel: true,
+    endpoint: Effect.flatMap(sse, (binding) => binding.endpoint),
+    post: (message, what) => Effect.flatMap(sse, (binding) => binding.post(message, what))
+  }
+}
 
 /** What a connection found out about an origin, for the next connection through the same transport. */
 interface Verdict {
@@ -181,7 +208,9 @@ export const make = (
       const getStream = yield* FiberHandle.make()
       yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
 
-      const sse = Sse.make(resolved, state, sender, inbound, (stream) => Effect.asVoid(FiberSet.run(background, stream)))
+      const sse = lazySse((module) =>
+        module.make(resolved, state, sender, inbound, (stream) => Effect.asVoid(FiberSet.run(background, stream)))
+      )
       const legacy = Legacy.make(resolved, state, sender, inbound, {
         fallback: (response, request) => fallBackToSse(state, inbound, sse, exchanges)(response, request),
         restart: (parked) => exchanges.start("legacy", parked.message, parked.options, parked.resent),
