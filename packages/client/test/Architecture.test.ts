@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
+import Ts from "typescript"
 
 const src = Url.fileURLToPath(new URL("../src/", import.meta.url))
 
@@ -114,6 +115,25 @@ describe("ARCHITECTURE.md", () => {
       .filter(([, lines]) => lines > 600)
     assert.deepStrictEqual(long, [])
   })
+  it("a module used only for its types is imported with `import type` (a value import loads it at run time)", () => {
+    // the compiler keeps every value import as written (verbatimModuleSyntax); without that option it drops the
+    // imports that no value uses: the two outputs differ exactly by the imports that load a module for nothing
+    const specifiersOf = (code: string) =>
+      [...code.matchAll(/^(?:import|export)\s[^"';]*?from\s+"([^"]+)"/gm)].map((match) => match[1]!)
+    const emitted = (module: string, verbatimModuleSyntax: boolean) =>
+      specifiersOf(
+        Ts.transpileModule(sourceOf(module), {
+          fileName: `${module}.ts`,
+          compilerOptions: { module: Ts.ModuleKind.ESNext, target: Ts.ScriptTarget.ES2022, verbatimModuleSyntax }
+        }).outputText
+      )
+    const typeOnly = modules.flatMap((module) => {
+      const used = emitted(module, false)
+      return emitted(module, true).filter((specifier) => !used.includes(specifier)).map((s) => `${module} → ${s}`)
+    })
+    assert.deepStrictEqual(typeOnly, [])
+  })
+
   it("what loads once used stays out of the static imports of McpClient and the transports", () => {
     // value imports only: a type import costs nothing at run time, and `import()` is not matched
     const reached = new Set<string>()

@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import type { Context, Dialect, Evaluated, Failure, Options } from "./jsonSchemaModel.js"
 import * as Model from "./jsonSchemaModel.js"
 import * as Pattern from "./jsonSchemaPattern.js"
-import * as Refs from "./jsonSchemaRefs.js"
+import type * as Refs from "./jsonSchemaRefs.js"
 import * as Value from "./jsonSchemaValue.js"
 
 /**

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as AST from "effect/SchemaAST"
 import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
-import * as ParseResult from "effect/ParseResult"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as McpSchema from "../McpSchema.js"
 
