@@ -296,11 +296,16 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     // 1 024 slots is the largest piece of a connection's heap Conduit chooses).
     let stderrHub: PubSub.PubSub<string> | undefined
     let stderrClosed = false
-    const subscribeStderr = yield* Effect.cached(
-      Effect.tap(PubSub.sliding<string>(stderrHubCapacity), (hub) => {
-        stderrHub = hub
-        return stderrClosed ? PubSub.shutdown(hub) : Effect.void
-      })
+    // (the first hub made wins; one made by a caller interrupted before keeping it is dropped, never shared)
+    const subscribeStderr: Effect.Effect<PubSub.PubSub<string>> = Effect.suspend(() =>
+      stderrHub !== undefined ? Effect.succeed(stderrHub) : Effect.flatMap(
+        PubSub.sliding<string>(stderrHubCapacity),
+        (made) => {
+          if (stderrHub !== undefined) return Effect.succeed(stderrHub)
+          stderrHub = made
+          return stderrClosed ? Effect.as(PubSub.shutdown(made), made) : Effect.succeed(made)
+        }
+      )
     )
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
