@@ -34,6 +34,7 @@ import * as Tracing from "../tracing.js"
 import type * as Cache from "./cache.js"
 import type * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
+import type * as Direct from "./direct.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SpecErrors from "./specErrors.js"
 import type * as Requester from "./requester.js"
@@ -107,8 +108,8 @@ export type DirectCall = <A>(
   decode: Calls.SyncDecoder<A>,
   options: McpClient.RequestOptions | undefined,
   tool: string | undefined,
-  onExit: (exit: Exit.Exit<A, McpError.McpClientError>) => void
-) => { readonly abort: () => void } | undefined
+  onExit: Direct.OnExit<A>
+) => Direct.Handle | undefined
 
 /**
  * @internal
@@ -305,15 +306,7 @@ export const make = (deps: {
     )
   }
 
-  const direct: DirectCall = <A>(
-    runtime: DirectRuntime,
-    method: string,
-    params: Readonly<Record<string, unknown>> | undefined,
-    decode: Calls.SyncDecoder<A>,
-    options: McpClient.RequestOptions | undefined,
-    tool: string | undefined,
-    onExit: (exit: Exit.Exit<A, McpError.McpClientError>) => void
-  ) => {
+  const direct: DirectCall = (runtime, method, params, decode, options, tool, onExit) => {
     const { fiber, run } = runtime
     const session = fastSession(fiber, method)
     if (session === undefined) return undefined
@@ -324,7 +317,7 @@ export const make = (deps: {
     const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
     const span = trace.span
     let ended = false
-    const end = (exit: Exit.Exit<A, McpError.McpClientError>) => {
+    const end: typeof onExit = (exit) => {
       if (ended) return
       ended = true
       onExit(exit)
