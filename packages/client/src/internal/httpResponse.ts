@@ -17,17 +17,13 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import { concatBytes } from "./bytes.js"
+import { lazyImport } from "./lazyImport.js"
 import * as Sse from "./sse.js"
 import type * as WwwAuthenticate from "./wwwAuthenticate.js"
 
 // The `WWW-Authenticate` parser, loaded with the first refusal that carries the header: a connection the server
 // never refuses does not load it
-let wwwAuthenticate: typeof WwwAuthenticate | undefined
-const loadWwwAuthenticate: Effect.Effect<typeof WwwAuthenticate> = Effect.suspend(() =>
-  wwwAuthenticate !== undefined
-    ? Effect.succeed(wwwAuthenticate)
-    : Effect.map(Effect.promise(() => import("./wwwAuthenticate.js")), (module) => (wwwAuthenticate = module))
-)
+const loadWwwAuthenticate: Effect.Effect<typeof WwwAuthenticate> = lazyImport(() => import("./wwwAuthenticate.js"))
 
 /** How much of a refusal's body is kept for diagnostics and the era probe. */
 export const SNIPPET_BYTES = 64 * 1024

@@ -22,6 +22,7 @@ import * as Body from "./httpResponse.js"
 import type { Resolved } from "./httpState.js"
 import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
+import { lazyImport } from "./lazyImport.js"
 import type * as RequestVersion from "./oauthRequestVersion.js"
 
 // OAuth's module, and the fiber ref that gives OAuth discovery the refused request's version, loaded with the
@@ -31,14 +32,11 @@ interface OAuthModules {
   readonly OAuth: typeof OAuth
   readonly requestProtocolVersion: typeof RequestVersion.requestProtocolVersion
 }
-let oauthModules: OAuthModules | undefined
-const loadOAuth: Effect.Effect<OAuthModules> = Effect.suspend(() =>
-  oauthModules !== undefined
-    ? Effect.succeed(oauthModules)
-    : Effect.map(
-      Effect.promise(() => Promise.all([import("../OAuth.js"), import("./oauthRequestVersion.js")])),
-      ([OAuth, version]) => (oauthModules = { OAuth, requestProtocolVersion: version.requestProtocolVersion })
-    )
+const loadOAuth: Effect.Effect<OAuthModules> = lazyImport(() =>
+  Promise.all([import("../OAuth.js"), import("./oauthRequestVersion.js")]).then(([OAuth, version]) => ({
+    OAuth,
+    requestProtocolVersion: version.requestProtocolVersion
+  }))
 )
 
 /**

@@ -37,6 +37,7 @@ import * as Sender from "./httpSender.js"
 import type * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
 import { transportError } from "./httpState.js"
+import { lazyImport } from "./lazyImport.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Hooks from "./transportHooks.js"
 
@@ -44,12 +45,7 @@ export type { BindingOption, Resolved } from "./httpState.js"
 
 // The HTTP+SSE (2024-11-05) binding's module, loaded when a connection first needs it (the `sse` binding, or the
 // fallback after a refused `initialize`): a connection to a Streamable HTTP server never loads it
-let sseModule: typeof Sse | undefined
-const loadSse: Effect.Effect<typeof Sse> = Effect.suspend(() =>
-  sseModule !== undefined
-    ? Effect.succeed(sseModule)
-    : Effect.map(Effect.promise(() => import("./httpSse.js")), (module) => (sseModule = module))
-)
+const loadSse: Effect.Effect<typeof Sse> = lazyImport(() => import("./httpSse.js"))
 
 /**
  * A connection's HTTP+SSE binding, made with its module on first use. It announces cancellations, as the
