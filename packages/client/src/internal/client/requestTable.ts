@@ -166,6 +166,14 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
       )
   )
   const deadlines = timer.entries
+  /**
+   * The timer watches the request's deadline; gives back the effect that restarts the timer when the request is due
+   * before it wakes (the only case the timer fiber is restarted), for the caller to run.
+   */
+  const watchDeadline = (entry: Entry, at: number): Effect.Effect<void> | undefined => {
+    deadlines.add(entry)
+    return timer.wakesBy(at) ? undefined : timer.arm(at)
+  }
 
   /** A request whose timeout restarts on progress: its own watchdog, up to its total budget. */
   const watched = (entry: Entry): Reply => {
@@ -243,22 +251,14 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
       }
     },
     await: (entry) => {
-      const at = entry.deadline
-      if (at !== undefined) {
-        deadlines.add(entry)
-        // the timer fiber is restarted only when this request is due before it wakes
-        if (timer.wakesBy(at)) return outcomeOf(entry)
-        return Effect.flatMap(timer.arm(at), () => outcomeOf(entry))
+      if (entry.deadline !== undefined) {
+        const arm = watchDeadline(entry, entry.deadline)
+        return arm === undefined ? outcomeOf(entry) : Effect.flatMap(arm, () => outcomeOf(entry))
       }
       return entry.watched ? watched(entry) : outcomeOf(entry)
     },
     listen: (entry, onOutcome) => {
-      const at = entry.deadline
-      let arm: Effect.Effect<void> | undefined
-      if (at !== undefined) {
-        deadlines.add(entry)
-        if (!timer.wakesBy(at)) arm = timer.arm(at)
-      }
+      const arm = entry.deadline === undefined ? undefined : watchDeadline(entry, entry.deadline)
       if (entry.outcome !== undefined) onOutcome(entry.outcome)
       else entry.resume = onOutcome
       return arm
