@@ -20,7 +20,6 @@ import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../McpClient.js"
 import type * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -236,7 +235,7 @@ const connect = (core: Core, { inbound, subscriptions }: Features) => {
   const negotiator = Negotiation.makeNegotiator({
     ...resolved,
     capabilitiesFor: envelope.capabilitiesFor,
-    onProbe: SubscriptionRef.set(status.state, { _tag: "Probing" })
+    onProbe: status.state.set({ _tag: "Probing" })
   })
   return Connection.run(status, {
     transport: core.transport,
@@ -405,7 +404,7 @@ const sessionPart = (parts: Parts): Pick<
   const requestTimeout = parts.resolved.requestTimeout
   return {
     session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),
-    state: SubscriptionRef.get(status.state),
+    state: status.state.get,
     stateChanges: status.state.changes,
     notifications: parts.notifications.stream,
     subscribe: parts.notifications.subscribe,

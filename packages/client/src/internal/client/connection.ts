@@ -3,7 +3,7 @@
  * publishes the session, checks the health of a quiet connection, starts a new legacy session when the server
  * forgot the old one, and reconnects on the `reconnect` schedule when the transport closes.
  *
- * Its phase (waiting for a session, a session, closed for good) is a `SubscriptionRef`: callers wait on its changes
+ * Its phase (waiting for a session, a session, closed for good) is a `Signal`: callers wait on its changes
  * while no session is up, and read the session at once while one is.
  *
  * @internal
@@ -17,7 +17,6 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -27,6 +26,7 @@ import type * as Options from "./options.js"
 import * as Requester from "./requester.js"
 import type * as RequestTable from "./requestTable.js"
 import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
+import * as Signal from "../signal.js"
 import * as TransportHooks from "../transportHooks.js"
 
 /**
@@ -49,9 +49,9 @@ const isSettled = (phase: Phase): phase is Exclude<Phase, { readonly _tag: "Wait
  * @internal
  */
 export interface Status {
-  readonly phase: SubscriptionRef.SubscriptionRef<Phase>
+  readonly phase: Signal.Signal<Phase>
   /** The public state. */
-  readonly state: SubscriptionRef.SubscriptionRef<McpClient.ConnectionState>
+  readonly state: Signal.Signal<McpClient.ConnectionState>
   /** The session, while one is up (read without waiting). */
   readonly current: () => Session | undefined
   /** The attempt whose session is published, while it is alive. */
@@ -83,9 +83,9 @@ export interface Control extends Status {
 /**
  * @internal
  */
-export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
-  const phase = yield* SubscriptionRef.make<Phase>(waiting)
-  const state = yield* SubscriptionRef.make<McpClient.ConnectionState>({ _tag: "Connecting" })
+export const makeStatus: Effect.Effect<Control> = Effect.sync(() => {
+  const phase = Signal.make<Phase>(waiting)
+  const state = Signal.make<McpClient.ConnectionState>({ _tag: "Connecting" })
   let current: Session | undefined
   // (built when first needed: a caller waiting for a session while none is up is rare, and the changes stream is
   // not cheap to put together, so a connect does not build it)
@@ -124,19 +124,19 @@ export const makeStatus: Effect.Effect<Control> = Effect.gen(function*() {
     publish: (session) =>
       Effect.suspend(() => {
         current = session
-        return SubscriptionRef.set(phase, { _tag: "Ready", session })
+        return phase.set({ _tag: "Ready", session })
       }),
     unpublish: (attempt) =>
       Effect.suspend(() => {
         if (current === undefined || (attempt !== undefined && current.attempt !== attempt)) return Effect.void
         // Callers arriving from now on wait for the next session instead of using this dead one.
         current = undefined
-        return SubscriptionRef.update(phase, (now) => now._tag === "Ready" ? waiting : now)
+        return phase.update((now) => now._tag === "Ready" ? waiting : now)
       }),
     fail: (error) =>
       Effect.suspend(() => {
         current = undefined
-        return SubscriptionRef.set(phase, { _tag: "Failed", error })
+        return phase.set({ _tag: "Failed", error })
       })
   }
   return control
@@ -339,8 +339,8 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
       )
     )
     // (a first attempt starts there already: publishing the same state again would only cost the connect)
-    if ((yield* SubscriptionRef.get(control.state))._tag !== "Connecting") {
-      yield* SubscriptionRef.set(control.state, { _tag: "Connecting" })
+    if ((yield* control.state.get)._tag !== "Connecting") {
+      yield* control.state.set({ _tag: "Connecting" })
     }
     const connection = yield* ctx.transport.connect(emitFor(ctx, attempt))
     attempt.connection = connection
@@ -353,7 +353,7 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
     ctx.negotiator.established()
     yield* control.publish(session)
     yield* Deferred.succeed(ctx.ready, undefined)
-    yield* SubscriptionRef.set(control.state, {
+    yield* control.state.set({
       _tag: "Connected",
       era: session.era,
       protocolVersion: session.protocolVersion
@@ -369,7 +369,7 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
   }))
 
 const closedFor = (ctx: Context, error: McpError.ConnectError) =>
-  Effect.zipRight(SubscriptionRef.set(ctx.control.state, { _tag: "Closed", error }), ctx.control.fail(error))
+  Effect.zipRight(ctx.control.state.set({ _tag: "Closed", error }), ctx.control.fail(error))
 
 /** Attempt after attempt, on the reconnect schedule, until it gives up (or the first attempt fails). */
 const loop = Effect.fnUntraced(function*(ctx: Context) {
@@ -407,7 +407,7 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
       yield* driver.reset
     }
     attemptNumber++
-    yield* SubscriptionRef.set(ctx.control.state, { _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
+    yield* ctx.control.state.set({ _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
     yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
       Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
     )
@@ -439,7 +439,7 @@ export const run = (
         const closed = closedError(kind, "the client closed")
         yield* control.fail(closed)
         config.requests.failAll(closed)
-        yield* SubscriptionRef.set(control.state, { _tag: "Closed", error: undefined })
+        yield* control.state.set({ _tag: "Closed", error: undefined })
       })
     )
     yield* Effect.forkScoped(Effect.interruptible(loop(ctx)))

@@ -10,7 +10,6 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
@@ -212,7 +211,7 @@ export const make = (deps: {
           const error = outcome.left
           if (error._tag !== "TransportError") return yield* items.fail(error)
           // a client closed for good (closed, or out of reconnections) will not listen again
-          if ((yield* SubscriptionRef.get(status.state))._tag === "Closed") return yield* items.fail(error)
+          if ((yield* status.state.get)._tag === "Closed") return yield* items.fail(error)
           // A dropped stream: listen again (same filter, new id) after a jittered pause.
           if (heard) yield* driver.reset
           // Notifications may have been missed during the gap: what is cached about this server is stale.

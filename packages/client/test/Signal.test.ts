@@ -1,0 +1,72 @@
+/**
+ * The value behind the client's connection state and `stateChanges`: its changes start with the current value and
+ * then give every later one in order, to each subscriber, whenever it subscribed.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import * as Signal from "../src/internal/signal.js"
+
+/** Collects `n` values of the changes in a fiber, once it has read the first (so it has subscribed). */
+const collect = <A>(signal: Signal.Signal<A>, n: number) =>
+  Effect.gen(function*() {
+    const subscribed = yield* Deferred.make<void>()
+    const fiber = yield* signal.changes.pipe(
+      Stream.tap(() => Deferred.succeed(subscribed, undefined)),
+      Stream.take(n),
+      Stream.runCollect,
+      Effect.map(Chunk.toReadonlyArray),
+      Effect.fork
+    )
+    yield* Deferred.await(subscribed)
+    return fiber
+  })
+
+describe("Signal", () => {
+  it.effect("gives the current value at once, without a subscriber", () =>
+    Effect.gen(function*() {
+      const signal = Signal.make(1)
+      assert.strictEqual(yield* signal.get, 1)
+      yield* signal.set(2)
+      yield* signal.update((n) => n * 10)
+      assert.strictEqual(yield* signal.get, 20)
+      assert.strictEqual(signal.unsafeGet(), 20)
+    }))
+
+  it.effect("changes: the current value, then every later one in order", () =>
+    Effect.gen(function*() {
+      const signal = Signal.make("a")
+      yield* signal.set("b")
+      const fiber = yield* collect(signal, 4)
+      yield* signal.set("c")
+      yield* signal.update((s) => `${s}!`)
+      yield* signal.set("d")
+      assert.deepStrictEqual(yield* Fiber.join(fiber), ["b", "c", "c!", "d"])
+    }))
+
+  it.effect("every subscriber gets the changes made after it subscribed, starting from the value it read", () =>
+    Effect.gen(function*() {
+      const signal = Signal.make(0)
+      const first = yield* collect(signal, 4)
+      yield* signal.set(1)
+      const second = yield* collect(signal, 3)
+      yield* signal.set(2)
+      yield* signal.set(3)
+      assert.deepStrictEqual(yield* Fiber.join(first), [0, 1, 2, 3])
+      assert.deepStrictEqual(yield* Fiber.join(second), [1, 2, 3])
+    }))
+
+  it.effect("a subscriber that leaves does not hold later changes up", () =>
+    Effect.gen(function*() {
+      const signal = Signal.make(0)
+      const leaving = yield* collect(signal, 100)
+      yield* Fiber.interrupt(leaving)
+      for (let i = 1; i <= 1_000; i++) yield* signal.set(i)
+      const staying = yield* collect(signal, 2)
+      yield* signal.set(1_001)
+      assert.deepStrictEqual(yield* Fiber.join(staying), [1_000, 1_001])
+    }))
+})
