@@ -21,8 +21,10 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
+import * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as OAuth from "../OAuth.js"
@@ -38,6 +40,7 @@ import type * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
 import { transportError } from "./httpState.js"
 import { lazyImport } from "./lazyImport.js"
+import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Hooks from "./transportHooks.js"
 
@@ -200,17 +203,19 @@ export const make = (
       let deleteSession: Effect.Effect<void> = Effect.void
       yield* Effect.addFinalizer(() => deleteSession)
       const exchanges = yield* Exchanges.make(state, sender, inbound, (route) => bindings[route])
-      const background = yield* FiberSet.make()
-      const getStream = yield* FiberHandle.make()
+      // (made on first use, in a Scope that closes here in the order: a modern connection uses neither)
+      const parts = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const background = madeOnUse(parts, FiberSet.make())
+      const getStream = madeOnUse(parts, FiberHandle.make())
       yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
 
       const sse = lazySse((module) =>
-        module.make(resolved, state, sender, inbound, (stream) => Effect.asVoid(FiberSet.run(background, stream)))
+        module.make(resolved, state, sender, inbound, (stream) => Effect.flatMap(background.use, (fibers) => Effect.asVoid(FiberSet.run(fibers, stream))))
       )
       const legacy = Legacy.make(resolved, state, sender, inbound, {
         fallback: (response, request) => fallBackToSse(state, inbound, sse, exchanges)(response, request),
         restart: (parked) => exchanges.start("legacy", parked.message, parked.options, parked.resent),
-        runGetStream: (stream) => Effect.asVoid(FiberHandle.run(getStream, stream))
+        runGetStream: (stream) => Effect.flatMap(getStream.use, (handle) => Effect.asVoid(FiberHandle.run(handle, stream)))
       })
       deleteSession = legacy.deleteSession
       const bindings: Record<Route, Binding> = {

@@ -12,14 +12,16 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
 import * as Features from "../clientFeatures.js"
+import { type MadeOnUse, madeOnUse } from "../madeOnUse.js"
 import type * as Envelope from "./envelope.js"
 import type { Attempt, Session } from "./session.js"
 
@@ -69,7 +71,10 @@ interface Options {
  * @internal
  */
 export const make = (options: Options): Effect.Effect<ServerRequests, never, Scope.Scope> =>
-  Effect.map(FiberMap.make<McpSchema.RequestId>(), (running) => {
+  // (the handlers' fibers are kept once the server sends a first request, in a Scope that closes where they would
+  // have: most servers send none)
+  Effect.map(Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.sequential)), (parts) => {
+    const running = madeOnUse(parts, FiberMap.make<McpSchema.RequestId>())
     /** URL-mode elicitations shown to the handler and not yet reported complete. */
     const openUrlElicitations = new Set<string>()
     return {
@@ -88,7 +93,7 @@ const respondError = (
 /** The server's requests answered by the handlers, each in its fiber, the excess refused. */
 const makeAnswering = (
   options: Options,
-  running: FiberMap.FiberMap<McpSchema.RequestId>,
+  running: MadeOnUse<FiberMap.FiberMap<McpSchema.RequestId>>,
   openUrlElicitations: Set<string>
 ): Pick<ServerRequests, "handle" | "cancel" | "clear"> => {
   const { envelope, maxServerRequests, supportedLegacy } = options
@@ -119,8 +124,8 @@ const makeAnswering = (
         onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
       })
     )
-    return FiberMap.run(
-      running,
+    return Effect.flatMap(running.use, (fibers) => FiberMap.run(
+      fibers,
       message.id,
       answered.pipe(
         // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
@@ -138,7 +143,7 @@ const makeAnswering = (
         ),
         Effect.annotateLogs({ module: "McpClient", method: message.method })
       )
-    ).pipe(Effect.asVoid)
+    ).pipe(Effect.asVoid))
   }
 
   const refuse = (connection: Transport.TransportConnection, message: McpSchema.JsonRpcRequest) => {
@@ -167,14 +172,22 @@ const makeAnswering = (
         return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
       }
       const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
-      return Effect.flatMap(FiberMap.size(running), (size) => {
+      const fibers = running.current()
+      return Effect.flatMap(fibers === undefined ? Effect.succeed(0) : FiberMap.size(fibers), (size) => {
         if (size >= maxServerRequests) return refuse(connection, message)
         refusing = false
         return answer(connection, attempt, version, message, related)
       })
     },
-    cancel: (id) => FiberMap.remove(running, id),
-    clear: FiberMap.clear(running)
+    cancel: (id) =>
+      Effect.suspend(() => {
+        const fibers = running.current()
+        return fibers === undefined ? Effect.void : FiberMap.remove(fibers, id)
+      }),
+    clear: Effect.suspend(() => {
+      const fibers = running.current()
+      return fibers === undefined ? Effect.void : FiberMap.clear(fibers)
+    })
   }
 }
 
