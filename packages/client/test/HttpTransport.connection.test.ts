@@ -338,6 +338,18 @@ describe("trace context", () => {
       assert.strictEqual(traceId, caller.traceId, "the caller's trace")
       assert.notStrictEqual(spanId, caller.spanId, "the HTTP client's span, a child of the caller's")
     }).pipe(Effect.scoped))
+
+  it.live("under a tracer that records spans, a connect is a span of its own", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("modern", {
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+      })
+      const capture = makeCapture()
+      yield* capture.observe(open({ url: server.url }))
+      const at = capture.spans.indexOf("HttpTransport.connect")
+      assert.isAtLeast(at, 0, "the connect's span")
+      assert.include(capture.spans[at + 1], "server.address")
+    }).pipe(Effect.scoped))
 })
 
 describe("secrets", () => {

@@ -42,6 +42,7 @@ import { transportError } from "./httpState.js"
 import { lazyImport } from "./lazyImport.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
+import * as Tracing from "./tracing.js"
 import * as Hooks from "./transportHooks.js"
 
 export type { BindingOption, Resolved } from "./httpState.js"
@@ -297,7 +298,8 @@ export const make = (
       const connection: Transport.TransportConnection = { info, request, notify, respond, cancel, setSession }
       return connection
     }).pipe(
-      Effect.withSpan("HttpTransport.connect", {
+      // (a span only where something can observe it: a connect is not the place to begin a trace nobody records)
+      Tracing.withObservedSpan("HttpTransport.connect", {
         attributes: { "mcp.transport": "http", "server.address": resolved.origin }
       })
     )

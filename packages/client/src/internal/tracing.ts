@@ -1,6 +1,7 @@
 /** @internal */
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Tracer from "effect/Tracer"
 
@@ -21,3 +22,13 @@ export const nativeTracer: Tracer.Tracer = Context.get(DefaultServices.liveServi
  */
 export const untraced = (fiber: Pick<Fiber.RuntimeFiber<unknown, unknown>, "currentTracer" | "currentSpan">): boolean =>
   fiber.currentTracer === nativeTracer && fiber.currentSpan === undefined
+
+/**
+ * `Effect.withSpan`, made only when something can observe the span (see {@link untraced}): under Effect's own
+ * tracer and no span, the effect runs as it is.
+ *
+ * @internal
+ */
+export const withObservedSpan = (name: string, options: Tracer.SpanOptions) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => untraced(fiber) ? self : Effect.withSpan(self, name, options))
