@@ -59,6 +59,31 @@ describe("Signal", () => {
       assert.deepStrictEqual(yield* Fiber.join(second), [1, 2, 3])
     }))
 
+  it.effect("a set between a subscriber's subscription and its first read is neither lost nor repeated", () =>
+    Effect.gen(function*() {
+      // fibers that yield every few operations, and subscribers that start a few turns apart from each other, put
+      // some of the sets between a subscriber's subscription and its first read, whatever the interleaving
+      for (let opsBeforeYield = 16; opsBeforeYield <= 48; opsBeforeYield++) {
+        const broken = yield* Effect.gen(function*() {
+          const signal = Signal.make(0)
+          const seen: Array<Array<number>> = Array.from({ length: 12 }, () => [])
+          const subscribers = yield* Effect.forEach(seen, (values, i) =>
+            Effect.fork(Effect.zipRight(
+              Effect.repeatN(Effect.yieldNow(), i),
+              Stream.runForEach(signal.changes, (n) => Effect.sync(() => values.push(n)))
+            )))
+          for (let n = 1; n <= 30; n++) yield* Effect.zipRight(signal.set(n), Effect.yieldNow())
+          yield* Effect.repeatN(Effect.yieldNow(), 200)
+          yield* Effect.forEach(subscribers, Fiber.interrupt, { discard: true })
+          // each subscriber: consecutive values (none lost, none twice), up to the last
+          return seen.filter((values) =>
+            values.at(-1) !== 30 || values.some((n, k) => k > 0 && n !== values[k - 1]! + 1)
+          )
+        }).pipe(Effect.withMaxOpsBeforeYield(opsBeforeYield))
+        assert.deepStrictEqual(broken, [], `yielding every ${opsBeforeYield} operations`)
+      }
+    }))
+
   it.effect("a subscriber that leaves does not hold later changes up", () =>
     Effect.gen(function*() {
       const signal = Signal.make(0)

@@ -204,19 +204,26 @@ export const make = (
       let deleteSession: Effect.Effect<void> = Effect.void
       yield* Effect.addFinalizer(() => deleteSession)
       const exchanges = yield* Exchanges.make(state, sender, inbound, (route) => bindings[route])
-      // (made on first use, in a Scope that closes here in the order: a modern connection uses neither)
+      // (made on first use, in a Scope that closes at this point of the order: a modern connection uses neither)
       const parts = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
       const background = madeOnUse(parts, FiberSet.make())
       const getStream = madeOnUse(parts, FiberHandle.make())
       yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
 
       const sse = lazySse((module) =>
-        module.make(resolved, state, sender, inbound, (stream) => Effect.flatMap(background.use, (fibers) => Effect.asVoid(FiberSet.run(fibers, stream))))
+        module.make(
+          resolved,
+          state,
+          sender,
+          inbound,
+          (stream) => Effect.flatMap(background.use, (fibers) => Effect.asVoid(FiberSet.run(fibers, stream)))
+        )
       )
       const legacy = Legacy.make(resolved, state, sender, inbound, {
         fallback: (response, request) => fallBackToSse(state, inbound, sse, exchanges)(response, request),
         restart: (parked) => exchanges.start("legacy", parked.message, parked.options, parked.resent),
-        runGetStream: (stream) => Effect.flatMap(getStream.use, (handle) => Effect.asVoid(FiberHandle.run(handle, stream)))
+        runGetStream: (stream) =>
+          Effect.flatMap(getStream.use, (handle) => Effect.asVoid(FiberHandle.run(handle, stream)))
       })
       deleteSession = legacy.deleteSession
       const bindings: Record<Route, Binding> = {

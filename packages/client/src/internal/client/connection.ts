@@ -22,12 +22,12 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
 import type * as Negotiation from "../negotiation.js"
+import * as Signal from "../signal.js"
+import * as TransportHooks from "../transportHooks.js"
 import type * as Options from "./options.js"
 import * as Requester from "./requester.js"
 import type * as RequestTable from "./requestTable.js"
 import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
-import * as Signal from "../signal.js"
-import * as TransportHooks from "../transportHooks.js"
 
 /**
  * Whether callers can send: a session, none yet (connecting or reconnecting), or none ever again.

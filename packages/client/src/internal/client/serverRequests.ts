@@ -124,26 +124,23 @@ const makeAnswering = (
         onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
       })
     )
-    return Effect.flatMap(running.use, (fibers) => FiberMap.run(
-      fibers,
-      message.id,
-      answered.pipe(
-        // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
-        // request was cancelled
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-            Effect.logWarning(`could not answer ${message.method}`, cause),
-            Effect.ignore(respondError(
-              connection,
-              message.id,
-              McpSchema.ErrorCode.InternalError,
-              `the client failed to handle ${message.method}`
-            ))
-          )
-        ),
-        Effect.annotateLogs({ module: "McpClient", method: message.method })
-      )
-    ).pipe(Effect.asVoid))
+    const handled = answered.pipe(
+      // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
+      // request was cancelled
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+          Effect.logWarning(`could not answer ${message.method}`, cause),
+          Effect.ignore(respondError(
+            connection,
+            message.id,
+            McpSchema.ErrorCode.InternalError,
+            `the client failed to handle ${message.method}`
+          ))
+        )
+      ),
+      Effect.annotateLogs({ module: "McpClient", method: message.method })
+    )
+    return Effect.flatMap(running.use, (fibers) => Effect.asVoid(FiberMap.run(fibers, message.id, handled)))
   }
 
   const refuse = (connection: Transport.TransportConnection, message: McpSchema.JsonRpcRequest) => {
