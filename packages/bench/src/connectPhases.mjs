@@ -1,7 +1,8 @@
 // Where the wall-clock time of a warm HTTP connect goes, per client, in one process against the benchmark server:
 // undici's diagnostics channels mark when the first request is created, when its headers are written, when the
 // response's headers and its end arrive, so a connect splits into the client's own work before its first request,
-// the wire (the server's answer) and the client's work after the last answer until the connect resolves.
+// the exchanges (the server's answers, and between them a legacy handshake's own work) and the client's work after
+// the last answer until the connect resolves.
 //   node packages/bench/src/connectPhases.mjs [--clients conduit-app,sdk-v2,raw] [--era legacy|modern] [--times 400]
 // The first quarter of the connects warms up and is not counted; medians of the rest. Conduit is built as
 // warmConnect.mjs builds it (`conduit-app`: the application holds its HttpClient, each connect builds the client's
