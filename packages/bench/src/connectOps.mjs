@@ -4,33 +4,24 @@
 //   node packages/bench/src/connectOps.mjs [--era legacy|modern] [--times 20] [--shared] [--no-build]
 // --shared builds the HTTP layer over undici's global dispatcher instead of an `Agent` per connect. CONDUIT_SRC and
 // CONDUIT_BUILD_DIR choose the build (see buildConduit.mjs).
-import { spawn } from "node:child_process"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { buildConduit, buildDir } from "./buildConduit.mjs"
+import { flag, option } from "./args.mjs"
+import { startHttpServer } from "./httpServer.mjs"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const era = option("era", "legacy")
 const times = Number(option("times", "20"))
-const shared = argv.includes("--shared")
+const shared = flag("shared")
 
-if (!argv.includes("--no-build")) buildConduit()
+if (!flag("no-build")) buildConduit()
 const built = (file) => pathToFileURL(path.join(buildDir, file)).href
 const McpClient = await import(built("McpClient.js"))
 const HttpTransport = await import(built("HttpTransport.js"))
 const { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Supervisor } = await import("effect")
 const NodeHttpClient = await import("@effect/platform-node/NodeHttpClient")
 
-const server = spawn(process.execPath, [path.join(here, "server.mjs"), "--http"], { stdio: ["ignore", "pipe", "inherit"] })
-const port = await new Promise((resolve) =>
-  server.stdout.once("data", (chunk) => resolve(JSON.parse(chunk.toString("utf8").split("\n")[0]).port))
-)
-const url = `http://127.0.0.1:${port}/mcp`
+const { server, port, url } = await startHttpServer()
 
 let fibers = 0
 let ops = 0

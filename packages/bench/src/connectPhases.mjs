@@ -7,29 +7,18 @@
 // The first quarter of the connects warms up and is not counted; medians of the rest. Conduit is built as
 // warmConnect.mjs builds it (`conduit-app`: the application holds its HttpClient, each connect builds the client's
 // and the transport's layers).
-import { spawn } from "node:child_process"
 import dc from "node:diagnostics_channel"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { buildConduit } from "./buildConduit.mjs"
+import { flag, option } from "./args.mjs"
+import { startHttpServer } from "./httpServer.mjs"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const clients = option("clients", "conduit-app,sdk-v2,raw").split(",")
 const era = option("era", "modern")
 const times = Number(option("times", "400"))
 const modules = { "conduit-app": "./clients/conduit.mjs", "sdk-v2": "./clients/sdkV2.mjs", raw: "./clients/raw.mjs" }
 
-if (clients.some((name) => name.startsWith("conduit")) && !argv.includes("--no-build")) buildConduit()
-const server = spawn(process.execPath, [path.join(here, "server.mjs"), "--http"], { stdio: ["ignore", "pipe", "inherit"] })
-const port = await new Promise((resolve) =>
-  server.stdout.once("data", (chunk) => resolve(JSON.parse(chunk.toString("utf8").split("\n")[0]).port))
-)
-const url = `http://127.0.0.1:${port}/mcp`
+if (clients.some((name) => name.startsWith("conduit")) && !flag("no-build")) buildConduit()
+const { server, port, url } = await startHttpServer()
 
 let marks = []
 const mark = (name) => () => marks.push([name, performance.now()])

@@ -11,22 +11,18 @@ import * as inspector from "node:inspector"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { buildConduit, buildDir } from "./buildConduit.mjs"
+import { flag, option } from "./args.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const era = option("era", "legacy")
 const transport = option("transport", "stdio")
 const calls = Number(option("calls", "2000"))
 const rounds = Number(option("rounds", "1"))
 const top = Number(option("top", "40"))
-const profiling = argv.includes("--prof")
-const countOps = argv.includes("--ops")
+const profiling = flag("prof")
+const countOps = flag("ops")
 
-if (!argv.includes("--no-build")) buildConduit()
+if (!flag("no-build")) buildConduit()
 const lib = await import(pathToFileURL(path.join(buildDir, "index.js")).href)
 const Effect = await import("effect/Effect")
 const Layer = await import("effect/Layer")

@@ -12,13 +12,9 @@ import * as inspector from "node:inspector/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildConduit } from "./buildConduit.mjs"
+import { flag, option } from "./args.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const clients = option("clients", "raw,sdk-v2,conduit,conduit-shared-platform,conduit-promise-client").split(",")
 const era = option("era", "legacy")
 const connections = Number(option("connections", "10"))
@@ -31,7 +27,7 @@ const modules = {
   "conduit-promise-client": "./clients/conduitPromiseClient.mjs"
 }
 if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc")
-if (clients.some((name) => name.startsWith("conduit")) && !argv.includes("--no-build")) buildConduit()
+if (clients.some((name) => name.startsWith("conduit")) && !flag("no-build")) buildConduit()
 
 const server = { command: process.execPath, args: [path.join(here, "server.mjs"), "--stdio"] }
 const heapAfterGc = () => {

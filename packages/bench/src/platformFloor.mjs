@@ -8,27 +8,14 @@
 // undici or node:http body Readable under the response in one wait, as Conduit does for the platform's clients. --no-span turns the
 // HTTP client's own span off (`HttpClient.withTracerDisabledWhen`). --scope sends each request through
 // `HttpClient.withScope` (aborted when its Scope closes).
-import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { flag, option } from "./args.mjs"
+import { startHttpServer } from "./httpServer.mjs"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const which = option("client", "undici")
 const read = option("read", "text")
-const countOps = argv.includes("--ops")
+const countOps = flag("ops")
 
-const server = spawn(process.execPath, [path.join(here, "server.mjs"), "--http"], {
-  stdio: ["ignore", "pipe", "inherit"]
-})
-const port = await new Promise((resolve) =>
-  server.stdout.once("data", (chunk) => resolve(JSON.parse(chunk.toString("utf8").split("\n")[0]).port))
-)
-const url = `http://127.0.0.1:${port}/mcp`
+const { server, port, url } = await startHttpServer()
 const initialize = JSON.stringify({
   jsonrpc: "2.0",
   id: 0,
@@ -79,9 +66,9 @@ if (which === "raw") {
       : clientLayer
   )
   let client = await runtime.runPromise(HttpClient.HttpClient)
-  if (argv.includes("--no-span")) client = HttpClient.withTracerDisabledWhen(client, () => true)
+  if (flag("no-span")) client = HttpClient.withTracerDisabledWhen(client, () => true)
   // --scope: each request aborted when its Scope closes (`HttpClient.withScope`), as Conduit's exchanges are
-  if (argv.includes("--scope")) client = HttpClient.withScope(client)
+  if (flag("scope")) client = HttpClient.withScope(client)
   const utf8 = new TextDecoder()
   // as Conduit pulls a body of unknown length: the stream's channel, chunk by chunk
   const readStream = (response) =>
@@ -169,7 +156,7 @@ process.stdout.write(
   `${which}${
     which === "raw"
       ? ""
-      : `, read ${read}${argv.includes("--no-span") ? ", no span" : ""}${argv.includes("--scope") ? ", withScope" : ""}`
+      : `, read ${read}${flag("no-span") ? ", no span" : ""}${flag("scope") ? ", withScope" : ""}`
   }: ` +
     `${perCall[0].toFixed(0)} µs CPU per call (least of 8 rounds), median ${perCall[4].toFixed(0)}${opsLine}\n`
 )

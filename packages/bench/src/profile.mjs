@@ -10,20 +10,16 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildConduit } from "./buildConduit.mjs"
+import { flag, option } from "./args.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const client = option("client", "conduit")
 const transport = option("transport", "stdio")
 const era = option("era", "legacy")
 const calls = Number(option("calls", "40000"))
 const top = Number(option("top", "40"))
-const importOnly = argv.includes("--import")
-const sequential = argv.includes("--sequential")
+const importOnly = flag("import")
+const sequential = flag("sequential")
 
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results/profiles")))
 fs.mkdirSync(outDir, { recursive: true })

@@ -16,17 +16,12 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildConduit, hasModule } from "./buildConduit.mjs"
 import { evaluateTargets, formatTable, formatTargets, summarize } from "./report.mjs"
+import { argv, flag, option } from "./args.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const serverScript = path.join(here, "server.mjs")
 const clientScript = path.join(here, "client.mjs")
 
-const argv = process.argv.slice(2)
-const flag = (name) => argv.includes(`--${name}`)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const list = (name, fallback) => option(name, fallback).split(",").filter((s) => s.length > 0)
 
 const quick = flag("quick")

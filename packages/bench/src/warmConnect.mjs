@@ -10,18 +10,11 @@
 // the SDKs' fetch does. `conduit-app` holds that HTTP client in one runtime made once and builds only the client's
 // and the transport's layers per connect (conduit.mjs `inApp`), as a program that connects to servers as it needs
 // them does, the way the SDKs' `fetch` is there before any client.
-import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { buildConduit } from "./buildConduit.mjs"
 import { now, textOf } from "./clients/common.mjs"
+import { flag, option } from "./args.mjs"
+import { startHttpServer } from "./httpServer.mjs"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const argv = process.argv.slice(2)
-const option = (name, fallback) => {
-  const at = argv.indexOf(`--${name}`)
-  return at === -1 ? fallback : argv[at + 1]
-}
 const clients = option("clients", "conduit,conduit-shared,conduit-app,sdk-v2,raw").split(",")
 const era = option("era", "legacy")
 const times = Number(option("times", "30"))
@@ -36,12 +29,8 @@ const modules = {
   "sdk-v1": "./clients/sdkV1.mjs"
 }
 
-if (clients.some((name) => name.startsWith("conduit")) && !argv.includes("--no-build")) buildConduit()
-const server = spawn(process.execPath, [path.join(here, "server.mjs"), "--http"], { stdio: ["ignore", "pipe", "inherit"] })
-const port = await new Promise((resolve) =>
-  server.stdout.once("data", (chunk) => resolve(JSON.parse(chunk.toString("utf8").split("\n")[0]).port))
-)
-const url = `http://127.0.0.1:${port}/mcp`
+if (clients.some((name) => name.startsWith("conduit")) && !flag("no-build")) buildConduit()
+const { server, port, url } = await startHttpServer()
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 
 for (const name of clients) {
