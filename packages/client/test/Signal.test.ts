@@ -33,7 +33,6 @@ describe("Signal", () => {
       yield* signal.set(2)
       yield* signal.update((n) => n * 10)
       assert.strictEqual(yield* signal.get, 20)
-      assert.strictEqual(signal.unsafeGet(), 20)
     }))
 
   it.effect("changes: the current value, then every later one in order", () =>

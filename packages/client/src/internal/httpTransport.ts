@@ -21,10 +21,8 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
-import * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import type * as OAuth from "../OAuth.js"
@@ -204,10 +202,9 @@ export const make = (
       let deleteSession: Effect.Effect<void> = Effect.void
       yield* Effect.addFinalizer(() => deleteSession)
       const exchanges = yield* Exchanges.make(state, sender, inbound, (route) => bindings[route])
-      // (made on first use, in a Scope that closes at this point of the order: a modern connection uses neither)
-      const parts = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      const background = madeOnUse(parts, FiberSet.make())
-      const getStream = madeOnUse(parts, FiberHandle.make())
+      // (made on first use, closing at this point of the order: a modern connection uses neither)
+      const background = yield* madeOnUse(FiberSet.make())
+      const getStream = yield* madeOnUse(FiberHandle.make())
       yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
 
       const sse = lazySse((module) =>

@@ -1,30 +1,36 @@
 /**
- * A part of a connection made in its Scope by the first use that needs it, for the parts most connections never use
- * (the fibers of an HTTP+SSE stream, a legacy session's GET stream, the server's requests being answered): a
- * `FiberMap`, `FiberSet` or `FiberHandle` costs ~40 Effect operations to make and ~35 to close, which every connect
- * and close paid for each. Two first uses may both make one: the first made wins, and the other closes with the
- * Scope unused. Made after the Scope closed, it is closed at once, as a part made before would have been.
+ * A part of a connection made by the first use that needs it, for the parts most connections never use (the fibers
+ * of an HTTP+SSE stream, a legacy session's GET stream, the server's requests being answered): a `FiberMap`,
+ * `FiberSet` or `FiberHandle` costs ~40 Effect operations to make and ~35 to close, which every connect and close
+ * paid for each. The part is made in a Scope forked from the current one where `madeOnUse` runs, so it closes at
+ * the point of the order where it would have been made. Two first uses may both make one: the first made wins, and
+ * the other closes with the Scope unused. Made after the Scope closed, it is closed at once, as a part made before
+ * would have been.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Scope from "effect/Scope"
 
 /** @internal */
 export interface MadeOnUse<A> {
   /** The part, made now if it was not. */
   readonly use: Effect.Effect<A>
-  /** The part, if a use made it. */
-  readonly current: () => A | undefined
+  /** `f` of the part once a use made it; `none` until then (nothing is made). */
+  readonly ifMade: <B>(f: (part: A) => Effect.Effect<B>, none: B) => Effect.Effect<B>
 }
 
 /** @internal */
-export const madeOnUse = <A>(scope: Scope.Scope, make: Effect.Effect<A, never, Scope.Scope>): MadeOnUse<A> => {
-  let made: A | undefined
-  return {
-    use: Effect.suspend(() =>
-      made !== undefined ? Effect.succeed(made) : Effect.map(Scope.extend(make, scope), (part) => (made ??= part))
-    ),
-    current: () => made
-  }
-}
+export const madeOnUse = <A>(
+  make: Effect.Effect<A, never, Scope.Scope>
+): Effect.Effect<MadeOnUse<A>, never, Scope.Scope> =>
+  Effect.map(Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.sequential)), (scope) => {
+    let made: A | undefined
+    return {
+      use: Effect.suspend(() =>
+        made !== undefined ? Effect.succeed(made) : Effect.map(Scope.extend(make, scope), (part) => (made ??= part))
+      ),
+      ifMade: (f, none) => Effect.suspend(() => made === undefined ? Effect.succeed(none) : f(made))
+    }
+  })

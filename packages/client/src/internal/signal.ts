@@ -18,7 +18,6 @@ import * as Stream from "effect/Stream"
 /** @internal */
 export interface Signal<A> {
   readonly get: Effect.Effect<A>
-  readonly unsafeGet: () => A
   readonly set: (value: A) => Effect.Effect<void>
   readonly update: (f: (current: A) => A) => Effect.Effect<void>
   /** The current value, then each change. */
@@ -47,7 +46,6 @@ export const make = <A>(initial: A): Signal<A> => {
 
   return {
     get: Effect.sync(() => value),
-    unsafeGet: () => value,
     set: (next) => Effect.sync(() => unsafeSet(next)),
     update: (f) => Effect.sync(() => unsafeSet(f(value))),
     changes: Stream.unwrapScoped(

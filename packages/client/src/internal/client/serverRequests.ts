@@ -12,11 +12,10 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import type * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
@@ -71,10 +70,8 @@ interface Options {
  * @internal
  */
 export const make = (options: Options): Effect.Effect<ServerRequests, never, Scope.Scope> =>
-  // (the handlers' fibers are kept once the server sends a first request, in a Scope that closes where they would
-  // have: most servers send none)
-  Effect.map(Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.sequential)), (parts) => {
-    const running = madeOnUse(parts, FiberMap.make<McpSchema.RequestId>())
+  // (the handlers' fibers are kept once the server sends a first request: most servers send none)
+  Effect.map(madeOnUse(FiberMap.make<McpSchema.RequestId>()), (running) => {
     /** URL-mode elicitations shown to the handler and not yet reported complete. */
     const openUrlElicitations = new Set<string>()
     return {
@@ -169,22 +166,14 @@ const makeAnswering = (
         return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
       }
       const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
-      const fibers = running.current()
-      return Effect.flatMap(fibers === undefined ? Effect.succeed(0) : FiberMap.size(fibers), (size) => {
+      return Effect.flatMap(running.ifMade(FiberMap.size, 0), (size) => {
         if (size >= maxServerRequests) return refuse(connection, message)
         refusing = false
         return answer(connection, attempt, version, message, related)
       })
     },
-    cancel: (id) =>
-      Effect.suspend(() => {
-        const fibers = running.current()
-        return fibers === undefined ? Effect.void : FiberMap.remove(fibers, id)
-      }),
-    clear: Effect.suspend(() => {
-      const fibers = running.current()
-      return fibers === undefined ? Effect.void : FiberMap.clear(fibers)
-    })
+    cancel: (id) => running.ifMade((fibers) => FiberMap.remove(fibers, id), undefined),
+    clear: running.ifMade(FiberMap.clear, undefined)
   }
 }
 
