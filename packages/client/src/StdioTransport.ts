@@ -33,6 +33,7 @@ import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as codec from "./internal/codec.js"
 import * as lineDecoder from "./internal/lineDecoder.js"
+import { madeOnUse } from "./internal/madeOnUse.js"
 import * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as Transport from "./Transport.js"
@@ -293,36 +294,24 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     const executor = yield* CommandExecutor.CommandExecutor
     // The stderr hub is made by the first subscription: a subscriber only sees the lines written after it
     // subscribed anyway, so until then nothing is published, and a server nobody watches holds no hub (its ring of
-    // 1 024 slots is the largest piece of a connection's heap Conduit chooses).
-    let stderrHub: PubSub.PubSub<string> | undefined
-    let stderrClosed = false
-    // (the first hub made wins; one made by a caller interrupted before keeping it is dropped, never shared)
-    const subscribeStderr: Effect.Effect<PubSub.PubSub<string>> = Effect.suspend(() =>
-      stderrHub !== undefined ? Effect.succeed(stderrHub) : Effect.flatMap(
-        PubSub.sliding<string>(stderrHubCapacity),
-        (made) => {
-          if (stderrHub !== undefined) return Effect.succeed(stderrHub)
-          stderrHub = made
-          return stderrClosed ? Effect.as(PubSub.shutdown(made), made) : Effect.succeed(made)
-        }
-      )
-    )
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        stderrClosed = true
-        return stderrHub === undefined ? Effect.void : PubSub.shutdown(stderrHub)
-      })
+    // 1 024 slots is the largest piece of a connection's heap Conduit chooses). It is shut down with the layer; one
+    // made after that is shut down at once.
+    const stderrHub = yield* madeOnUse(
+      Effect.acquireRelease(PubSub.sliding<string>(stderrHubCapacity), PubSub.shutdown)
     )
     const currentTail = yield* Ref.make<Ring>(emptyRing)
     const target = [resolved.command, ...resolved.args].map(quote).join(" ")
 
     const publishStderr = (tail: Ring) => (lines: ReadonlyArray<string>): Effect.Effect<void> => {
       for (const line of lines) tail.push(line)
-      const hub = stderrHub
-      return hub === undefined ? Effect.void : Effect.forEach(
-        lines,
-        (line) => Effect.unlessEffect(PubSub.publish(hub, line), PubSub.isShutdown(hub)),
-        { discard: true }
+      return stderrHub.ifMade(
+        (hub) =>
+          Effect.forEach(
+            lines,
+            (line) => Effect.unlessEffect(PubSub.publish(hub, line), PubSub.isShutdown(hub)),
+            { discard: true }
+          ),
+        undefined
       )
     }
 
@@ -621,7 +610,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
     return {
       transport: { kind: "stdio", connect },
       process: {
-        stderr: Stream.unwrap(Effect.map(subscribeStderr, (hub) => Stream.fromPubSub(hub))),
+        stderr: Stream.unwrap(Effect.map(stderrHub.use, (hub) => Stream.fromPubSub(hub))),
         stderrTail: Effect.map(Ref.get(currentTail), (ring) => ring.snapshot())
       }
     }
