@@ -1,5 +1,5 @@
 // One benchmarked client in its own process (the orchestrator pins it to one core). Measures, in order:
-// import time, connect time, a warm-up, sequential latency, CPU time and throughput at a fixed number of calls
+// import time, connect time, a warm-up, sequential latency (twice: the first run warms that path up), CPU time and throughput at a fixed number of calls
 // in flight, memory after a fixed total of calls, then the time to receive large results. Writes its numbers
 // as JSON to the file named by --out.
 //
@@ -97,6 +97,15 @@ const main = async () => {
   const sequentialCpu = process.cpuUsage(sequentialCpuBefore)
   calls += plan.sequential
 
+  // the same number again, once the first run has warmed the one-at-a-time path up: the first run also pays the
+  // JIT's compilation of that path (the warm-up above runs calls at 64 in flight, which compiles other code), on
+  // the one core the client is pinned to
+  phase("sequential-steady")
+  const steadyCpuBefore = process.cpuUsage()
+  const steadyLatencies = await sequence(plan.sequential)
+  const steadyCpu = process.cpuUsage(steadyCpuBefore)
+  calls += plan.sequential
+
   phase("concurrent")
   gc()
   const cpuBefore = process.cpuUsage()
@@ -143,6 +152,9 @@ const main = async () => {
     sequentialP50Us: percentile(latencies, 50) * 1000,
     sequentialP99Us: percentile(latencies, 99) * 1000,
     sequentialCpuMsPer10k: ((sequentialCpu.user + sequentialCpu.system) / 1000) * (10_000 / plan.sequential),
+    steadyP50Us: percentile(steadyLatencies, 50) * 1000,
+    steadyP99Us: percentile(steadyLatencies, 99) * 1000,
+    steadyCpuMsPer10k: ((steadyCpu.user + steadyCpu.system) / 1000) * (10_000 / plan.sequential),
     cpuMsPer10k: (cpuMicros / 1000) * (10_000 / plan.concurrent),
     cpuUserMsPer10k: (cpu.user / 1000) * (10_000 / plan.concurrent),
     callsPerSecond: plan.concurrent / (wall / 1000),

@@ -3,8 +3,9 @@
 // file (library files, effect modules, node internals, GC).
 //
 //   node packages/bench/src/profile.mjs [--client conduit] [--transport stdio] [--era legacy] [--calls 40000]
-//        [--top 40] [--import] [--sequential]
+//        [--top 40] [--import] [--sequential [--steady]]
 //   --import: profile only the import of the library; --sequential: the calls one at a time instead of 64 in flight
+//   (the first of the client's two runs of them; with --steady the second, once that path is warm)
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -20,6 +21,7 @@ const calls = Number(option("calls", "40000"))
 const top = Number(option("top", "40"))
 const importOnly = flag("import")
 const sequential = flag("sequential")
+const steady = flag("steady")
 
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results/profiles")))
 fs.mkdirSync(outDir, { recursive: true })
@@ -109,7 +111,7 @@ const summarize = (profileFile, marks) => {
   const [from, to] = importOnly || marks === undefined
     ? [-Infinity, Infinity]
     : sequential
-    ? [marks.sequential, marks.concurrent]
+    ? steady ? [marks["sequential-steady"], marks.concurrent] : [marks.sequential, marks["sequential-steady"]]
     : [marks.concurrent, marks.memory]
   const counts = new Map()
   let at = profile.startTime
