@@ -396,7 +396,9 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
 
         const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
         // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
-        // one after the other, as long as the connection is open.
+        // one after the other, as long as the connection is open. What can be handled at once (answers to pending
+        // requests, the usual lines) is handled when called; the first item that needs an effect (a log, a message
+        // to route) is returned as one, with the rest after it. `Effect.void`: all was handled.
         const deliver = (lines: ReadonlyArray<string>): Effect.Effect<void> => {
           const items: Array<Transport.TransportEvent | string> = []
           for (const line of lines) {
@@ -405,17 +407,17 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
             for (const message of frame.messages) items.push(codec.toEvent(message))
           }
           let index = 0
-          const next: Effect.Effect<void> = Effect.suspend(() => {
+          const rest = (): Effect.Effect<void> => {
             while (index < items.length) {
               const item = items[index++]
-              if (typeof item === "string") return Effect.zipRight(drop(item), next)
+              if (typeof item === "string") return Effect.zipRight(drop(item), later)
               if (isClosed) continue
-              // (answers to pending requests, the usual lines, are handled here and now)
-              if (unsafeEmit === undefined || !unsafeEmit(item)) return Effect.zipRight(emit(item), next)
+              if (unsafeEmit === undefined || !unsafeEmit(item)) return Effect.zipRight(emit(item), later)
             }
             return Effect.void
-          })
-          return next
+          }
+          const later = Effect.suspend(rest)
+          return rest()
         }
 
         // stdout: frames to events
@@ -445,10 +447,12 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
         }
         // (pulled chunk by chunk: no sink between the platform's stream and the frames)
         const readAll = Effect.flatMap(Channel.toPull(Stream.toChannel(proc.stdout)), (pull) => {
-          const loop: Effect.Effect<void, McpError.TransportError | PlatformError> = Effect.flatMap(
-            pull,
-            (next) => Either.isRight(next) ? Effect.zipRight(onChunk(next.right), loop) : Effect.void
-          )
+          const loop: Effect.Effect<void, McpError.TransportError | PlatformError> = Effect.flatMap(pull, (next) => {
+            if (Either.isLeft(next)) return Effect.void
+            const delivered = onChunk(next.right)
+            // (all of it handled at once, the usual case: straight on to the next chunk)
+            return delivered === Effect.void ? loop : Effect.zipRight(delivered, loop)
+          })
           return loop
         })
         yield* Effect.scoped(readAll).pipe(
@@ -505,7 +509,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
             : Channel.write(Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join(""))))
           return done ? write : Channel.zipRight(write, writes)
         })
-        yield* Channel.pipeToOrFail(writes, Sink.toChannel(proc.stdin)).pipe(
+        yield* Channel.pipeTo(writes, Sink.toChannel(proc.stdin)).pipe(
           Channel.runDrain,
           Effect.catchAll((cause) =>
             Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
