@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import type * as Runtime from "effect/Runtime"
 import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
 import * as Module from "node:module"
@@ -21,6 +22,7 @@ import * as McpPromiseClient from "../src/McpPromiseClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as StdioTransport from "../src/StdioTransport.js"
 import * as Transport from "../src/Transport.js"
+import { makeCapture } from "./utils/capture.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const require = Module.createRequire(import.meta.url)
@@ -274,6 +276,29 @@ const scriptedClient = (
     return { client, log: Context.get(context, Scripted.ScriptLog), supervisor }
   })
 
+/** A promise client over the scripted server whose runtime is `runtime` run through `configure` (its fiber refs). */
+const configuredClient = (
+  era: "legacy" | "modern",
+  configure: (
+    runtime: Effect.Effect<Runtime.Runtime<McpClient.McpClient>, never, McpClient.McpClient>
+  ) => Effect.Effect<Runtime.Runtime<McpClient.McpClient>, never, McpClient.McpClient>
+) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      McpClient.layer({ era, healthCheckInterval: false }).pipe(
+        Layer.provideMerge(Scripted.layer(script(era), { fastRequest: true }))
+      )
+    )
+    const supervisor = new StartedFibers()
+    const runtime = yield* configure(Effect.runtime<McpClient.McpClient>()).pipe(
+      Effect.supervised(supervisor),
+      Effect.provide(context)
+    )
+    const client = McpPromiseClient.fromRuntime(runtime)
+    yield* Effect.promise(() => client.listTools())
+    return { client, supervisor }
+  })
+
 const toolCalls = (sent: ReadonlyArray<Scripted.Sent>, name: string) =>
   sent.filter((s) =>
     "method" in s.message && s.message.method === "tools/call" &&
@@ -301,6 +326,26 @@ describe("McpPromiseClient against a scripted server", () => {
           Promise.all(Array.from({ length: 20 }, () => client.run((c) => c.callTool({ name: "echo" }))))
         )
         assert.isAtLeast(supervisor.started - again, 20)
+      }))
+
+    it.scoped(`${era}: each call reads its own runtime's tracer, span annotations and tracing switch`, () =>
+      Effect.gen(function*() {
+        const capture = makeCapture()
+        const traced = yield* configuredClient(era, (runtime) =>
+          runtime.pipe(Effect.annotateSpans("app.tenant", "tenant-7"), capture.observe))
+        for (let i = 0; i < 3; i++) yield* Effect.promise(() => traced.client.callTool({ name: "echo" }))
+        const calls = capture.spans.filter((line) => line === "McpClient tools/call")
+        assert.strictEqual(calls.length, 3)
+        const attributes = capture.spans.filter((_, i) => capture.spans[i - 1] === "McpClient tools/call")
+        assert.strictEqual(attributes.length, 3)
+        for (const line of attributes) assert.include(line, "tenant-7")
+        // the same tracer in a runtime with tracing switched off: nothing reaches it
+        const untraced = yield* configuredClient(
+          era,
+          (runtime) => runtime.pipe(Effect.withTracerEnabled(false), capture.observe)
+        )
+        for (let i = 0; i < 3; i++) yield* Effect.promise(() => untraced.client.callTool({ name: "echo" }))
+        assert.strictEqual(capture.spans.filter((line) => line === "McpClient tools/call").length, 3)
       }))
 
     it.scoped(`${era}: a call past its timeout rejects with RequestTimeout and is cancelled on the wire`, () =>

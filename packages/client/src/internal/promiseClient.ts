@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import type * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -32,12 +33,18 @@ const rejection = <E>(cause: Cause.Cause<E>): unknown => Cause.squash(cause)
 
 /**
  * What every fiber the runtime starts reads: `Runtime.runFork` gives a new fiber the runtime's fiber refs, and its
- * context as the current one.
+ * context as the current one. A runtime's fiber refs never change, so each is looked up once (a call reads five).
  */
 const viewOf = (runtime: Runtime.Runtime<never>): Requester.FiberView => {
   const services = FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices)
+  const values = new Map<unknown, unknown>()
   return {
-    getFiberRef: (ref) => FiberRefs.getOrDefault(runtime.fiberRefs, ref),
+    getFiberRef: <A>(ref: FiberRef.FiberRef<A>): A => {
+      if (values.has(ref)) return values.get(ref) as A
+      const value = FiberRefs.getOrDefault(runtime.fiberRefs, ref)
+      values.set(ref, value)
+      return value
+    },
     currentContext: runtime.context,
     currentDefaultServices: services,
     currentTracer: Context.get(services, Tracer.Tracer),
