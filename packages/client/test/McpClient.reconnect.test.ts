@@ -1,10 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as McpClient from "../src/McpClient.js"
@@ -199,4 +202,38 @@ describe("legacy session expiry", () => {
         Layer.provideMerge(Scripted.layer(Scripted.legacyScript()))
       )
     )))
+})
+
+/** Answers `echo`; never answers `silent`. */
+const quiet = (era: "legacy" | "modern"): Scripted.Script => {
+  const handle: Scripted.Script = (message, ctx) =>
+    "method" in message && "id" in message && message.method === "tools/call" &&
+      (message.params as { name: string }).name === "echo"
+      ? ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+      : Effect.void
+  return era === "legacy" ? Scripted.legacyScript(handle) : Scripted.modernScript(handle)
+}
+
+describe("closing the client (its Scope)", () => {
+  for (const era of ["legacy", "modern"] as const) {
+    it.scoped(`${era}: a waiting call fails with a Closed error, and every later call with the client's own`, () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(
+          McpClient.layer({ era, healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(quiet(era)))),
+          scope
+        )
+        const client = Context.get(context, McpClient.McpClient)
+        const waiting = yield* Effect.fork(Effect.flip(client.callTool({ name: "silent" })))
+        yield* Effect.yieldNow()
+        yield* Scope.close(scope, Exit.void)
+        // (the connection's attempt ends first, with what it was serving)
+        const first = yield* Fiber.join(waiting)
+        assert.strictEqual(first._tag === "TransportError" ? first.reason : first._tag, "Closed")
+        const later = yield* Effect.flip(client.callTool({ name: "echo" }))
+        assert.strictEqual(later._tag === "TransportError" ? later.detail : later._tag, "the client closed")
+        const again = yield* Effect.flip(client.listTools())
+        assert.strictEqual(again._tag === "TransportError" ? again.detail : again._tag, "the client closed")
+      }))
+  }
 })
