@@ -77,7 +77,7 @@ export interface Control extends Status {
   readonly publish: (session: Session) => Effect.Effect<void>
   /** The attempt's session is no longer usable: callers wait for the next. */
   readonly unpublish: (attempt: Attempt | undefined) => Effect.Effect<void>
-  /** No session ever again: callers fail with `error` (made when first read, when given as a function). */
+  /** No session ever again: callers fail with `error` (a function is called at each read: it answers one error). */
   readonly fail: (error: McpError.RequestError | (() => McpError.RequestError)) => Effect.Effect<void>
 }
 
@@ -137,14 +137,16 @@ export const makeStatus: Effect.Effect<Control> = Effect.sync(() => {
     fail: (error) =>
       Effect.suspend(() => {
         current = undefined
-        if (typeof error !== "function") return phase.set({ _tag: "Failed", error })
-        let made: McpError.RequestError | undefined
-        return phase.set({
-          _tag: "Failed",
-          get error() {
-            return made ??= error()
-          }
-        })
+        return phase.set(
+          typeof error === "function"
+            ? {
+              _tag: "Failed",
+              get error() {
+                return error()
+              }
+            }
+            : { _tag: "Failed", error }
+        )
       })
   }
   return control
