@@ -410,13 +410,12 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
           const rest = (): Effect.Effect<void> => {
             while (index < items.length) {
               const item = items[index++]
-              if (typeof item === "string") return Effect.zipRight(drop(item), later)
+              if (typeof item === "string") return Effect.zipRight(drop(item), Effect.suspend(rest))
               if (isClosed) continue
-              if (unsafeEmit === undefined || !unsafeEmit(item)) return Effect.zipRight(emit(item), later)
+              if (unsafeEmit?.(item) !== true) return Effect.zipRight(emit(item), Effect.suspend(rest))
             }
             return Effect.void
           }
-          const later = Effect.suspend(rest)
           return rest()
         }
 
