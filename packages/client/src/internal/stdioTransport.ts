@@ -1,0 +1,562 @@
+/**
+ * The stdio transport's body: its options checked, the child process, the reader of its stdout, the drain of its
+ * stderr, the writer of its stdin, and the bounded shutdown.
+ *
+ * @internal
+ */
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Cause from "effect/Cause"
+import * as Channel from "effect/Channel"
+import * as Chunk from "effect/Chunk"
+import * as Config from "effect/Config"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Sink from "effect/Sink"
+import * as Stream from "effect/Stream"
+import * as McpError from "../McpError.js"
+import type * as McpSchema from "../McpSchema.js"
+import type { EnvPolicy, StdioProcess, StdioTransportOptions } from "../StdioTransport.js"
+import * as Transport from "../Transport.js"
+import * as codec from "./codec.js"
+import * as lineDecoder from "./lineDecoder.js"
+import { madeOnUse } from "./madeOnUse.js"
+import * as Hooks from "./transportHooks.js"
+
+/** The parent's variables a `"minimal"` environment keeps (re-exported by `StdioTransport`). */
+export const minimalEnvironment: ReadonlyArray<string> = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMPDIR",
+  "TZ",
+  "SystemRoot",
+  "SystemDrive",
+  "ComSpec",
+  "PATHEXT",
+  "windir",
+  "TEMP",
+  "TMP",
+  "USERNAME",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "HOMEDRIVE",
+  "HOMEPATH",
+  "ProgramFiles",
+  "PROCESSOR_ARCHITECTURE"
+]
+
+const defaults = {
+  maxFrameBytes: 64 * 1024 * 1024,
+  stderrTailLines: 50,
+  closeTimeout: Duration.seconds(2),
+  termTimeout: Duration.seconds(2)
+}
+
+/** The options after their checks, every default filled in. */
+export interface Resolved {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string | undefined
+  readonly env: Readonly<Record<string, string>>
+  readonly envPolicy: EnvPolicy
+  readonly maxFrameBytes: number
+  readonly stderrTailLines: number
+  readonly closeTimeout: Duration.Duration
+  readonly termTimeout: Duration.Duration
+}
+
+const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
+
+const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n > 0
+
+const duration = (
+  option: string,
+  input: Duration.DurationInput | undefined,
+  fallback: Duration.Duration
+): Either.Either<Duration.Duration, McpError.InvalidOption> => {
+  if (input === undefined) return Either.right(fallback)
+  // Duration would read NaN and negative numbers as zero
+  if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) {
+    return invalid(option, "must be a non-negative duration")
+  }
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return invalid(option, "not a duration")
+  if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
+  return Either.right(decoded.value)
+}
+
+/** The options checked, with their defaults: an invalid one fails with `InvalidOption`. */
+export const resolve = (options: StdioTransportOptions): Either.Either<Resolved, McpError.InvalidOption> => {
+  // The options may come from Config or from untyped callers: check shapes as well as values.
+  const { command } = options
+  if (typeof command !== "string" || command.length === 0) return invalid("command", "must be a non-empty string")
+  if (command.includes("\u0000")) return invalid("command", "must not contain NUL")
+  const args = options.args ?? []
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === "string" && !arg.includes("\u0000"))) {
+    return invalid("args", "must be an array of strings without NUL")
+  }
+  const cwd = options.cwd
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd.length === 0)) {
+    return invalid("cwd", "must be a non-empty string")
+  }
+  const env = options.env ?? {}
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return invalid("env", "must be a record")
+  for (const [key, value] of Object.entries(env)) {
+    if (key.length === 0 || key.includes("=") || key.includes("\u0000")) {
+      return invalid("env", `invalid variable name ${JSON.stringify(key)}`)
+    }
+    if (typeof value !== "string" || value.includes("\u0000")) {
+      return invalid("env", `the value of ${key} must be a string without NUL`)
+    }
+  }
+  const envPolicy = options.envPolicy ?? "minimal"
+  if (envPolicy !== "inherit" && envPolicy !== "minimal" && envPolicy !== "custom") {
+    return invalid("envPolicy", `must be "inherit", "minimal" or "custom"`)
+  }
+  const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
+  if (!isPositiveInteger(maxFrameBytes)) return invalid("maxFrameBytes", "must be a positive integer")
+  const stderrTailLines = options.stderrTailLines ?? defaults.stderrTailLines
+  if (!(stderrTailLines === 0 || isPositiveInteger(stderrTailLines))) {
+    return invalid("stderrTailLines", "must be a non-negative integer")
+  }
+  return Either.flatMap(
+    Either.all([
+      duration("closeTimeout", options.closeTimeout, defaults.closeTimeout),
+      duration("termTimeout", options.termTimeout, defaults.termTimeout)
+    ]),
+    ([closeTimeout, termTimeout]) =>
+      Either.right({
+        command,
+        args,
+        cwd,
+        env,
+        envPolicy,
+        maxFrameBytes,
+        stderrTailLines,
+        closeTimeout,
+        termTimeout
+      })
+  )
+}
+
+/** A word of the command line as a shell would need it, for messages. */
+export const quote = (word: string): string => /^[\w@%+=:,./-]+$/.test(word) ? word : JSON.stringify(word)
+
+const readMinimalEnvironment: Effect.Effect<Record<string, string>> = Effect.map(
+  Effect.forEach(minimalEnvironment, (name) =>
+    Effect.map(Effect.option(Config.string(name)), Option.map((value) => [name, value] as const))),
+  (entries) => Object.fromEntries(entries.flatMap(Option.toArray))
+)
+
+/** The command the options describe, its environment after the policy. */
+export const buildCommand = (options: Resolved): Effect.Effect<Command.Command> =>
+  Effect.gen(function*() {
+    let command = Command.make(options.command, ...options.args)
+    if (options.cwd !== undefined) command = Command.workingDirectory(command, options.cwd)
+    switch (options.envPolicy) {
+      case "inherit":
+        return Command.env(command, options.env)
+      case "minimal": {
+        const base = yield* readMinimalEnvironment
+        return Command.env(command, { ...base, ...options.env }, { extendEnv: false })
+      }
+      case "custom":
+        return Command.env(command, options.env, { extendEnv: false })
+    }
+  })
+
+// How long the end of stdout, the end of stderr and the exit of the child may trail each other before the
+// connection reports the close with what it has.
+const exitGrace = Duration.seconds(1)
+// Bound of the steps after SIGKILL, and of sending `notifications/cancelled`.
+const killTimeout = Duration.seconds(1)
+const cancelTimeout = Duration.seconds(1)
+const stderrLineBytes = 16 * 1024
+const stderrHubCapacity = 1024
+const outboxCapacity = 256
+
+interface Ring {
+  readonly push: (line: string) => void
+  readonly snapshot: () => ReadonlyArray<string>
+}
+
+const makeRing = (capacity: number): Ring => {
+  const lines: Array<string> = []
+  return {
+    push: (line) => {
+      if (capacity === 0) return
+      lines.push(line)
+      if (lines.length > capacity) lines.shift()
+    },
+    snapshot: () => lines.slice()
+  }
+}
+
+const emptyRing = makeRing(0)
+
+const cancelReason = (reason: Transport.CancelReason): string =>
+  reason === "timeout" ? "Request timed out" : "Request cancelled by the client"
+
+const encoder = new TextEncoder()
+
+/** The transport and the process diagnostics service of `StdioTransport.make`. */
+export const make = (options: StdioTransportOptions): Effect.Effect<
+  {
+    readonly transport: Context.Tag.Service<Transport.Transport>
+    readonly process: Context.Tag.Service<StdioProcess>
+  },
+  McpError.InvalidOption,
+  CommandExecutor.CommandExecutor | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const resolved = yield* resolve(options)
+    const executor = yield* CommandExecutor.CommandExecutor
+    // The stderr hub is made by the first subscription: a subscriber only sees the lines written after it
+    // subscribed anyway, so until then nothing is published, and a server nobody watches holds no hub (its ring of
+    // 1 024 slots is the largest piece of a connection's heap Conduit chooses). It is shut down with the layer; one
+    // made after that is shut down at once.
+    const stderrHub = yield* madeOnUse(
+      Effect.acquireRelease(PubSub.sliding<string>(stderrHubCapacity), PubSub.shutdown)
+    )
+    const currentTail = yield* Ref.make<Ring>(emptyRing)
+    const target = [resolved.command, ...resolved.args].map(quote).join(" ")
+
+    const publishStderr = (tail: Ring) => (lines: ReadonlyArray<string>): Effect.Effect<void> => {
+      for (const line of lines) tail.push(line)
+      return stderrHub.ifMade(
+        (hub) =>
+          Effect.forEach(
+            lines,
+            (line) => Effect.unlessEffect(PubSub.publish(hub, line), PubSub.isShutdown(hub)),
+            { discard: true }
+          ),
+        undefined
+      )
+    }
+
+    // Close stdin, wait; SIGTERM the process group, wait; SIGKILL it. Every step is bounded, and interruptible
+    // inside this finalizer, so a plain timeout fires.
+    const bounded = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.Duration) =>
+      Effect.timeoutOption(Effect.interruptible(Effect.exit(self)), timeout)
+    const shutdown = (
+      proc: CommandExecutor.Process,
+      closed: Deferred.Deferred<McpError.TransportError>,
+      onClosed: () => void,
+      outbox: Mailbox.Mailbox<string>,
+      processScope: Scope.CloseableScope
+    ) =>
+      Effect.gen(function*() {
+        const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
+        const first = yield* Deferred.succeed(
+          closed,
+          // the fields are this module's own: the schema's check on construction (~40 µs a close) is skipped
+          new McpError.TransportError(
+            { transport: "stdio", reason: "Closed", detail: "the connection was closed" },
+            { disableValidation: true }
+          )
+        )
+        if (first) onClosed()
+        yield* outbox.end
+        if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
+          yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
+          yield* bounded(proc.kill("SIGTERM"), resolved.termTimeout)
+          if (yield* isRunning) {
+            yield* Effect.logDebug("the server did not exit after SIGTERM: sending SIGKILL")
+            yield* bounded(proc.kill("SIGKILL"), killTimeout)
+          }
+        }
+        // The server is gone; what it started in its process group must not outlive it.
+        yield* bounded(proc.kill("SIGKILL"), killTimeout)
+        yield* bounded(Effect.disconnect(Scope.close(processScope, Exit.void)), killTimeout)
+      }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
+
+    const connect = (emit: Transport.Emit) =>
+      Effect.gen(function*() {
+        const unsafeEmit = Hooks.fastEmitOf(emit)
+        const callerScope = yield* Effect.scope
+        // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
+        // (in `fibers`, so stderr keeps draining during shutdown), then runs the executor's own release (in
+        // `processScope`), which would wait for the exit without a bound were the child still running.
+        const scope = yield* Scope.fork(callerScope, ExecutionStrategy.sequential)
+        const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const fibers = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const tail = makeRing(resolved.stderrTailLines)
+        yield* Ref.set(currentTail, tail)
+
+        // Completed once: by the first failure of the connection, or by the caller closing it.
+        const closed = yield* Deferred.make<McpError.TransportError>()
+        // Set when `closed` is completed: nothing read after that is delivered.
+        let isClosed = false
+        const onClosed = () => {
+          isClosed = true
+        }
+        const outbox = yield* Mailbox.make<string>({ capacity: outboxCapacity })
+        const stdoutDone = yield* Deferred.make<void>()
+        const stderrDone = yield* Deferred.make<void>()
+
+        const command = yield* buildCommand(resolved)
+        const proc = yield* executor.start(command).pipe(
+          Scope.extend(processScope),
+          Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, onClosed, outbox, processScope))),
+          Effect.uninterruptible,
+          Effect.mapError((cause) =>
+            new McpError.TransportError({
+              transport: "stdio",
+              reason: "Spawn",
+              detail: `${target}: ${cause.message}`,
+              stderr: tail.snapshot(),
+              cause
+            })
+          )
+        )
+
+        const closeWith = (error: McpError.TransportError) =>
+          Effect.flatMap(Deferred.succeed(closed, error), (first) => {
+            if (!first) return Effect.void
+            onClosed()
+            return Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
+          })
+
+        const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
+        // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
+        // one after the other, as long as the connection is open. What can be handled at once (answers to pending
+        // requests, the usual lines) is handled when called; the first item that needs an effect (a log, a message
+        // to route) is returned as one, with the rest after it. `Effect.void`: all was handled.
+        const deliver = (lines: ReadonlyArray<string>): Effect.Effect<void> => {
+          const items: Array<Transport.TransportEvent | string> = []
+          for (const line of lines) {
+            const frame = codec.decodeFrame(line)
+            for (const reason of frame.invalid) items.push(reason)
+            for (const message of frame.messages) items.push(codec.toEvent(message))
+          }
+          let index = 0
+          const rest = (): Effect.Effect<void> => {
+            while (index < items.length) {
+              const item = items[index++]
+              if (typeof item === "string") return Effect.zipRight(drop(item), Effect.suspend(rest))
+              if (isClosed) continue
+              if (unsafeEmit?.(item) !== true) return Effect.zipRight(emit(item), Effect.suspend(rest))
+            }
+            return Effect.void
+          }
+          return rest()
+        }
+
+        // stdout: frames to events
+        const frames = lineDecoder.make({ maxLineBytes: resolved.maxFrameBytes, overflow: "fail" })
+        const frameTooLarge = (size: number) =>
+          new McpError.TransportError({
+            transport: "stdio",
+            reason: "FrameTooLarge",
+            detail: `a message of at least ${size} bytes exceeds maxFrameBytes (${resolved.maxFrameBytes})`
+          })
+        const onResult = (result: lineDecoder.PushResult) =>
+          result._tag === "Lines"
+            ? deliver(result.lines)
+            : Effect.zipRight(deliver(result.lines), Effect.fail(frameTooLarge(result.size)))
+        // the buffers read at once: their lines go out together
+        const onChunk = (chunk: Chunk.Chunk<Uint8Array>): Effect.Effect<void, McpError.TransportError> => {
+          if (chunk.length === 1) return onResult(frames.push(Chunk.unsafeGet(chunk, 0)))
+          const lines: Array<string> = []
+          for (const bytes of chunk) {
+            const result = frames.push(bytes)
+            for (const line of result.lines) lines.push(line)
+            if (result._tag === "Overflow") {
+              return Effect.zipRight(deliver(lines), Effect.fail(frameTooLarge(result.size)))
+            }
+          }
+          return deliver(lines)
+        }
+        // (pulled chunk by chunk: no sink between the platform's stream and the frames)
+        const readAll = Effect.flatMap(Channel.toPull(Stream.toChannel(proc.stdout)), (pull) => {
+          const loop: Effect.Effect<void, McpError.TransportError | PlatformError> = Effect.flatMap(pull, (next) => {
+            if (Either.isLeft(next)) return Effect.void
+            const delivered = onChunk(next.right)
+            // (all of it handled at once, the usual case: straight on to the next chunk)
+            return delivered === Effect.void ? loop : Effect.zipRight(delivered, loop)
+          })
+          return loop
+        })
+        yield* Effect.scoped(readAll).pipe(
+          Effect.mapError((error) =>
+            error._tag === "TransportError"
+              ? error
+              : new McpError.TransportError({ transport: "stdio", reason: "Read", detail: error.message, cause: error })
+          ),
+          Effect.zipRight(Effect.suspend(() => onResult(frames.end()))),
+          Effect.catchAllCause((cause) =>
+            Option.match(Cause.failureOption(cause), {
+              // a defect (a bug in delivering what was read) closes the connection, which fails what is pending,
+              // rather than ending the reading in silence
+              onNone: () =>
+                Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+                  Effect.logError("reading the server's output failed unexpectedly", cause),
+                  closeWith(
+                    new McpError.TransportError({
+                      transport: "stdio",
+                      reason: "Read",
+                      detail: "reading the server's output failed unexpectedly",
+                      cause: Cause.squash(cause)
+                    })
+                  )
+                ),
+              onSome: closeWith
+            })
+          ),
+          Effect.ensuring(Deferred.succeed(stdoutDone, undefined)),
+          Effect.annotateLogs({ module: "StdioTransport", method: "read", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // stderr: always drained, so the child never blocks on a full pipe
+        const stderrLines = lineDecoder.make({ maxLineBytes: stderrLineBytes, overflow: "truncate" })
+        const onStderr = publishStderr(tail)
+        yield* proc.stderr.pipe(
+          Stream.runForEach((chunk) => Effect.suspend(() => onStderr(stderrLines.push(chunk).lines))),
+          Effect.zipRight(Effect.suspend(() => onStderr(stderrLines.end().lines))),
+          Effect.catchAll((cause) => Effect.logDebug(`stderr of the server failed: ${cause.message}`)),
+          Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
+          Effect.annotateLogs({ module: "StdioTransport", method: "stderr", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // stdin: one writer, so lines never interleave
+        // the lines queued since the last write go out as one buffer: one write instead of one per message
+        // (joined from the chunk's array: `Chunk.join` walks the chunk through its iterator)
+        const writes: Channel.Channel<Chunk.Chunk<Uint8Array>> = Channel.flatMap(outbox.takeAll, ([lines, done]) => {
+          const write = lines.length === 0
+            ? Channel.void
+            : Channel.write(Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join(""))))
+          return done ? write : Channel.zipRight(write, writes)
+        })
+        yield* Channel.pipeTo(writes, Sink.toChannel(proc.stdin)).pipe(
+          Channel.runDrain,
+          Effect.catchAll((cause) =>
+            Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
+              // an exit usually explains a broken pipe better: give the exit monitor the first word
+              Effect.zipRight(Effect.sleep(exitGrace)),
+              Effect.zipRight(
+                closeWith(
+                  new McpError.TransportError({
+                    transport: "stdio",
+                    reason: "Write",
+                    detail: cause.message,
+                    stderr: tail.snapshot(),
+                    cause
+                  })
+                )
+              )
+            )
+          ),
+          Effect.annotateLogs({ module: "StdioTransport", method: "write", pid: proc.pid }),
+          Effect.interruptible,
+          Effect.forkIn(fibers)
+        )
+
+        // the end of stdout or the exit of the child closes the connection
+        const exitOf = Effect.exit(proc.exitCode)
+        const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
+        yield* Effect.gen(function*() {
+          yield* Effect.raceFirst(Deferred.await(stdoutDone), exitOf)
+          yield* Effect.all([Deferred.await(stdoutDone), Deferred.await(stderrDone), exitOf], {
+            concurrency: "unbounded",
+            discard: true
+          }).pipe(Effect.timeoutOption(exitGrace))
+          const running = yield* isRunning
+          const exit = running ? undefined : yield* exitOf
+          const exitCode = exit === undefined ? undefined : Exit.isSuccess(exit) ? exit.value : null
+          const detail = exitCode === undefined
+            ? "the server closed its stdout"
+            : exitCode === null
+            ? "the server was terminated by a signal"
+            : `the server exited with code ${exitCode}`
+          yield* closeWith(
+            new McpError.TransportError({
+              transport: "stdio",
+              reason: "Exited",
+              detail,
+              ...(exitCode === undefined ? {} : { exitCode }),
+              stderr: tail.snapshot()
+            })
+          )
+        }).pipe(Effect.interruptible, Effect.forkIn(fibers))
+
+        const offer = (line: string): Effect.Effect<void, McpError.TransportError> =>
+          Effect.flatMap(outbox.offer(line), (accepted) =>
+            accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
+              Effect.fail(
+                new McpError.TransportError({
+                  transport: "stdio",
+                  reason: "Closed",
+                  detail: reason.message,
+                  cause: reason
+                })
+              )))
+        // queued at once when the outbox has room (the usual case), else through the waiting offer
+        const send = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, McpError.TransportError> =>
+          Effect.suspend(() => {
+            const line = `${codec.encode(message)}\n`
+            return outbox.unsafeOffer(line) ? Effect.void : offer(line)
+          })
+
+        const era = yield* Ref.make<McpSchema.Era | undefined>(undefined)
+
+        const connection: Transport.TransportConnection = {
+          info: { binding: "stdio", target, pid: proc.pid },
+          request: (message) => send(message),
+          notify: send,
+          respond: send,
+          // interruptible: callers run this in release steps, where a plain timeout would not fire
+          cancel: (id, reason) =>
+            send({
+              jsonrpc: "2.0",
+              method: "notifications/cancelled",
+              params: { requestId: id, reason: cancelReason(reason) }
+            }).pipe(Effect.interruptible, Effect.timeout(cancelTimeout), Effect.ignore),
+          setSession: (session) => Ref.set(era, session.era)
+        }
+        return Hooks.withFastRequest(connection, (message) => {
+          let line: string
+          try {
+            line = `${codec.encode(message)}\n`
+          } catch {
+            // (a value JSON cannot hold: `request` fails the call with it)
+            return false
+          }
+          return outbox.unsafeOffer(line)
+        })
+      }).pipe(
+        Effect.withSpan("StdioTransport.connect", {
+          attributes: { "mcp.transport": "stdio", "process.command": resolved.command }
+        })
+      )
+
+    return {
+      transport: { kind: "stdio", connect },
+      process: {
+        stderr: Stream.unwrap(Effect.map(stderrHub.use, (hub) => Stream.fromPubSub(hub))),
+        stderrTail: Effect.map(Ref.get(currentTail), (ring) => ring.snapshot())
+      }
+    }
+  })
