@@ -17,6 +17,7 @@ import * as McpError from "../McpError.js"
 import type * as OAuth from "../OAuth.js"
 import * as TokenStore from "../TokenStore.js"
 import { dpopProof, type DpopKey, fingerprint, generateDpopKey, importDpopKey } from "./oauthCrypto.js"
+import { type FlowContext, resolveClient } from "./oauthClient.js"
 import { discover, type Discovery } from "./oauthDiscovery.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
 import * as flow from "./oauthFlow.js"
@@ -158,7 +159,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       protocolVersion: options.protocolVersion,
       resolver: base.resolver
     }
-    const context: flow.FlowContext = { options, settings, store, handler: base.handler, asNonces: new Map() }
+    const context: FlowContext = { options, settings, store, handler: base.handler, asNonces: new Map() }
     const resource = canonicalResource(server)
     const grant = options.grant ?? { _tag: "AuthorizationCode" as const }
     const maxAuthorizations = options.maxAuthorizations ?? 3
@@ -369,7 +370,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         if (discovery.issuer !== current.stored.issuer) {
           return yield* oauthError("InvalidGrant", "the server now uses another authorization server")
         }
-        const client = yield* flow.resolveClient(context, discovery, {
+        const client = yield* resolveClient(context, discovery, {
           grantTypes: ["refresh_token"],
           responseTypes: [],
           register: false

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
@@ -65,6 +66,12 @@ export const ErrorResponse = Schema.Struct({
 
 /** @internal */
 export type ErrorResponse = typeof ErrorResponse.Type
+
+const decodeErrorResponse = Schema.decodeUnknownOption(ErrorResponse)
+
+/** The error object of an answer's JSON body, when it has one. @internal */
+export const errorOf = (response: { readonly json: Option.Option<unknown> }): ErrorResponse | undefined =>
+  Option.getOrUndefined(Option.flatMap(response.json, decodeErrorResponse))
 
 /** RFC 7591 client information response. @internal */
 export const RegistrationResponse = Schema.Struct({
