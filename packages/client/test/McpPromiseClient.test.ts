@@ -217,21 +217,32 @@ const confirm = {
 }
 
 /**
- * A scripted server: `echo` answers, `ask` asks for input (modern) and answers the round that brings it, a read is
- * a -32002, anything else never answers.
+ * A scripted server: `echo` answers, `shaped` answers structured content its output schema refuses, `ask` asks for
+ * input (modern) and answers the round that brings it, a read is a -32002, anything else never answers.
  */
 const script = (era: "legacy" | "modern"): Scripted.Script => {
   const handle: Scripted.Script = (message, ctx) => {
     if (!("method" in message) || !("id" in message)) return Effect.void
     if (message.method === "tools/list") {
       return ctx.reply(message.id, {
-        tools: ["echo", "silent", "ask", "progress"].map((name) => ({ name, inputSchema: { type: "object" } }))
+        tools: [
+          ...["echo", "silent", "ask", "progress"].map((name) => ({ name, inputSchema: { type: "object" } })),
+          {
+            name: "shaped",
+            inputSchema: { type: "object" },
+            outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] }
+          }
+        ]
       })
     }
     if (message.method === "resources/read") return ctx.fail(message.id, -32002, "Resource not found")
     if (message.method === "tools/call") {
       const params = message.params as { readonly name?: string; readonly requestState?: string } | undefined
       if (params?.name === "echo") return ctx.reply(message.id, { content: [{ type: "text", text: "ok" }] })
+      // (against its output schema)
+      if (params?.name === "shaped") {
+        return ctx.reply(message.id, { content: [{ type: "text", text: "{}" }], structuredContent: { n: "one" } })
+      }
       if (params?.name === "progress") {
         const token = (message.params as { readonly _meta?: { readonly progressToken?: unknown } })._meta?.progressToken
         return Effect.zipRight(
@@ -256,7 +267,8 @@ const script = (era: "legacy" | "modern"): Scripted.Script => {
  */
 const scriptedClient = (
   era: "legacy" | "modern",
-  elicit: ElicitationHandler.Service["elicit"] = () => Effect.succeed({ action: "accept", content: {} })
+  elicit: ElicitationHandler.Service["elicit"] = () => Effect.succeed({ action: "accept", content: {} }),
+  listFirst = true
 ) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
@@ -271,8 +283,7 @@ const scriptedClient = (
       Effect.provide(context)
     )
     const client = McpPromiseClient.fromRuntime(runtime)
-    // the tools' output schemas are known once listed: calls then take the fast path
-    yield* Effect.promise(() => client.listTools())
+    if (listFirst) yield* Effect.promise(() => client.listTools())
     return { client, log: Context.get(context, Scripted.ScriptLog), supervisor }
   })
 
@@ -326,6 +337,38 @@ describe("McpPromiseClient against a scripted server", () => {
           Promise.all(Array.from({ length: 20 }, () => client.run((c) => c.callTool({ name: "echo" }))))
         )
         assert.isAtLeast(supervisor.started - again, 20)
+      }))
+
+    it.scoped(`${era}: before any listing, calls take the fast path; a structured result lists once and is checked`, () =>
+      Effect.gen(function*() {
+        const accept = () => Effect.succeed({ action: "accept" as const, content: {} })
+        const { client, log, supervisor } = yield* scriptedClient(era, accept, false)
+        const before = supervisor.started
+        const results = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "echo" })))
+        )
+        assert.deepStrictEqual(results.map(textOf), Array.from({ length: 20 }, () => "ok"))
+        // no fiber per call, and a result without structured content lists nothing
+        assert.isBelow(supervisor.started - before, 3)
+        const listings = () => Effect.map(Ref.get(log.sent), (sent) => Scripted.sentMethods(sent).filter((m) => m === "tools/list"))
+        assert.strictEqual((yield* listings()).length, 0)
+        // structured content from a tool not listed yet: the tools are listed once, then the result is checked
+        const shaped = yield* Effect.promise(() =>
+          Promise.all([0, 1, 2].map(() => rejectionOf(client.callTool({ name: "shaped" })).pipe(Effect.runPromise)))
+        )
+        for (const outcome of shaped) {
+          const error = outcome.rejected ? outcome.error : undefined
+          assert.strictEqual(tagOf(error), "ProtocolError")
+          assert.strictEqual((error as { readonly reason?: string }).reason, "InvalidResult")
+        }
+        assert.strictEqual((yield* listings()).length, 1)
+        // listed now: the check needs no effect, and the echo calls still take the fast path
+        const invalid = yield* rejectionOf(client.callTool({ name: "shaped" }))
+        assert.strictEqual(tagOf(invalid.rejected ? invalid.error : undefined), "ProtocolError")
+        const again = supervisor.started
+        yield* Effect.promise(() => Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "echo" }))))
+        assert.isBelow(supervisor.started - again, 3)
+        assert.strictEqual((yield* listings()).length, 1)
       }))
 
     it.scoped(`${era}: each call reads its own runtime's tracer, span annotations and tracing switch`, () =>

@@ -354,28 +354,31 @@ interface Parts {
 type Service = McpClient.McpClientService
 
 /** The public service over the components: each feature group's part, merged. */
-const service = (parts: Parts): Service =>
-  Direct.attach({
+const service = (parts: Parts): Service => {
+  const tools = toolsPart(parts)
+  return Direct.attach({
     ...sessionPart(parts),
-    ...toolsPart(parts),
+    ...tools.service,
     ...resourcesPart(parts),
     ...promptsPart(parts)
-  }, directPart(parts))
+  }, directPart(parts, tools.unlisted))
+}
 
 // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
 const checkedDecoderOf = (toolOutput: ToolOutput.ToolOutput, name: string): Calls.SyncDecoder<McpSchema.CallToolResult> =>
 (method, raw) => Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
 
 /**
- * The calls of a promise client that need no fiber of their own: the usual `callTool` (its tool's output schema
- * known, no task possible), `readResource` and `getPrompt`, through the fast path. Anything else runs the effect.
+ * The calls of a promise client that need no fiber of their own: the usual `callTool` (no task possible; the
+ * listing a tool not listed yet may need runs after its answer, as in the effect), `readResource` and `getPrompt`,
+ * through the fast path. Anything else runs the effect.
  */
-const directPart = (parts: Parts): Direct.DirectCalls => {
+const directPart = (parts: Parts, unlisted: Unlisted): Direct.DirectCalls => {
   const { direct } = parts.fastPath
   return {
     kind: parts.resolved.kind,
     callTool: (runtime, params, options, onExit) =>
-      parts.toolOutput.known(params.name) && parts.taskCalls.plainOnly()
+      parts.taskCalls.plainOnly()
         ? direct(
           runtime,
           "tools/call",
@@ -383,7 +386,8 @@ const directPart = (parts: Parts): Direct.DirectCalls => {
           checkedDecoderOf(parts.toolOutput, params.name),
           options,
           params.name,
-          onExit
+          onExit,
+          parts.toolOutput.known(params.name) ? undefined : unlisted(params.name)
         )
         : undefined,
     readResource: (runtime, uri, options, onExit) =>
@@ -428,11 +432,20 @@ const sessionPart = (parts: Parts): Pick<
   }
 }
 
+/**
+ * What the result of a tool no listing has shown still needs, before any listing: a structured one lists the tools
+ * once, then is checked (see toolOutput).
+ */
+type Unlisted = (name: string) => FastPath.After<McpSchema.CallToolResult>
+
 /** Tools: their listings (which teach output schemas and task support) and the calls. */
-const toolsPart = (parts: Parts): Pick<
-  Service,
-  "listTools" | "listToolsPage" | "streamTools" | "callTool" | "callToolRound" | "callToolStructured" | "callToolStream"
-> => {
+const toolsPart = (parts: Parts): {
+  readonly service: Pick<
+    Service,
+    "listTools" | "listToolsPage" | "streamTools" | "callTool" | "callToolRound" | "callToolStructured" | "callToolStream"
+  >
+  readonly unlisted: Unlisted
+} => {
   const { calls, pagination, resolved, toolOutput } = parts
   const callSync = parts.fastPath.call
   const { collect, paginate } = pagination
@@ -469,52 +482,54 @@ const toolsPart = (parts: Parts): Pick<
   const listAllTools = Effect.suspend(() =>
     Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
   )
+  const unlisted: Unlisted = (name) => (result) =>
+    result.structuredContent === undefined || result.isError === true ? undefined : Effect.zipRight(
+      toolOutput.listOnce(listAllTools),
+      Effect.suspend(() => Either.match(toolOutput.check(name, result), { onLeft: Effect.fail, onRight: Effect.succeed }))
+    )
   const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
     toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(
       callChecked(params, options),
-      (result) =>
-        result.structuredContent === undefined || result.isError === true ? Effect.succeed(result) : Effect.zipRight(
-          toolOutput.listOnce(listAllTools),
-          Effect.suspend(() =>
-            Either.match(toolOutput.check(params.name, result), { onLeft: Effect.fail, onRight: Effect.succeed })
-          )
-        )
+      (result) => unlisted(params.name)(result) ?? Effect.succeed(result)
     )
 
   return {
-    listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),
-    listToolsPage,
-    streamTools: (options) => streamTools(options),
-    callTool,
-    callToolRound: (params, options) =>
-      calls.call(
-        "tools/call",
-        {
-          ...nameAndArguments(params),
-          ...(params.inputResponses !== undefined ? { inputResponses: params.inputResponses } : {}),
-          ...(params.requestState !== undefined ? { requestState: params.requestState } : {})
-        },
-        (method, raw): Either.Either<McpClient.ToolRound, McpError.ProtocolError> =>
-          InputRounds.isInputRequired(raw)
-            ? Either.map(InputRounds.inputRequiredOf(method, raw), (round) => ({ _tag: "InputRequired", ...round }))
-            : Either.map(
-              Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
-              (result) => ({ _tag: "Complete", result })
-            ),
-        options,
-        params.name,
-        "return"
-      ),
-    callToolStructured: <A, I>(
-      params: McpClient.CallToolParams,
-      schema: Schema.Schema<A, I>,
-      options?: McpClient.RequestOptions
-    ) => Effect.flatMap(callTool(params, options), (result) => ToolOutput.structured(params, schema, result)),
-    callToolStream: (params, options) =>
-      Calls.progressEvents(
-        resolved.notificationBufferSize,
-        (onProgress) => callTool(params, { ...options, onProgress })
-      )
+    unlisted,
+    service: {
+      listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),
+      listToolsPage,
+      streamTools: (options) => streamTools(options),
+      callTool,
+      callToolRound: (params, options) =>
+        calls.call(
+          "tools/call",
+          {
+            ...nameAndArguments(params),
+            ...(params.inputResponses !== undefined ? { inputResponses: params.inputResponses } : {}),
+            ...(params.requestState !== undefined ? { requestState: params.requestState } : {})
+          },
+          (method, raw): Either.Either<McpClient.ToolRound, McpError.ProtocolError> =>
+            InputRounds.isInputRequired(raw)
+              ? Either.map(InputRounds.inputRequiredOf(method, raw), (round) => ({ _tag: "InputRequired", ...round }))
+              : Either.map(
+                Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
+                (result) => ({ _tag: "Complete", result })
+              ),
+          options,
+          params.name,
+          "return"
+        ),
+      callToolStructured: <A, I>(
+        params: McpClient.CallToolParams,
+        schema: Schema.Schema<A, I>,
+        options?: McpClient.RequestOptions
+      ) => Effect.flatMap(callTool(params, options), (result) => ToolOutput.structured(params, schema, result)),
+      callToolStream: (params, options) =>
+        Calls.progressEvents(
+          resolved.notificationBufferSize,
+          (onProgress) => callTool(params, { ...options, onProgress })
+        )
+    }
   }
 }
 

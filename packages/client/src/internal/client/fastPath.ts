@@ -108,8 +108,17 @@ export type DirectCall = <A>(
   decode: Calls.SyncDecoder<A>,
   options: McpClient.RequestOptions | undefined,
   tool: string | undefined,
-  onExit: Direct.OnExit<A>
+  onExit: Direct.OnExit<A>,
+  after?: After<A>
 ) => Direct.Handle | undefined
+
+/**
+ * What a decoded value still needs once the call itself is over (its span and metrics ended, as for the effect that
+ * follows `CallSync` in the service): an effect whose outcome is the caller's, or undefined when nothing.
+ *
+ * @internal
+ */
+export type After<A> = (value: A) => Effect.Effect<A, McpError.McpClientError> | undefined
 
 /**
  * @internal
@@ -306,7 +315,7 @@ export const make = (deps: {
     )
   }
 
-  const direct: DirectCall = (runtime, method, params, decode, options, tool, onExit) => {
+  const direct: DirectCall = (runtime, method, params, decode, options, tool, onExit, after) => {
     const { fiber, run } = runtime
     const session = fastSession(fiber, method)
     if (session === undefined) return undefined
@@ -341,12 +350,19 @@ export const make = (deps: {
       if (!ended) following = interrupt
     }
 
+    // the call's outcome, once what `after` asks of a value has run
+    const settle: typeof onExit = (exit) => {
+      const more = after !== undefined && Exit.isSuccess(exit) ? after(exit.value) : undefined
+      if (more === undefined) end(exit)
+      else follow(more, end)
+    }
+
     const failed = (cause: Cause.Cause<McpError.RequestError>) => {
       const { again, cancel, exit } = failureOf(cause, session, registered, send, method, params, decode, options, tool)
       const finish = () => {
         const exitEnded = endCall(trace, exit)
         if (again === undefined) end(exitEnded)
-        else follow(again, end)
+        else follow(again, settle)
       }
       if (cancel === undefined) finish()
       else run(cancel, finish)
@@ -357,7 +373,7 @@ export const make = (deps: {
       if (InputRounds.isInputRequired(raw)) {
         const rounds = roundsAfter(raw, session, method, params, decode, options)
         follow(inSpan(spanOf(trace), tool)(rounds), (exit) =>
-          end(
+          settle(
             endCall(
               trace,
               Exit.isSuccess(exit)
@@ -367,7 +383,7 @@ export const make = (deps: {
           ))
         return
       }
-      end(endCall(trace, decodedExit(decode, method, raw)))
+      settle(endCall(trace, decodedExit(decode, method, raw)))
     }
 
     // the transport's send while it runs (when the request did not go out at once): a failed call stops it, as
