@@ -220,9 +220,10 @@ const confirm = {
  * A scripted server: `echo` answers, `shaped` answers structured content its output schema refuses, `ask` asks for
  * input (modern) and answers the round that brings it, a read is a -32002, anything else never answers.
  */
-const script = (era: "legacy" | "modern"): Scripted.Script => {
+const script = (era: "legacy" | "modern", listing: "answered" | "never" = "answered"): Scripted.Script => {
   const handle: Scripted.Script = (message, ctx) => {
     if (!("method" in message) || !("id" in message)) return Effect.void
+    if (message.method === "tools/list" && listing === "never") return Effect.void
     if (message.method === "tools/list") {
       return ctx.reply(message.id, {
         tools: [
@@ -268,12 +269,12 @@ const script = (era: "legacy" | "modern"): Scripted.Script => {
 const scriptedClient = (
   era: "legacy" | "modern",
   elicit: ElicitationHandler.Service["elicit"] = () => Effect.succeed({ action: "accept", content: {} }),
-  listFirst = true
+  options: { readonly listFirst?: boolean; readonly listing?: "answered" | "never" } = {}
 ) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
       McpClient.layer({ era, healthCheckInterval: false, elicitation: ElicitationHandler.ElicitationHandler }).pipe(
-        Layer.provideMerge(Scripted.layer(script(era), { fastRequest: true })),
+        Layer.provideMerge(Scripted.layer(script(era, options.listing), { fastRequest: true })),
         Layer.provide(ElicitationHandler.layer({ modes: ["form"], elicit }))
       )
     )
@@ -283,7 +284,8 @@ const scriptedClient = (
       Effect.provide(context)
     )
     const client = McpPromiseClient.fromRuntime(runtime)
-    if (listFirst) yield* Effect.promise(() => client.listTools())
+    // (the tools' output schemas are known once listed)
+    if (options.listFirst !== false) yield* Effect.promise(() => client.listTools())
     return { client, log: Context.get(context, Scripted.ScriptLog), supervisor }
   })
 
@@ -309,6 +311,12 @@ const configuredClient = (
     yield* Effect.promise(() => client.listTools())
     return { client, supervisor }
   })
+
+/** The `tools/list` requests sent. */
+const toolLists = (sent: ReadonlyArray<Scripted.Sent>) =>
+  sent.flatMap((s) =>
+    "method" in s.message && "id" in s.message && s.message.method === "tools/list" ? [s.message] : []
+  )
 
 const toolCalls = (sent: ReadonlyArray<Scripted.Sent>, name: string) =>
   sent.filter((s) =>
@@ -339,10 +347,10 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.isAtLeast(supervisor.started - again, 20)
       }))
 
-    it.scoped(`${era}: before any listing, calls take the fast path; a structured result lists once and is checked`, () =>
+    it.scoped(`${era}: before any listing, calls take the fast path; a structured result lists once, is checked`, () =>
       Effect.gen(function*() {
-        const accept = () => Effect.succeed({ action: "accept" as const, content: {} })
-        const { client, log, supervisor } = yield* scriptedClient(era, accept, false)
+        const { client, log, supervisor } = yield* scriptedClient(era, undefined, { listFirst: false })
+        const listings = Effect.map(Ref.get(log.sent), (sent) => toolLists(sent).length)
         const before = supervisor.started
         const results = yield* Effect.promise(() =>
           Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "echo" })))
@@ -350,25 +358,41 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.deepStrictEqual(results.map(textOf), Array.from({ length: 20 }, () => "ok"))
         // no fiber per call, and a result without structured content lists nothing
         assert.isBelow(supervisor.started - before, 3)
-        const listings = () => Effect.map(Ref.get(log.sent), (sent) => Scripted.sentMethods(sent).filter((m) => m === "tools/list"))
-        assert.strictEqual((yield* listings()).length, 0)
-        // structured content from a tool not listed yet: the tools are listed once, then the result is checked
-        const shaped = yield* Effect.promise(() =>
-          Promise.all([0, 1, 2].map(() => rejectionOf(client.callTool({ name: "shaped" })).pipe(Effect.runPromise)))
+        assert.strictEqual(yield* listings, 0)
+        // structured content from a tool not listed yet: the tools are listed once, then each result is checked
+        const shaped = yield* Effect.all(
+          [0, 1, 2].map(() => rejectionOf(client.callTool({ name: "shaped" }))),
+          { concurrency: "unbounded" }
         )
         for (const outcome of shaped) {
           const error = outcome.rejected ? outcome.error : undefined
           assert.strictEqual(tagOf(error), "ProtocolError")
-          assert.strictEqual((error as { readonly reason?: string }).reason, "InvalidResult")
+          assert.strictEqual((error as McpError.ProtocolError).reason, "InvalidResult")
         }
-        assert.strictEqual((yield* listings()).length, 1)
+        assert.strictEqual(yield* listings, 1)
         // listed now: the check needs no effect, and the echo calls still take the fast path
         const invalid = yield* rejectionOf(client.callTool({ name: "shaped" }))
         assert.strictEqual(tagOf(invalid.rejected ? invalid.error : undefined), "ProtocolError")
         const again = supervisor.started
         yield* Effect.promise(() => Promise.all(Array.from({ length: 20 }, () => client.callTool({ name: "echo" }))))
         assert.isBelow(supervisor.started - again, 3)
-        assert.strictEqual((yield* listings()).length, 1)
+        assert.strictEqual(yield* listings, 1)
+      }))
+
+    it.scoped(`${era}: aborted while the tools are listed for its result, it rejects; the listing is cancelled`, () =>
+      Effect.gen(function*() {
+        const { client, log } = yield* scriptedClient(era, undefined, { listFirst: false, listing: "never" })
+        const controller = new AbortController()
+        const shaped = rejectionOf(client.callTool({ name: "shaped" }, { signal: controller.signal }))
+        for (let i = 0; i < 20 && toolLists(yield* Ref.get(log.sent)).length === 0; i++) yield* Effect.yieldNow()
+        const [listing] = toolLists(yield* Ref.get(log.sent))
+        assert.isDefined(listing)
+        controller.abort()
+        const outcome = yield* shaped
+        assert.strictEqual((outcome.rejected ? outcome.error : undefined) as unknown, controller.signal.reason)
+        for (let i = 0; i < 20 && (yield* Ref.get(log.cancels)).length === 0; i++) yield* Effect.yieldNow()
+        assert.deepStrictEqual(yield* Ref.get(log.cancels), [{ id: listing!.id, reason: "interrupted" }])
+        yield* Effect.promise(() => client.close())
       }))
 
     it.scoped(`${era}: each call reads its own runtime's tracer, span annotations and tracing switch`, () =>

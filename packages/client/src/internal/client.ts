@@ -485,7 +485,7 @@ const toolsPart = (parts: Parts): {
   const unlisted: Unlisted = (name) => (result) =>
     result.structuredContent === undefined || result.isError === true ? undefined : Effect.zipRight(
       toolOutput.listOnce(listAllTools),
-      Effect.suspend(() => Either.match(toolOutput.check(name, result), { onLeft: Effect.fail, onRight: Effect.succeed }))
+      Effect.suspend(() => toolOutput.check(name, result))
     )
   const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
     toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(

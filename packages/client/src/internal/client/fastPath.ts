@@ -114,7 +114,8 @@ export type DirectCall = <A>(
 
 /**
  * What a decoded value still needs once the call itself is over (its span and metrics ended, as for the effect that
- * follows `CallSync` in the service): an effect whose outcome is the caller's, or undefined when nothing.
+ * follows `CallSync` in the service): an effect whose outcome is the caller's, or undefined when nothing. It runs
+ * inside the transport's delivery and must not throw (a failure is the effect's).
  *
  * @internal
  */
@@ -343,11 +344,15 @@ export const make = (deps: {
     // interrupts it, as it would interrupt the caller's fiber
     let following: (() => void) | undefined
     const follow = <B, E>(effect: Effect.Effect<B, E>, onExit: (exit: Exit.Exit<B, E>) => void) => {
+      // (an effect may end while `run` starts it, and its outcome may start the next: that one is what an abort
+      // interrupts then)
+      let over = false
       const interrupt = run(effect, (exit) => {
+        over = true
         following = undefined
         onExit(exit)
       })
-      if (!ended) following = interrupt
+      if (!over && !ended) following = interrupt
     }
 
     // the call's outcome, once what `after` asks of a value has run
