@@ -254,6 +254,20 @@ const tables: Record<string, ReadonlyArray<Case>> = {
       schema: { $schema: D7, contains: { type: "integer" }, minContains: 3 },
       valid: [[1]],
       invalid: [[]]
+    },
+    {
+      name: "each property's array on its own",
+      schema: { additionalProperties: { contains: { type: "string" } } },
+      valid: [{ a: [""], c: ["x", 1] }, {}],
+      invalid: [{ a: [""], c: [] }, { c: [], a: [""] }],
+      ajvDiffers: "Ajv lets an empty array pass contains after an earlier property's array held a match"
+    },
+    {
+      name: "each item's array on its own",
+      schema: { items: { contains: { type: "string" } } },
+      valid: [[[""], ["x", 1]], []],
+      invalid: [[[""], []], [[], [""]]],
+      ajvDiffers: "Ajv lets an empty array pass contains after an earlier item's array held a match"
     }
   ],
   minItems: [{ name: "at least", schema: { minItems: 2 }, valid: [[1, 2], "ab"], invalid: [[1]] }],
