@@ -4,9 +4,8 @@
  * server's stderr): a `FiberMap`, `FiberSet` or `FiberHandle` costs ~40 Effect operations to make and ~35 to close,
  * which every connect and close paid for each, and a stderr hub holds a ring of 1 024 slots. The part is made in a
  * Scope forked from the current one where `madeOnUse` runs, so it closes at the point of the order where it would
- * have been made. Two first uses may both make one: the first made wins, and
- * the other closes with the Scope unused. Made after the Scope closed, it is closed at once, as a part made before
- * would have been.
+ * have been made. Two first uses may both make one: the first made wins, and the other closes with the Scope
+ * unused. Made after the Scope closed, it is closed at once, as a part made before would have been.
  *
  * @internal
  */

@@ -11,7 +11,6 @@ import * as Cause from "effect/Cause"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
-import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +26,7 @@ import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
-import type { EnvPolicy, StdioProcess, StdioTransportOptions } from "../StdioTransport.js"
+import type * as StdioTransport from "../StdioTransport.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import * as lineDecoder from "./lineDecoder.js"
@@ -77,7 +76,7 @@ export interface Resolved {
   readonly args: ReadonlyArray<string>
   readonly cwd: string | undefined
   readonly env: Readonly<Record<string, string>>
-  readonly envPolicy: EnvPolicy
+  readonly envPolicy: StdioTransport.EnvPolicy
   readonly maxFrameBytes: number
   readonly stderrTailLines: number
   readonly closeTimeout: Duration.Duration
@@ -105,7 +104,9 @@ const duration = (
 }
 
 /** The options checked, with their defaults: an invalid one fails with `InvalidOption`. */
-export const resolve = (options: StdioTransportOptions): Either.Either<Resolved, McpError.InvalidOption> => {
+export const resolve = (
+  options: StdioTransport.StdioTransportOptions
+): Either.Either<Resolved, McpError.InvalidOption> => {
   // The options may come from Config or from untyped callers: check shapes as well as values.
   const { command } = options
   if (typeof command !== "string" || command.length === 0) return invalid("command", "must be a non-empty string")
@@ -218,15 +219,8 @@ const cancelReason = (reason: Transport.CancelReason): string =>
 
 const encoder = new TextEncoder()
 
-/** The transport and the process diagnostics service of `StdioTransport.make`. */
-export const make = (options: StdioTransportOptions): Effect.Effect<
-  {
-    readonly transport: Context.Tag.Service<Transport.Transport>
-    readonly process: Context.Tag.Service<StdioProcess>
-  },
-  McpError.InvalidOption,
-  CommandExecutor.CommandExecutor | Scope.Scope
-> =>
+/** The body of `StdioTransport.make`: the transport and the process diagnostics service. */
+export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<typeof StdioTransport.make> =>
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const executor = yield* CommandExecutor.CommandExecutor

@@ -356,8 +356,8 @@ export const make = (deps: {
     }
 
     // the call's outcome, once what `after` asks of a value has run
-    const settle: typeof onExit = (exit) => {
-      const more = after !== undefined && Exit.isSuccess(exit) ? after(exit.value) : undefined
+    const settle: typeof onExit = after === undefined ? end : (exit) => {
+      const more = Exit.isSuccess(exit) ? after(exit.value) : undefined
       if (more === undefined) end(exit)
       else follow(more, end)
     }
