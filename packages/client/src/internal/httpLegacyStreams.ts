@@ -17,7 +17,7 @@ import type { Inbound } from "./httpInbound.js"
 import * as Body from "./httpResponse.js"
 import type { Sender } from "./httpSender.js"
 import type { Cursor, Resolved, State } from "./httpState.js"
-import { backoff, EVENT_STREAM, newCursor, transportError, unexpected } from "./httpState.js"
+import { backoff, EVENT_STREAM, newCursor, socketTurn, transportError, unexpected } from "./httpState.js"
 
 /** From this revision on, legacy requests after `initialize` carry `MCP-Protocol-Version`. */
 const VERSION_HEADER_SINCE = "2025-06-18"
@@ -234,8 +234,10 @@ export const deleteSession = (session: Session): Effect.Effect<void> =>
     const sessionId = state.sessionId
     if (sessionId === undefined || state.binding !== "streamable-http") return Effect.void
     const headers = sessionHeaders(session, undefined)
-    return Effect.scoped(
-      Effect.flatMap(sender.execute(HttpClientRequest.del(resolved.url, { headers })), Body.readSnippet)
+    // (most often right after the last answer: see `socketTurn`)
+    return Effect.zipRight(
+      socketTurn,
+      Effect.scoped(Effect.flatMap(sender.execute(HttpClientRequest.del(resolved.url, { headers })), Body.readSnippet))
     ).pipe(
       Effect.interruptible,
       Effect.timeout(resolved.closeTimeout),

@@ -191,3 +191,20 @@ export const backoff = (resolved: Resolved, retry: number | undefined, attempt: 
 }
 
 const initialBackoffMillis = 250
+
+/**
+ * One turn of the event loop (its `setImmediate` phase, where the runtime has one: Node.js, Deno, Bun; elsewhere
+ * nothing). undici hands a kept-alive socket back to its pool only in the turn after the answer it carried ended,
+ * so a request sent in the same turn as that answer opens a connection of its own: a TCP (and TLS) handshake, on a
+ * remote server one or two round trips more. The transport waits for this turn where it sends right after an
+ * answer itself: each step of the handshake, its end (the caller's first request then finds the socket back) and
+ * the session's DELETE. A caller's own requests never wait.
+ *
+ * @internal
+ */
+export const socketTurn: Effect.Effect<void> = typeof setImmediate === "function"
+  ? Effect.async<void>((resume) => {
+    const handle = setImmediate(() => resume(Effect.void))
+    return Effect.sync(() => clearImmediate(handle))
+  })
+  : Effect.void

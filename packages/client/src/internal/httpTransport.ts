@@ -36,7 +36,7 @@ import * as Body from "./httpResponse.js"
 import * as Sender from "./httpSender.js"
 import type * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
-import { transportError } from "./httpState.js"
+import { socketTurn, transportError } from "./httpState.js"
 import { lazyImport } from "./lazyImport.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
@@ -244,7 +244,7 @@ export const make = (
 
       const closedError = () => transportError("Closed", "the connection was closed")
 
-      const request = (
+      const start = (
         message: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions
       ): Effect.Effect<void, McpError.TransportFailure> =>
@@ -256,6 +256,16 @@ export const make = (
           return exchanges.start(route, message, options, false)
         })
 
+      // a step of the handshake follows the answer to the one before: it waits for that answer's socket (see
+      // `socketTurn`), as does the handshake's notification below
+      const request = (
+        message: McpSchema.JsonRpcRequest,
+        options: Transport.WireOptions
+      ): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() =>
+          state.negotiated ? start(message, options) : Effect.zipRight(socketTurn, start(message, options))
+        )
+
       /** Bounds a one-way message by `connectTimeout`. */
       const bounds = <A>(self: Effect.Effect<A, McpError.TransportFailure>, what: string) =>
         Effect.timeoutFail(self, {
@@ -263,12 +273,17 @@ export const make = (
           onTimeout: () => transportError("Timeout", `${what} got no acknowledgement in time`)
         })
 
-      const notify = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
+      const oneWay = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.suspend(() =>
           state.closed
             ? Effect.fail(closedError())
             : bounds(bindings[routeOf(message)].oneWay(message, message.method), message.method)
-        ).pipe(Effect.annotateLogs({ module: "HttpTransport", method: message.method }))
+        )
+
+      const notify = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
+        Effect.suspend(() => state.negotiated ? oneWay(message) : Effect.zipRight(socketTurn, oneWay(message))).pipe(
+          Effect.annotateLogs({ module: "HttpTransport", method: message.method })
+        )
 
       const respond = (message: McpSchema.JsonRpcResponse): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.suspend(() => {
@@ -285,8 +300,9 @@ export const make = (
           if (session.era === "legacy") state.legacyVersion = session.protocolVersion
           state.negotiated = true
           verdicts.set(resolved.origin, { era: session.era, binding: state.binding })
-          if (session.era !== "legacy" || state.binding !== "streamable-http") return Effect.void
-          return legacy.sessionStarted
+          // (the session's GET stream takes a socket of its own; the caller's first request, the last answer's)
+          if (session.era !== "legacy" || state.binding !== "streamable-http") return socketTurn
+          return Effect.zipRight(legacy.sessionStarted, socketTurn)
         })
 
       if (state.binding === "sse") yield* sse.endpoint
