@@ -27,6 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Body from "./internal/httpResponse.js"
 import { oauthError, type OAuthError } from "./internal/oauthError.js"
 
 /**
@@ -256,6 +257,9 @@ export interface HeadlessOptions {
   readonly showDeviceCode?: ((code: DeviceCode) => Effect.Effect<void>) | undefined
 }
 
+/** The largest page the headless handler reads (an authorization server's answers are bounded, see OAuth). */
+const MAX_PAGE_BYTES = 1024 * 1024
+
 /**
  * For tests and automation: requests the authorization URL itself, follows redirects (keeping cookies) and
  * returns as soon as a redirect points to the redirect URI, without contacting it. `Location` headers are
@@ -282,7 +286,10 @@ export const layerHeadless = (
             const url = Option.getOrElse(HttpClientRequest.toUrl(request), () => authorizationUrl)
             const page = yield* Effect.scoped(Effect.gen(function*() {
               const response = yield* cookies.execute(request)
-              const body = response.status >= 300 && response.status < 400 ? "" : yield* response.text
+              // (a page is bounded like every answer of an authorization server)
+              const body = response.status >= 300 && response.status < 400
+                ? ""
+                : yield* Body.readBody(response, MAX_PAGE_BYTES)
               return { url, status: response.status, headers: response.headers, body }
             })).pipe(
               Effect.mapError((e) =>

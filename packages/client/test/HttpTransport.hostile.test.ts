@@ -1,15 +1,18 @@
 /**
  * Hostile servers over HTTP (issue 21): a redirect to another origin must not take the credentials or the session
- * id there, whatever HTTP client carries the requests; the HTTP+SSE endpoint's session id stays out of spans.
+ * id there, whatever HTTP client carries the requests; the HTTP+SSE endpoint's session id stays out of spans; a
+ * compressed answer is bounded by what it decodes to, not by its `content-length`.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Http from "node:http"
+import * as Zlib from "node:zlib"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { makeCapture } from "./utils/capture.js"
@@ -114,5 +117,56 @@ describe("the HTTP+SSE session id", () => {
         assert.include(text, "sessionId=REDACTED&v=1")
       }
       for (const text of capture.seen) assert.notInclude(text, sessionId)
+    }).pipe(Effect.scoped))
+})
+
+/** A tools/call answer of `text` bytes of "a", gzipped, with its (compressed) `content-length`. */
+const gzipAnswer = (id: unknown, textBytes: number): Buffer =>
+  Zlib.gzipSync(
+    `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${"a".repeat(textBytes)}"}]}}`
+  )
+
+describe("a compressed answer", () => {
+  const limit = 1024 * 1024
+  const serving = (textBytes: number) =>
+    Scripted.mcpServer("modern", {
+      request: (seen, res, method) => {
+        if (method !== "tools/call") return Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+        const body = gzipAnswer(Scripted.idOf(seen), textBytes)
+        res.writeHead(200, {
+          "content-type": "application/json",
+          "content-encoding": "gzip",
+          "content-length": body.length
+        }).end(body)
+      }
+    })
+
+  it.live("fetch, which decodes it: 8 MiB decoded from a few KiB fail FrameTooLarge under maxEventBytes 1 MiB", () =>
+    Effect.gen(function*() {
+      const server = yield* serving(8 * limit)
+      const { client } = yield* Common.connect({ url: server.url, maxEventBytes: limit }, {}, FetchHttpClient.layer)
+      const outcome = yield* Effect.either(client.callTool({ name: "echo", arguments: {} }))
+      // (what a call read past the limit is not printed: a failed assertion would show megabytes)
+      assert.isTrue(Either.isLeft(outcome), "the call read the decoded answer")
+      if (Either.isLeft(outcome)) {
+        assert.strictEqual(outcome.left._tag, "TransportError")
+        if (outcome.left._tag === "TransportError") assert.strictEqual(outcome.left.reason, "FrameTooLarge")
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("fetch: one within the limit once decoded is read whole", () =>
+    Effect.gen(function*() {
+      const server = yield* serving(limit / 2)
+      const { client } = yield* Common.connect({ url: server.url, maxEventBytes: limit }, {}, FetchHttpClient.layer)
+      const result = yield* client.callTool({ name: "echo", arguments: {} })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "a".repeat(limit / 2) }])
+    }).pipe(Effect.scoped))
+
+  it.live("undici, which does not decode it: the compressed bytes are no JSON-RPC answer, a typed error", () =>
+    Effect.gen(function*() {
+      const server = yield* serving(8 * limit)
+      const { client } = yield* Common.connect({ url: server.url, maxEventBytes: limit }, {}, NodeHttpClient.layerUndici)
+      const error = yield* Effect.flip(client.callTool({ name: "echo", arguments: {} }))
+      assert.strictEqual(error._tag, "TransportError")
     }).pipe(Effect.scoped))
 })

@@ -9,6 +9,7 @@ import { createServer } from "node:http"
 import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
 import * as OAuth from "../src/OAuth.js"
 import * as TokenStore from "../src/TokenStore.js"
+import * as Scripted from "./fixtures/http/scripted.js"
 import { callMcp } from "./fixtures/oauth/harness.js"
 import { startWorld } from "./fixtures/oauth/world.js"
 
@@ -78,5 +79,32 @@ describe("AuthorizationHandler.layerPaste", () => {
       }).pipe(Effect.provide(withHandler(handler)))
       assert.isTrue(Option.isSome(info))
       assert.include(shown.join(""), "/authorize?")
+    }))
+})
+
+describe("AuthorizationHandler.layerHeadless", () => {
+  it.scoped("a page past 1 MiB from the authorization server fails the authorization, read no further", () =>
+    Effect.gen(function*() {
+      let written = 0
+      const url = yield* Scripted.listen((_req, res) => {
+        // a page of 8 MiB, sent as fast as it is read
+        res.writeHead(200, { "content-type": "text/html" })
+        const chunk = Buffer.alloc(64 * 1024, 0x61)
+        const pump = () => {
+          while (written < 8 * 1024 * 1024 && res.write(chunk)) written += chunk.length
+          if (written < 8 * 1024 * 1024) res.once("drain", pump)
+          else res.end()
+        }
+        pump()
+      })
+      const handler = yield* AuthorizationHandler.AuthorizationHandler.pipe(
+        Effect.provide(AuthorizationHandler.layerHeadless({ interact: () => Effect.succeedNone })),
+        Effect.provide(FetchHttpClient.layer)
+      )
+      const pending = yield* handler.begin
+      const error = yield* Effect.flip(pending.complete(new URL(`${url}/authorize`)))
+      assert.strictEqual(error._tag, "OAuthError")
+      assert.include(error.message, "FrameTooLarge")
+      assert.isBelow(written, 8 * 1024 * 1024)
     }))
 })

@@ -237,12 +237,24 @@ export const declaredLength = (headers: Headers.Headers): number | undefined => 
 }
 
 /**
+ * Whether a body arrives as it was sent: no `content-encoding`, or `identity`. An encoded body's `content-length`
+ * counts its compressed bytes, and an HTTP client that decodes it (`fetch` does) makes of them what the server
+ * chose: a few KiB of gzip can be gigabytes.
+ *
+ * @internal
+ */
+export const isIdentityEncoded = (headers: Headers.Headers): boolean => {
+  const encoding = headers["content-encoding"]?.trim().toLowerCase()
+  return encoding === undefined || encoding === "" || encoding === "identity"
+}
+
+/**
  * Reads a whole body, failing past `limit` bytes (`FrameTooLarge`) or when the connection breaks (`Read`).
  *
  * A body whose `content-length` exceeds the limit is refused before it is read; one whose `content-length` is
- * within the limit is read in one piece (the HTTP client reads no more than that length, and a whole read is
- * cheaper than the stream); any other (a chunked body) is pulled from the response's stream and counted as it
- * comes.
+ * within the limit and that is not encoded (see {@link isIdentityEncoded}) is read in one piece (the HTTP client
+ * reads no more than that length, and a whole read is cheaper than the stream); any other (a chunked body, a
+ * compressed one) is pulled from the response's stream and counted as it comes, after the HTTP client decoded it.
  *
  * @internal
  */
@@ -253,7 +265,9 @@ export const readBody = (
 ): Effect.Effect<string, McpError.TransportError, Scope.Scope> => {
   const length = declaredLength(headers)
   if (length !== undefined && length > limit) return Effect.fail(tooLarge(length, limit))
-  if (length !== undefined) return Effect.mapError(response.text, connectError("the response body broke off"))
+  if (length !== undefined && isIdentityEncoded(headers)) {
+    return Effect.mapError(response.text, connectError("the response body broke off"))
+  }
   return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let size = 0
