@@ -21,9 +21,11 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { expectTypeOf } from "vitest"
 import * as McpHub from "../src/McpHub.js"
+import type * as McpSchema from "../src/McpSchema.js"
 import * as SamplingHandler from "../src/SamplingHandler.js"
 import * as TypedTool from "../src/TypedTool.js"
 import { echoServer, growingServer } from "./utils/hubServers.js"
+import * as Scripted from "./utils/scriptedTransport.js"
 
 const quick = { healthCheckInterval: false, probeTimeout: "300 millis" } as const
 
@@ -175,6 +177,37 @@ describe("McpHub failures", () => {
       assert.strictEqual(items.length, 3)
       assert.deepStrictEqual(errors.map((error) => error.message), [`server "mute": tools listing timed out after 500 ms`])
     }).pipe(Effect.provide(NodeContext.layer), Effect.scoped))
+  it.scoped("a tool schema nested 20,000 deep: refreshes and list_changed still list every server", () =>
+    Effect.gen(function*() {
+      // JSON.parse builds such a value without complaint, and the client's listing accepts it
+      let items: Record<string, unknown> = { type: "string" }
+      for (let i = 0; i < 20_000; i++) items = { type: "array", items }
+      const tools: Array<McpSchema.Tool> = [{ name: "deep", inputSchema: { type: "object", properties: { x: items } } }]
+      let connection: Scripted.ScriptContext | undefined
+      const script = Scripted.legacyScript((message, ctx) => {
+        connection = ctx
+        if (!("method" in message) || !("id" in message)) return Effect.void
+        return message.method === "tools/list" ? ctx.reply(message.id, { tools }) : Effect.void
+      })
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([
+        { name: "deep", transport: Scripted.layer(script) },
+        { name: "alpha", transport: alpha.transport }
+      ])
+      const names = ["deep__deep", "alpha__echo", "alpha__secret_dump", "alpha__fail"]
+      const first = yield* hub.listTools()
+      assert.deepStrictEqual([first.items.map((tool) => tool.name), first.errors], [names, []])
+      // compared with the listing held: past the comparison's limits it counts as changed
+      const refreshed = yield* hub.listTools({ refresh: true })
+      assert.deepStrictEqual([refreshed.items.map((tool) => tool.name), refreshed.errors], [names, []])
+      const announced = yield* hub.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
+      yield* Effect.yieldNow()
+      tools.push({ name: "added", inputSchema: { type: "object" } })
+      yield* connection!.notify("notifications/tools/list_changed")
+      assert.deepStrictEqual(Chunk.toReadonlyArray(yield* Fiber.join(announced)), [{ server: "deep", list: "tools" }])
+      const known = yield* hub.knownTools
+      assert.deepStrictEqual(known.map((tool) => tool.name), [...names.slice(0, 1), "deep__added", ...names.slice(1)])
+    }))
 })
 
 describe("McpHub lifecycle", () => {

@@ -24,6 +24,7 @@ import type * as McpSchema from "../McpSchema.js"
 import type * as RootsProvider from "../RootsProvider.js"
 import type * as SamplingHandler from "../SamplingHandler.js"
 import * as TypedTool from "../TypedTool.js"
+import * as Value from "./jsonSchemaValue.js"
 
 type Entry<R> =
   | {
@@ -41,6 +42,10 @@ interface ListTypes {
 }
 
 type Lists = { readonly [K in McpHub.ListKind]?: ReadonlyArray<ListTypes[K]> }
+
+// a listing comes from a server and may nest arbitrarily deep: compared within these limits, and past them
+// counted as changed (a change announced for nothing costs one more read; a recursion without bound, the fiber)
+const listingLimits = { maxDepth: 256, maxSteps: 1_000_000 } as const
 
 const KINDS: ReadonlyArray<McpHub.ListKind> = ["tools", "prompts", "resources", "resourceTemplates"]
 
@@ -219,7 +224,7 @@ export const make = <R>(
       Effect.flatMap(
         Ref.modify(catalog, (current) => {
           const before = current.get(server)?.[kind]
-          const same = before !== undefined && JSON.stringify(before) === JSON.stringify(items)
+          const same = before !== undefined && Value.equalWithin(before, items, listingLimits)
           return [same, new Map(current).set(server, withList(current.get(server) ?? {}, kind, items))]
         }),
         (same) => same ? Effect.void : PubSub.publish(changes, { server, list: kind })

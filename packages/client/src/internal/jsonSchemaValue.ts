@@ -1,6 +1,6 @@
 /** @internal */
 import type { Context } from "./jsonSchemaModel.js"
-import { abort, charge } from "./jsonSchemaModel.js"
+import { abort, charge, makeContext } from "./jsonSchemaModel.js"
 
 /**
  * A JSON object (not an array, not null).
@@ -110,6 +110,22 @@ export const equal = (a: unknown, b: unknown, ctx: Context, schemaPath: string, 
     if (!has(b, key) || !equal(a[key], b[key], ctx, schemaPath, depth + 1)) return false
   }
   return true
+}
+
+/**
+ * {@link equal} outside a validation run, for server data compared elsewhere (a hub's listings, a tool's enum).
+ * False also when the values nest deeper than `maxDepth` or need more than `maxSteps` steps: the answer is then
+ * "not known to be equal", which the caller treats as a difference.
+ *
+ * @internal
+ */
+export const equalWithin = (
+  a: unknown,
+  b: unknown,
+  limits: { readonly maxDepth: number; readonly maxSteps: number }
+): boolean => {
+  const ctx = makeContext({ ...limits, maxIssues: 1, formats: "annotation", defaultDialect: "2020-12" }, false, false)
+  return equal(a, b, ctx, "")
 }
 
 /**
