@@ -14,6 +14,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import * as TypedTool from "../src/TypedTool.js"
 import { program as example } from "./examples/typedTool.js"
+import * as Scripted from "./utils/scriptedTransport.js"
 
 const server = McpServer.make({
   name: "typed",
@@ -160,6 +161,47 @@ describe("TypedTool", () => {
     Effect.gen(function*() {
       assert.strictEqual(yield* example, 5)
     }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(server, InProcessTransport.layer)))))
+
+  it.effect("a hostile inputSchema: a malformed $ref is left unresolved, a deep enum value is a mismatch", () =>
+    Effect.gen(function*() {
+      // a listed value nested 20,000 deep, which JSON.stringify cannot take
+      let deep: unknown = "leaf"
+      for (let i = 0; i < 20_000; i++) deep = [deep]
+      const tools = [
+        {
+          name: "ref",
+          inputSchema: {
+            type: "object",
+            properties: { text: { $ref: "#/%E0%A4%A" }, count: { type: "string" } },
+            required: ["text", "count"]
+          }
+        },
+        { name: "enum", inputSchema: { type: "object", properties: { text: { enum: ["a", deep] } } } }
+      ]
+      const script = Scripted.legacyScript((message, ctx) =>
+        "method" in message && "id" in message && message.method === "tools/list"
+          ? ctx.reply(message.id, { tools })
+          : Effect.void
+      )
+      const hostile = McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(Scripted.layer(script)))
+      const check = <A, I extends Readonly<Record<string, unknown>>>(
+        name: string,
+        parameters: Schema.Schema<A, I>
+      ) => Effect.provide(mismatch(TypedTool.make(name, { parameters, success: Schema.Unknown })), hostile)
+      // the reference is not followed, so "text" is not compared; the rest of the schema still is
+      const ref = yield* check("ref", Schema.Struct({ text: Schema.String, count: Schema.Number }))
+      assert.deepStrictEqual(ref.issues.map((issue) => [issue.path, issue.reason]), [["/count", "WrongType"]])
+      const wide = yield* check("enum", Schema.Struct({ text: Schema.String }))
+      assert.deepStrictEqual(wide.issues.map((issue) => [issue.path, issue.reason]), [["/text", "WrongType"]])
+      assert.include(wide.issues[0].detail, `the server accepts only "a", [[[[`)
+      assert.isBelow(wide.issues[0].detail.length, 200)
+      // "a" is told apart from the deep value at its first level
+      const narrow = TypedTool.make("enum", {
+        parameters: Schema.Struct({ text: Schema.Literal("a") }),
+        success: Schema.Unknown
+      })
+      assert.isFunction(yield* Effect.provide(TypedTool.bind(narrow), hostile))
+    }))
 
   it("issues() compares a declaration with a tool definition without a server", () => {
     const advertised = {

@@ -11,6 +11,8 @@ import * as JSONSchema from "effect/JSONSchema"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as McpSchema from "../McpSchema.js"
+import * as Codec from "./codec.js"
+import * as Value from "./jsonSchemaValue.js"
 
 /** @internal */
 export type IssueReason = "NotAdvertised" | "MissingRequired" | "WrongType" | "UnknownProperty"
@@ -29,15 +31,32 @@ const isObject = (value: unknown): value is Json =>
 
 const MAX_DEPTH = 32
 
-/** Follows a document-local `$ref` (`#/$defs/X`, `#/definitions/X`) of `root`; anything else is left as it is. */
+// an enum value is compared within these limits; one that needs more cannot be shown to be accepted
+const ENUM_LIMITS = { maxDepth: MAX_DEPTH, maxSteps: 100_000 } as const
+
+const PREVIEW = 80
+
+/** A reference token with its percent-escapes decoded; undefined when they are malformed (`%E0%A4%A`). */
+const decodeToken = (raw: string): string | undefined => {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Follows a document-local `$ref` (`#/$defs/X`, `#/definitions/X`) of `root`; anything else, a reference that
+ * does not resolve or one with malformed percent-escapes among them, is left as it is.
+ */
 const deref = (root: Json, schema: unknown, depth = 0): unknown => {
   if (!isObject(schema) || typeof schema.$ref !== "string" || depth > MAX_DEPTH) return schema
   const ref = schema.$ref
   if (!ref.startsWith("#/")) return schema
   let target: unknown = root
   for (const raw of ref.slice(2).split("/")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~")
-    if (!isObject(target) || !Object.hasOwn(target, key)) return schema
+    const key = decodeToken(raw)?.replace(/~1/g, "/").replace(/~0/g, "~")
+    if (key === undefined || !isObject(target) || !Object.hasOwn(target, key)) return schema
     target = target[key]
   }
   return deref(root, target, depth + 1)
@@ -131,14 +150,17 @@ const compare = (ours: Side, theirs: Side, path: string, issues: Array<Issue>, d
   const theirEnum = enumOf(theirs.root, theirSchema)
   if (theirEnum !== undefined) {
     const ourEnum = enumOf(ours.root, ourSchema)
-    const allowed = new Set(theirEnum.map((value) => JSON.stringify(value)))
-    const outside = (ourEnum ?? []).map((value) => JSON.stringify(value)).filter((value) => !allowed.has(value))
+    // server values may nest arbitrarily deep: compared and shown within bounds, never through JSON.stringify
+    const outside = (ourEnum ?? []).filter((value) =>
+      !theirEnum.some((allowed) => Value.equalWithin(value, allowed, ENUM_LIMITS))
+    )
     if (ourEnum === undefined || outside.length > 0) {
+      const show = (values: ReadonlyArray<unknown>) => values.map((value) => Codec.preview(value, PREVIEW)).join(", ")
       issues.push({
         path,
         reason: "WrongType",
-        detail: `the server accepts only ${[...allowed].join(", ")}; the Schema ${
-          ourEnum === undefined ? "is not limited to those" : `may give ${outside.join(", ")}`
+        detail: `the server accepts only ${show(theirEnum)}; the Schema ${
+          ourEnum === undefined ? "is not limited to those" : `may give ${show(outside)}`
         }`
       })
       return
