@@ -29,6 +29,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
 import * as Schema from "effect/Schema"
+import * as Codec from "./internal/codec.js"
 import * as Frontmatter from "./internal/skillsFrontmatter.js"
 import * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
@@ -275,10 +276,9 @@ const fetchVerified = (
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
 
-const describe = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? String(value)
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text
-}
+// a listed value comes as JSON from skills/list, which the frontmatter reader's depth limit never saw: shown
+// through the codec's bounded preview (JSON.stringify overflows the stack on a value nested some thousands deep)
+const describe = (value: unknown): string => value === undefined ? "undefined" : Codec.preview(value, 79)
 
 /**
  * Loads a skill: reads its `SKILL.md` with `resources/read`, verifies size and digest against the listing,

@@ -32,11 +32,17 @@ const hostile = {
   spaces: skillMd.replace("metadata:", `a${" ".repeat(150_000)}x\nmetadata:`)
 } as const
 
-type Tamper = "none" | "digest" | "size" | "frontmatter" | keyof typeof hostile
+// a listed value nested 20,000 deep: JSON from skills/list, so the frontmatter reader's depth limit never sees
+// it; the fixture writes it into the answer's text in place of the marker (JSON.stringify cannot take it)
+const deepMarker = "deep listed value"
+const deepJson = `${"[".repeat(20_000)}"x"${"]".repeat(20_000)}`
+
+type Tamper = "none" | "digest" | "size" | "frontmatter" | "deepListing" | keyof typeof hostile
 
 const served = (tamper: Tamper): string => {
   switch (tamper) {
     case "none":
+    case "deepListing":
       return skillMd
     case "digest":
       return skillMd.replace("# Body", "# Evil")
@@ -55,7 +61,11 @@ const entry = (name: string, tamper: Tamper) => {
   const listed = tamper === "frontmatter" || tamper in hostile ? served(tamper) : skillMd
   return {
     uri,
-    frontmatter: { name: "pdf-processing", description: "Extract PDF text", metadata: { version: "1.0" } },
+    frontmatter: {
+      name: tamper === "deepListing" ? deepMarker : "pdf-processing",
+      description: "Extract PDF text",
+      metadata: { version: "1.0" }
+    },
     resources: [
       { uri, digest: digest(listed), size: size(listed) },
       { uri: `skill://${name}/references/FORMS.md`, digest: digest(forms), size: size(forms) }
@@ -70,7 +80,7 @@ const startServer = (tamper: Tamper) =>
       const lists: Array<unknown> = []
       const answer = (res: ServerResponse, id: unknown, result: unknown) => {
         res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify({ jsonrpc: "2.0", id, result }))
+        res.end(JSON.stringify({ jsonrpc: "2.0", id, result }).replace(JSON.stringify(deepMarker), deepJson))
       }
       const server = createServer((req: IncomingMessage, res: ServerResponse) => {
         if (req.method !== "POST") {
@@ -208,6 +218,19 @@ describe("Skills", () => {
         assert.isBelow(millis, 5000)
       }))
   }
+
+  it.scoped("a listed frontmatter value nested 20,000 deep is refused with SkillVerificationError, shown short", () =>
+    Effect.gen(function*() {
+      const { outcome, reads } = yield* refusal("deepListing")
+      assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError", "refused")
+      if (Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError") {
+        assert.strictEqual(outcome.left.reason, "Frontmatter")
+        assert.include(outcome.left.detail, `(name: listed [[[[`)
+        assert.include(outcome.left.detail, `, file has "pdf-processing")`)
+        assert.isBelow(outcome.left.detail.length, 200)
+      }
+      assert.deepStrictEqual(reads, ["skill://pdf-processing/SKILL.md"])
+    }))
 
   it.scoped("a file the listing does not name is refused without a read", () =>
     Effect.gen(function*() {
