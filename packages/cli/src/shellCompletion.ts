@@ -224,8 +224,10 @@ export const serverQuestion = (
   return undefined
 }
 
-// control characters (C0, DEL, C1) and the invisible bidirectional and zero-width marks: none reaches the terminal
-const unsafe = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/
+// control characters (C0, DEL, C1) and the invisible ones terminalText escapes (format, default-ignorable, line and
+// paragraph separators), with none kept: a candidate has a backslash before each character beyond ASCII, which
+// would part a joiner or variation selector from the character it belongs to
+const unsafe = /[\u0000-\u001f\u007f-\u009f\p{Cf}\p{DI}\p{Zl}\p{Zp}]/u
 
 /** How many suggested values are shown at most, and how long one may be. */
 export const maxSuggestions = 100

@@ -60,6 +60,10 @@ describe("shell completion", () => {
       Completion.suggested(question, ["Ada", "Ada", "A b", "\u001b[31mred", "a\u202eb", "c\u009bd", "x".repeat(201), 7, ""]),
       ["name=Ada ", "name=A\\ b "]
     )
+    // invisible characters: tag characters, a zero-width space, a soft hyphen, a line separator, and even a joiner
+    // an emoji sequence needs (the candidate's backslashes would part it from its pictographs)
+    const invisible = ["safe\u{e0072}\u{e006d}", "ec\u200bho", "a\u00adb", "b\u2028c", "\u{1f469}\u200d\u{1f4bb}"]
+    assert.deepStrictEqual(Completion.suggested(question, [...invisible, "Ada"]), ["name=Ada "])
     assert.deepStrictEqual(Completion.suggested(template, ["effect"]), ["demo://notes/effect "])
     const many = Array.from({ length: 500 }, (_, i) => `v${i}`)
     assert.strictEqual(Completion.suggested(question, many).length, Completion.maxSuggestions)
