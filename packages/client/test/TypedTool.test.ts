@@ -76,6 +76,20 @@ const mismatch = <A, I extends Readonly<Record<string, unknown>>, R, RI>(
     })
   )
 
+// a server's value nested 20,000 deep, which JSON.stringify and String() cannot take
+let deep: unknown = "leaf"
+for (let i = 0; i < 20_000; i++) deep = [deep]
+
+/** A client of a scripted server listing `tools` (the in-process transport serializes, which they do not survive). */
+const scripted = (tools: ReadonlyArray<unknown>) => {
+  const script = Scripted.legacyScript((message, ctx) =>
+    "method" in message && "id" in message && message.method === "tools/list"
+      ? ctx.reply(message.id, { tools })
+      : Effect.void
+  )
+  return McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(Scripted.layer(script)))
+}
+
 describe("TypedTool", () => {
   it.effect("a matching declaration calls the tool; the result is decoded from structuredContent", () =>
     Effect.gen(function*() {
@@ -164,9 +178,6 @@ describe("TypedTool", () => {
 
   it.effect("a hostile inputSchema: a malformed $ref is left unresolved, a deep enum value is a mismatch", () =>
     Effect.gen(function*() {
-      // a listed value nested 20,000 deep, which JSON.stringify cannot take
-      let deep: unknown = "leaf"
-      for (let i = 0; i < 20_000; i++) deep = [deep]
       const tools = [
         {
           name: "ref",
@@ -178,12 +189,7 @@ describe("TypedTool", () => {
         },
         { name: "enum", inputSchema: { type: "object", properties: { text: { enum: ["a", deep] } } } }
       ]
-      const script = Scripted.legacyScript((message, ctx) =>
-        "method" in message && "id" in message && message.method === "tools/list"
-          ? ctx.reply(message.id, { tools })
-          : Effect.void
-      )
-      const hostile = McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(Scripted.layer(script)))
+      const hostile = scripted(tools)
       const check = <A, I extends Readonly<Record<string, unknown>>>(
         name: string,
         parameters: Schema.Schema<A, I>
@@ -201,6 +207,22 @@ describe("TypedTool", () => {
         success: Schema.Unknown
       })
       assert.isFunction(yield* Effect.provide(TypedTool.bind(narrow), hostile))
+    }))
+
+  it.effect("required names and type lists holding a deep value: the value names nothing, the rest is compared", () =>
+    Effect.gen(function*() {
+      const tools = [{
+        name: "odd",
+        inputSchema: { type: "object", properties: { text: { type: [deep, "number"] } }, required: [deep, "text"] }
+      }]
+      const declared = TypedTool.make("odd", {
+        parameters: Schema.Struct({ text: Schema.String }),
+        success: Schema.Unknown
+      })
+      const odd = yield* Effect.provide(mismatch(declared), scripted(tools))
+      assert.deepStrictEqual(odd.issues, [
+        { path: "/text", reason: "WrongType", detail: "the server expects number; the Schema may give string" }
+      ])
     }))
 
   it("issues() compares a declaration with a tool definition without a server", () => {

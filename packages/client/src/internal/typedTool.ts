@@ -29,6 +29,8 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
+const isName = (value: unknown): value is string => typeof value === "string"
+
 const MAX_DEPTH = 32
 
 // an enum value is compared within these limits; one that needs more cannot be shown to be accepted
@@ -88,7 +90,8 @@ const typesOf = (root: Json, schema: unknown, depth = 0): ReadonlySet<JsonType> 
   if (Object.hasOwn(resolved, "const")) return new Set([typeOfValue(resolved.const)])
   if (Array.isArray(resolved.enum)) return new Set(resolved.enum.map(typeOfValue))
   if (typeof resolved.type === "string") return new Set([resolved.type as JsonType])
-  if (Array.isArray(resolved.type)) return new Set(resolved.type as ReadonlyArray<JsonType>)
+  // only names: anything else in the list means no type, and would reach the issue's text through String()
+  if (Array.isArray(resolved.type)) return new Set(resolved.type.filter(isName) as ReadonlyArray<JsonType>)
   const members = Array.isArray(resolved.anyOf)
     ? resolved.anyOf
     : Array.isArray(resolved.oneOf)
@@ -195,7 +198,8 @@ const compareObjects = (
   const ourProperties = isObject(ourSchema.properties) ? ourSchema.properties : {}
   const theirProperties = isObject(theirSchema.properties) ? theirSchema.properties : {}
   const ourRequired = new Set(Array.isArray(ourSchema.required) ? ourSchema.required.map(String) : [])
-  const theirRequired = Array.isArray(theirSchema.required) ? theirSchema.required.map(String) : []
+  // a server's entry that is not a name (an array nested some thousands deep overflows String()) names nothing
+  const theirRequired = Array.isArray(theirSchema.required) ? theirSchema.required.filter(isName) : []
   for (const name of theirRequired) {
     if (ourRequired.has(name)) continue
     issues.push({
