@@ -29,6 +29,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Body from "./internal/httpResponse.js"
 import { oauthError, type OAuthError } from "./internal/oauthError.js"
+import { printable } from "./internal/printable.js"
 
 /**
  * One authorization in progress.
@@ -87,7 +88,7 @@ export class AuthorizationHandler extends Context.Tag("@conduit-mcp/client/Autho
 const isWebUrl = (url: URL) => url.protocol === "https:" || url.protocol === "http:"
 
 const logDeviceCode = (code: DeviceCode) =>
-  Effect.logInfo(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`).pipe(
+  Effect.logInfo(printable(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`)).pipe(
     Effect.annotateLogs({ module: "AuthorizationHandler" })
   )
 

@@ -35,6 +35,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
+import { printable } from "./internal/printable.js"
 
 /**
  * What a request handler knows of the request beyond its params.
@@ -107,8 +108,10 @@ export const onNotifications = (
       Stream.runForEach((notification) => {
         const handler = Object.hasOwn(handlers, notification.method) ? handlers[notification.method] : undefined
         return handler === undefined ? Effect.void : handler(notification.params).pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning(`the handler of ${notification.method} failed`, cause)),
-          Effect.annotateLogs({ module: "ExtensionHandler", method: notification.method })
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning(printable(`the handler of ${notification.method} failed`), cause)
+          ),
+          Effect.annotateLogs({ module: "ExtensionHandler", method: printable(notification.method) })
         )
       }),
       Effect.forkScoped,

@@ -6,9 +6,12 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Url from "node:url"
 import * as McpClient from "../src/McpClient.js"
 import * as StdioTransport from "../src/StdioTransport.js"
+import { eventually } from "./utils/eventually.js"
 
 const hostile = Url.fileURLToPath(new URL("./fixtures/stdio/hostile.mjs", import.meta.url))
 
@@ -49,4 +52,37 @@ describe("hostile servers", () => {
       ])
       assert.strictEqual((yield* mcp.session).transport.pid, pid, "the same connection")
     }).pipe(Effect.provide(client("deep-batch"))))
+
+  it.live("terminal controls in what the client logs of a server (a bad line, its log messages) are escaped", () =>
+    Effect.gen(function*() {
+      const logged: Array<string> = []
+      const logger = Logger.make(({ annotations, message }) => {
+        logged.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+        for (const [, value] of annotations) logged.push(String(value))
+      })
+      const result = yield* Effect.gen(function*() {
+        const mcp = yield* McpClient.McpClient
+        const answer = yield* mcp.callTool({ name: "echo" }, { timeout: "20 seconds" })
+        // the log messages arrive before the answer; the bad line too
+        yield* eventually(() => logged.filter((line) => line.includes("red")).length > 0, "the forwarded log")
+        return answer
+      }).pipe(
+        Effect.provide(
+          McpClient.layer({ healthCheckInterval: false, serverLogs: "logger" }).pipe(
+            Layer.provide(StdioTransport.layer({ command: process.execPath, args: [hostile, "terminal"] })),
+            Layer.provide(NodeContext.layer)
+          )
+        ),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
+      const all = logged.join("\n")
+      // what a terminal acts on or draws as nothing: C0 but newline, DEL, C1, bidirectional controls, tag characters
+      assert.notMatch(all, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\udb40[\udc00-\udc7f]/)
+      assert.include(all, "\\x1b]0;owned\\x07\\x1b[2J not json \\u{e0049}\\u{e0047}\\u{e004e}")
+      assert.include(all, "\\x1b[31mred\\u202eevil\\u{e0049}\\u{e0047}\\u{e004e}\\x0d")
+      assert.include(all, "logger\\x1b[8m")
+      assert.include(all, "\\x9b2J\\u2066")
+    }))
 })

@@ -11,6 +11,7 @@ import * as McpSchema from "../McpSchema.js"
 import type * as RootsProvider from "../RootsProvider.js"
 import * as SamplingHandler from "../SamplingHandler.js"
 import * as UrlConsent from "./urlConsent.js"
+import { printable } from "./printable.js"
 
 /**
  * The handlers the application provided; each one present turns on its capability.
@@ -342,7 +343,7 @@ const elicit = (
     const inspected = inspectUrl(decoded.right.url, origin.serverOrigin)
     if (Either.isLeft(inspected)) {
       return Effect.as(
-        Effect.logWarning(`refused a URL elicitation: ${inspected.left}`).pipe(
+        Effect.logWarning(printable(`refused a URL elicitation: ${inspected.left}`)).pipe(
           Effect.annotateLogs({ module: "McpClient", method: "elicitation/create" })
         ),
         Either.right({ action: "decline" })

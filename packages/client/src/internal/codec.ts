@@ -2,6 +2,7 @@
 import * as Either from "effect/Either"
 import * as McpSchema from "../McpSchema.js"
 import { TransportEvent } from "../Transport.js"
+import { printable } from "./printable.js"
 
 /**
  * What one text frame (a stdio line, an SSE `data` field, an HTTP body) decodes to: the messages it holds (a
@@ -16,12 +17,12 @@ export interface DecodedFrame {
 
 const PREVIEW = 200
 
-const describe = (text: string): string => text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text
+const describe = (text: string): string => printable(text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text)
 
 /**
- * The start of a value's JSON text, at most `max` characters, written without recursion and without serializing
- * the rest: `JSON.stringify` overflows the stack on a value nested some thousands deep (which `JSON.parse`
- * builds without complaint), and would serialize megabytes to show two hundred characters.
+ * The start of a value's JSON text, at most `max` characters (then made `printable`), written without recursion
+ * and without serializing the rest: `JSON.stringify` overflows the stack on a value nested some thousands deep
+ * (which `JSON.parse` builds without complaint), and would serialize megabytes to show two hundred characters.
  *
  * @internal
  */
@@ -56,7 +57,7 @@ export const preview = (value: unknown, max: number = PREVIEW): string => {
       out += JSON.stringify(current) ?? "null"
     }
   }
-  return out.length > max || stack.length > 0 ? `${out.slice(0, max)}…` : out
+  return printable(out.length > max || stack.length > 0 ? `${out.slice(0, max)}…` : out)
 }
 
 /**

@@ -23,6 +23,7 @@ import type { Cursor, Resolved, Route, Source, State } from "./httpState.js"
 import { EVENT_STREAM, isObject, JSON_TYPE, newCursor, transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Hooks from "./transportHooks.js"
+import { printable } from "./printable.js"
 
 /**
  * What one frame from the server held.
@@ -132,7 +133,8 @@ const learn = (
   return Effect.as(
     Effect.forEach(
       index.invalid,
-      ({ reason, tool }) => Effect.logWarning(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`),
+      ({ reason, tool }) =>
+        Effect.logWarning(printable(`left out tool ${tool}: its x-mcp-header declaration is invalid (${reason})`)),
       { discard: true }
     ),
     { ...result, tools }
@@ -176,7 +178,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
     if (McpSchema.isRequest(message)) {
       if (source.route === "modern") {
         return Effect.as(
-          Effect.logWarning(`dropped a ${message.method} request a modern server sent on its stream`),
+          Effect.logWarning(printable(`dropped a ${message.method} request a modern server sent on its stream`)),
           false
         )
       }

@@ -18,6 +18,7 @@ import * as Body from "./httpResponse.js"
 import type { Sender } from "./httpSender.js"
 import type { Cursor, Resolved, State } from "./httpState.js"
 import { backoff, EVENT_STREAM, newCursor, socketTurn, transportError, unexpected } from "./httpState.js"
+import { printable } from "./printable.js"
 
 /** From this revision on, legacy requests after `initialize` carry `MCP-Protocol-Version`. */
 const VERSION_HEADER_SINCE = "2025-06-18"
@@ -115,7 +116,7 @@ export const resumer = (session: Session) => {
       if (Either.isLeft(sent)) {
         if (sent.left._tag === "AuthError") return yield* Effect.fail(sent.left)
         const { detail } = Body.describeClientError(sent.left)
-        yield* Effect.logDebug(`resuming the stream of ${request.method} failed: ${detail}`)
+        yield* Effect.logDebug(printable(`resuming the stream of ${request.method} failed: ${detail}`))
         return false
       }
       const response = sent.right
@@ -182,7 +183,7 @@ export const getStream = (session: Session): Effect.Effect<void> => {
       const sent = yield* Effect.either(sessionGet(session, cursor))
       if (Either.isLeft(sent)) {
         if (sent.left._tag === "AuthError") {
-          yield* Effect.logWarning(`the GET stream was refused: ${sent.left.message}`)
+          yield* Effect.logWarning(printable(`the GET stream was refused: ${sent.left.message}`))
           return false
         }
         yield* Effect.logDebug(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
@@ -216,7 +217,7 @@ export const getStream = (session: Session): Effect.Effect<void> => {
       const outcome = yield* Effect.either(
         inbound.readEvents(response, { request: undefined, route: "legacy" }, cursor)
       )
-      if (Either.isLeft(outcome)) yield* Effect.logDebug(`the GET stream broke off: ${outcome.left.message}`)
+      if (Either.isLeft(outcome)) yield* Effect.logDebug(printable(`the GET stream broke off: ${outcome.left.message}`))
       return true
     })
 

@@ -19,6 +19,7 @@ import type { Sender } from "./httpSender.js"
 import type { Binding, State } from "./httpState.js"
 import { ACCEPT_BOTH, isObject, transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
+import { printable } from "./printable.js"
 
 /** The most `tools/list` pages read to find a tool after a HeaderMismatch. */
 const maxRefreshPages = 20
@@ -77,7 +78,7 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
       )
       if (params.dropped.length === 0) return sent
       return Effect.zipRight(
-        Effect.forEach(params.dropped, (reason) => Effect.logWarning(`dropped a header: ${reason}`), {
+        Effect.forEach(params.dropped, (reason) => Effect.logWarning(printable(`dropped a header: ${reason}`)), {
           discard: true
         }),
         sent

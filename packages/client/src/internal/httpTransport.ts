@@ -42,6 +42,7 @@ import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Tracing from "./tracing.js"
 import * as Hooks from "./transportHooks.js"
+import { printable } from "./printable.js"
 
 export type { BindingOption, Resolved } from "./httpState.js"
 
@@ -143,7 +144,9 @@ const canceller = (
     }
     return Effect.zipRight(
       binding.oneWay(cancelled, cancelled.method).pipe(
-        Effect.catchAll((error) => Effect.logDebug(`notifications/cancelled was not delivered: ${error.message}`))
+        Effect.catchAll((error) =>
+          Effect.logDebug(printable(`notifications/cancelled was not delivered: ${error.message}`))
+        )
       ),
       stop
     )

@@ -25,6 +25,7 @@ import type * as RootsProvider from "../RootsProvider.js"
 import type * as SamplingHandler from "../SamplingHandler.js"
 import * as TypedTool from "../TypedTool.js"
 import * as Value from "./jsonSchemaValue.js"
+import { printable } from "./printable.js"
 
 type Entry<R> =
   | {
@@ -238,7 +239,7 @@ export const make = <R>(
       fetchers[kind](client).pipe(
         Effect.flatMap((items) => store(server, kind, items)),
         Effect.catchAll((error) =>
-          Effect.logWarning(`McpHub: cannot refresh the ${kind} of ${server}: ${error.message}`)
+          Effect.logWarning(printable(`McpHub: cannot refresh the ${kind} of ${server}: ${error.message}`))
         )
       )
 
@@ -287,7 +288,7 @@ export const make = <R>(
             }
           }),
           Effect.catchAll((error) =>
-            Effect.logDebug(`McpHub: ${server} stopped sending list changes: ${error.message}`)
+            Effect.logDebug(printable(`McpHub: ${server} stopped sending list changes: ${error.message}`))
           ),
           Effect.forkScoped
         )

@@ -13,6 +13,7 @@ import type * as McpSchema from "../McpSchema.js"
 import type * as InProcessTransport from "../InProcessTransport.js"
 import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
+import { printable } from "./printable.js"
 
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
@@ -58,7 +59,7 @@ export const make = (server: InProcessTransport.Peer) =>
                   id: message.id,
                   error: new TransportError({ transport: "in-process", reason: "Read", detail })
                 }))
-                : Effect.logWarning(`dropping a server message: ${detail}`)
+                : Effect.logWarning(printable(`dropping a server message: ${detail}`))
           })
 
         // One emitter keeps the server's messages in order and stops with the connection.

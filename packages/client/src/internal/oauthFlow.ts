@@ -19,6 +19,7 @@ import { oauthError, type OAuthError } from "./oauthError.js"
 import { basicCredentials, type FormResponse, postForm } from "./oauthHttp.js"
 import { DeviceAuthorizationResponse, errorOf, TokenResponse } from "./oauthMetadata.js"
 import { checkUrl, hostClass } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 /** A redirect URI the authorization code may be sent to: https, or http on localhost or a loopback address. */
 const isAllowedRedirect = (uri: string): boolean => {
@@ -438,7 +439,8 @@ export const deviceCode = (
       ...(showComplete ? { verificationUriComplete: complete } : {})
     }
     yield* Option.match(context.handler, {
-      onNone: () => Effect.logInfo(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`),
+      onNone: () =>
+        Effect.logInfo(printable(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`)),
       onSome: (handler) => handler.showDeviceCode(code)
     })
     const deadline = (yield* Clock.currentTimeMillis) + lifetime * 1000

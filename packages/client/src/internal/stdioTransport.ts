@@ -32,6 +32,7 @@ import * as codec from "./codec.js"
 import * as lineDecoder from "./lineDecoder.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as Hooks from "./transportHooks.js"
+import { printable } from "./printable.js"
 
 /** The parent's variables a `"minimal"` environment keeps (re-exported by `StdioTransport`). */
 export const minimalEnvironment: ReadonlyArray<string> = [
@@ -330,7 +331,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             return Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
           })
 
-        const drop = (reason: string) => Effect.logWarning(`dropped a line from the server: ${reason}`)
+        const drop = (reason: string) => Effect.logWarning(printable(`dropped a line from the server: ${reason}`))
         // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
         // one after the other, as long as the connection is open. What can be handled at once (answers to pending
         // requests, the usual lines) is handled when called; the first item that needs an effect (a log, a message

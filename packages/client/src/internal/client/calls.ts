@@ -27,6 +27,7 @@ import type * as ServerRequests from "./serverRequests.js"
 import type * as Telemetry from "./telemetry.js"
 import * as Options from "./options.js"
 import type { Session } from "./session.js"
+import { printable } from "../printable.js"
 
 /**
  * Decodes a raw result.
@@ -215,7 +216,7 @@ export const make = (deps: Deps): Calls => {
     return Effect.catchIf(
       once,
       (error): error is McpError.TransportError => error._tag === "TransportError" && error.reason === "StreamEnded",
-      (error) => Effect.zipRight(Effect.logDebug(`${error.message}; issuing ${method} again`), once)
+      (error) => Effect.zipRight(Effect.logDebug(printable(`${error.message}; issuing ${method} again`)), once)
     )
   }
 

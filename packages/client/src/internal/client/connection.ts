@@ -28,6 +28,7 @@ import type * as Options from "./options.js"
 import * as Requester from "./requester.js"
 import type * as RequestTable from "./requestTable.js"
 import { type Attempt, type Session, sessionOf, type Wire } from "./session.js"
+import { printable } from "../printable.js"
 
 /**
  * Whether callers can send: a session, none yet (connecting or reconnecting), or none ever again.
@@ -407,7 +408,7 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
         return yield* closedFor(ctx, outcome)
       }
       attemptNumber++
-      yield* Effect.logInfo(`the first connection failed (${outcome.message}); trying again`).pipe(
+      yield* Effect.logInfo(printable(`the first connection failed (${outcome.message}); trying again`)).pipe(
         Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
       )
       continue
@@ -418,7 +419,7 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
     }
     attemptNumber++
     yield* ctx.control.state.set({ _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
-    yield* Effect.logInfo(`connection lost (${outcome.message}); reconnecting`).pipe(
+    yield* Effect.logInfo(printable(`connection lost (${outcome.message}); reconnecting`)).pipe(
       Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
     )
     const next = yield* Effect.either(driver.next(outcome))

@@ -12,11 +12,13 @@ import * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
+import * as codec from "../codec.js"
 import type * as Cache from "./cache.js"
 import type * as NotificationHub from "./notificationHub.js"
 import type * as RequestTable from "./requestTable.js"
 import type * as ServerRequests from "./serverRequests.js"
 import type { Attempt } from "./session.js"
+import { printable } from "../printable.js"
 
 const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
 const CancelledParams = Schema.Struct({ requestId: McpSchema.RequestId })
@@ -132,16 +134,22 @@ export const make = (options: {
   const endListen = (id: McpSchema.RequestId): Effect.Effect<void> =>
     Effect.sync(() => requests.succeed(id, { resultType: "complete" }))
 
+  /** The most of a server's log message forwarded to the logger, in characters. */
+  const LOG_TEXT = 8192
+
   const forwardLog = (params: unknown): Effect.Effect<void> => {
     const decoded = decodeLogMessage(params)
     if (Either.isLeft(decoded)) return Effect.void
     const { data, level, logger } = decoded.right
-    const text = typeof data === "string" ? data : JSON.stringify(data)
+    // a server's text reaches the application's logger bounded and printable (see `printable`)
+    const text = typeof data === "string"
+      ? printable(data.length > LOG_TEXT ? `${data.slice(0, LOG_TEXT)}…` : data)
+      : codec.preview(data, LOG_TEXT)
     return Effect.logWithLevel(logLevels[level], text).pipe(
       Effect.annotateLogs({
         module: "McpServer",
-        server: options.published()?.serverName ?? "unknown",
-        logger: logger ?? ""
+        server: printable(options.published()?.serverName ?? "unknown"),
+        logger: logger === undefined ? "" : printable(logger)
       })
     )
   }

@@ -23,6 +23,7 @@ import * as Features from "../clientFeatures.js"
 import { type MadeOnUse, madeOnUse } from "../madeOnUse.js"
 import type * as Envelope from "./envelope.js"
 import type { Attempt, Session } from "./session.js"
+import { printable } from "../printable.js"
 
 /**
  * @internal
@@ -126,7 +127,7 @@ const makeAnswering = (
       // request was cancelled
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-          Effect.logWarning(`could not answer ${message.method}`, cause),
+          Effect.logWarning(printable(`could not answer ${message.method}`), cause),
           Effect.ignore(respondError(
             connection,
             message.id,
@@ -163,7 +164,7 @@ const makeAnswering = (
       if (connection === undefined) return Effect.logDebug("dropped a server request that came before connecting")
       if (attempt.era === "modern") {
         // Modern servers send no requests and modern clients write no responses.
-        return Effect.logWarning(`dropped a ${message.method} request from a modern server`)
+        return Effect.logWarning(printable(`dropped a ${message.method} request from a modern server`))
       }
       const version = attempt.version ?? supportedLegacy[supportedLegacy.length - 1] ?? "2025-11-25"
       return Effect.flatMap(running.ifMade(FiberMap.size, 0), (size) => {

@@ -21,6 +21,7 @@ import type * as Inbound from "./inbound.js"
 import * as NotificationHub from "./notificationHub.js"
 import * as Requester from "./requester.js"
 import type { Session, Wire } from "./session.js"
+import { printable } from "../printable.js"
 
 const relistenSchedule = Schedule.exponential("250 millis", 2).pipe(
   Schedule.union(Schedule.spaced("30 seconds")),
@@ -159,7 +160,7 @@ export const make = (deps: {
           // A connection lost meanwhile is no failure: every new session subscribes again.
           yield* calls.request("resources/subscribe", { uri }, McpSchema.EmptyResult).pipe(
             Effect.catchTag("TransportError", (error) =>
-              Effect.logDebug(`resources/subscribe deferred to the next session: ${error.message}`))
+              Effect.logDebug(printable(`resources/subscribe deferred to the next session: ${error.message}`)))
           )
         }
       }
@@ -217,7 +218,7 @@ export const make = (deps: {
           // Notifications may have been missed during the gap: what is cached about this server is stale.
           const target = status.published()?.connection?.info.target
           if (target !== undefined) yield* cache.forgetServer(target)
-          yield* Effect.logDebug(`listen dropped (${error.message}); listening again`).pipe(
+          yield* Effect.logDebug(printable(`listen dropped (${error.message}); listening again`)).pipe(
             Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
           )
           yield* Effect.orElse(driver.next(error), () => Effect.void)

@@ -26,6 +26,7 @@ import type * as TaskStore from "../../TaskStore.js"
 import type * as InputRounds from "./inputRounds.js"
 import type { Session } from "./session.js"
 import type { Resolved } from "./taskSupport.js"
+import { printable } from "../printable.js"
 
 /**
  * A task's state with what the 2026-07-28 design inlines (the result, the error, the input requests).
@@ -204,9 +205,15 @@ export const makeDriver = (deps: Deps): Driver => {
 /** The store (remember, forget) and the wire of one request (get, cancel). */
 const makeBasics = (deps: Deps): Basics => {
   const remember = (task: McpTasks.StoredTask) =>
-    Effect.catchAll(deps.store.put(task), (e) => Effect.logWarning(`the task ${task.taskId} was not stored`, e))
+    Effect.catchAll(
+      deps.store.put(task),
+      (e) => Effect.logWarning(printable(`the task ${task.taskId} was not stored`), e)
+    )
   const forget = (taskId: string) =>
-    Effect.catchAll(deps.store.remove(taskId), (e) => Effect.logWarning(`the task ${taskId} was not removed`, e))
+    Effect.catchAll(
+      deps.store.remove(taskId),
+      (e) => Effect.logWarning(printable(`the task ${taskId} was not removed`), e)
+    )
 
   /** A `tasks/get` the server refuses as invalid (-32602) after the task's expiry means the task expired. */
   const lost = (taskId: string, stored: McpTasks.StoredTask | undefined) =>
@@ -276,7 +283,7 @@ const notified = (deps: Deps, era: McpSchema.Era, taskId: string) =>
       yield* Effect.forkScoped(
         Stream.runForEach(deps.listen({ taskIds: [taskId] }), onNotification).pipe(
           Effect.catchAll((error) =>
-            Effect.logDebug(`no notifications for task ${taskId} (${error.message}); polling`).pipe(
+            Effect.logDebug(printable(`no notifications for task ${taskId} (${error.message}); polling`)).pipe(
               Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
             )
           )
