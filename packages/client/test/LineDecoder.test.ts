@@ -3,6 +3,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as codec from "../src/internal/codec.js"
 import * as lineDecoder from "../src/internal/lineDecoder.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import { heapPerByte } from "./utils/heap.js"
 
 const encoder = new TextEncoder()
 
@@ -73,7 +74,8 @@ describe("LineDecoder", () => {
       })
       assert.deepStrictEqual(decoded, messages.map(([m]) => m))
       assert.strictEqual(decoder.stats().scanned, bytes.length)
-      assert.isAtMost(decoder.stats().copied, bytes.length)
+      // linear: a small piece is gathered once (and its block grown by doubling), every line joined once
+      assert.isAtMost(decoder.stats().copied, 3 * bytes.length)
     },
     { fastCheck: { numRuns: 200 } }
   )
@@ -137,5 +139,18 @@ describe("LineDecoder", () => {
     const decoder = lineDecoder.make({ maxLineBytes: 100, overflow: "fail" })
     const lines = decodeAll(decoder, [bytes.subarray(0, 1), bytes.subarray(1, 3), bytes.subarray(3)])
     assert.deepStrictEqual(lines, ["😀"])
+  })
+
+  it("a line that never ends, trickled a byte per chunk, holds about two bytes of heap per byte", () => {
+    const decoder = lineDecoder.make({ maxLineBytes: 64 * 1024 * 1024, overflow: "fail" })
+    const perByte = heapPerByte(1_000_000, () => {
+      for (let i = 0; i < 1_000_000; i++) decoder.push(Uint8Array.of(0x61))
+    })
+    // an object per piece held ~115 bytes per byte
+    assert.isBelow(perByte, 8)
+    // and the line is whole when it ends
+    const result = decoder.push(encoder.encode("b\n"))
+    assert.deepStrictEqual(result._tag === "Lines" ? result.lines.map((line) => line.length) : [], [1_000_001])
+    assert.isAtMost(decoder.stats().copied, 3 * 1_000_001)
   })
 })

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Body from "../src/internal/httpResponse.js"
 import * as Sse from "../src/internal/sse.js"
+import { heapPerByte } from "./utils/heap.js"
 
 const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)
@@ -34,6 +35,18 @@ const splits = (input: Uint8Array): Array<Array<Uint8Array>> => {
 }
 
 describe("Sse parser", () => {
+  it("a data line that never ends, trickled a byte per chunk, holds about two bytes of heap per byte", () => {
+    const parser = Sse.makeParser({ maxEventBytes: 64 * 1024 * 1024 })
+    parser.push(new TextEncoder().encode("data: "))
+    const perByte = heapPerByte(1_000_000, () => {
+      for (let i = 0; i < 1_000_000; i++) parser.push(Uint8Array.of(0x61))
+    })
+    // a copy per piece held ~218 bytes per byte
+    assert.isBelow(perByte, 8)
+    const { items } = parser.push(new TextEncoder().encode("\n\n"))
+    assert.deepStrictEqual(items.map((item) => item._tag === "Event" ? item.data.length : -1), [1_000_000])
+  })
+
   it("reads data, event, id and retry fields", () => {
     const items = parse("event: update\nid: 7\nretry: 1500\ndata: {\"a\":1}\n\n")
     assert.deepStrictEqual(items, [

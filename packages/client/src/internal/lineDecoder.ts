@@ -8,6 +8,8 @@
  * @internal
  */
 
+import * as PendingBytes from "./pendingBytes.js"
+
 const LF = 0x0a
 const CR = 0x0d
 
@@ -29,7 +31,7 @@ export type PushResult =
 export interface Stats {
   /** Bytes examined while looking for line terminators. */
   readonly scanned: number
-  /** Bytes copied while joining the pieces of lines split across chunks. */
+  /** Bytes copied while holding and joining the pieces of lines split across chunks. */
   readonly copied: number
 }
 
@@ -63,45 +65,22 @@ export interface Options {
 export const make = (options: Options): LineDecoder => {
   const max = options.maxLineBytes
   const decoder = new TextDecoder("utf-8")
-  let pending: Array<Uint8Array> = []
-  let pendingBytes = 0
+  // the start of the line that waits for its terminator (see pendingBytes.ts)
+  const pending = PendingBytes.make()
   let discarding = false
   let failed = false
   let scanned = 0
-  let copied = 0
 
-  const reset = () => {
-    pending = []
-    pendingBytes = 0
-  }
+  const reset = () => pending.clear()
 
-  // Joins the pending pieces and `tail`, copying each byte once; a line inside one chunk is not copied.
+  // Joins the pending pieces and `tail`; a line inside one chunk is not copied.
   const join = (tail: Uint8Array, limit: number): Uint8Array => {
-    if (pending.length === 0) return tail.length > limit ? tail.subarray(0, limit) : tail
-    const total = Math.min(pendingBytes + tail.length, limit)
-    const out = new Uint8Array(total)
-    let offset = 0
-    for (const part of pending) {
-      if (offset >= total) break
-      const piece = part.length > total - offset ? part.subarray(0, total - offset) : part
-      out.set(piece, offset)
-      offset += piece.length
-    }
-    if (offset < total) {
-      const piece = tail.length > total - offset ? tail.subarray(0, total - offset) : tail
-      out.set(piece, offset)
-      offset += piece.length
-    }
-    copied += offset
-    reset()
-    return out
+    if (pending.size() === 0) return tail.length > limit ? tail.subarray(0, limit) : tail
+    return pending.take(tail, limit)
   }
 
-  const lastByte = (tail: Uint8Array): number | undefined => {
-    if (tail.length > 0) return tail[tail.length - 1]
-    const last = pending[pending.length - 1]
-    return last === undefined ? undefined : last[last.length - 1]
-  }
+  const lastByte = (tail: Uint8Array): number | undefined =>
+    tail.length > 0 ? tail[tail.length - 1] : pending.lastByte()
 
   const decode = (bytes: Uint8Array): string => {
     const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length
@@ -110,7 +89,7 @@ export const make = (options: Options): LineDecoder => {
 
   // Completes the line made of the pending pieces and `tail`. Returns the overflowing size in "fail" mode.
   const complete = (tail: Uint8Array, lines: Array<string>): number | undefined => {
-    const total = pendingBytes + tail.length
+    const total = pending.size() + tail.length
     const size = lastByte(tail) === CR ? total - 1 : total
     if (size > max) {
       if (options.overflow === "fail") {
@@ -148,12 +127,11 @@ export const make = (options: Options): LineDecoder => {
       if (overflow !== undefined) return { _tag: "Overflow", lines, size: overflow }
     }
     if (start < chunk.length && !discarding) {
-      pending.push(chunk.subarray(start))
-      pendingBytes += chunk.length - start
+      pending.add(chunk.subarray(start), false)
       // one byte of slack for a `\r` that may precede the terminator
-      if (pendingBytes > max + 1) {
+      if (pending.size() > max + 1) {
         if (options.overflow === "fail") {
-          const size = pendingBytes
+          const size = pending.size()
           failed = true
           reset()
           return { _tag: "Overflow", lines, size }
@@ -168,7 +146,7 @@ export const make = (options: Options): LineDecoder => {
   const end = (): PushResult => {
     const lines: Array<string> = []
     if (failed) return { _tag: "Lines", lines }
-    if (discarding || pendingBytes === 0) {
+    if (discarding || pending.size() === 0) {
       discarding = false
       reset()
       return { _tag: "Lines", lines }
@@ -177,5 +155,5 @@ export const make = (options: Options): LineDecoder => {
     return overflow === undefined ? { _tag: "Lines", lines } : { _tag: "Overflow", lines, size: overflow }
   }
 
-  return { push, end, stats: () => ({ scanned, copied }) }
+  return { push, end, stats: () => ({ scanned, copied: pending.copied() }) }
 }

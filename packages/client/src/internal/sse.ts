@@ -9,6 +9,7 @@
  * @internal
  */
 import * as McpError from "../McpError.js"
+import * as PendingBytes from "./pendingBytes.js"
 
 /**
  * What the decoder reports, in stream order:
@@ -62,8 +63,8 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
   // BOMs are handled by hand: only the one at the very start of the stream is dropped
   const decoder = new TextDecoder("utf-8", { ignoreBOM: true })
   const limit = options.maxEventBytes
-  let pending: Array<Uint8Array> = []
-  let pendingBytes = 0
+  // the start of the line that waits for its end (see pendingBytes.ts)
+  const pending = PendingBytes.make()
   let afterCR = false
   let atStart = true
   let eventBytes = 0
@@ -74,17 +75,7 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
 
   const takeLine = (chunk: Uint8Array, start: number, end: number): Uint8Array => {
     const tail = chunk.subarray(start, end)
-    if (pending.length === 0) return tail
-    pending.push(tail)
-    const line = new Uint8Array(pendingBytes + tail.length)
-    let offset = 0
-    for (const piece of pending) {
-      line.set(piece, offset)
-      offset += piece.length
-    }
-    pending = []
-    pendingBytes = 0
-    return line
+    return pending.size() === 0 ? tail : pending.take(tail, pending.size() + tail.length)
   }
 
   const processLine = (bytes: Uint8Array, items: Array<SseItem>): void => {
@@ -150,7 +141,7 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
       if (nextLF !== -1 && nextLF < position) nextLF = chunk.indexOf(LF, position)
       const end = nextCR === -1 ? nextLF : nextLF === -1 ? nextCR : Math.min(nextCR, nextLF)
       if (end === -1) break
-      const size = eventBytes + pendingBytes + (end - position)
+      const size = eventBytes + pending.size() + (end - position)
       if (size > limit) {
         failed = size
         return { items, tooLarge: size }
@@ -170,9 +161,8 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
     if (position < chunk.length) {
       const rest = chunk.subarray(position)
       // the chunk may be a view on a buffer the producer reuses: keep a copy of what waits for the next chunk
-      pending.push(rest.slice())
-      pendingBytes += rest.length
-      const size = eventBytes + pendingBytes
+      pending.add(rest, true)
+      const size = eventBytes + pending.size()
       if (size > limit) {
         failed = size
         return { items, tooLarge: size }

@@ -1,0 +1,129 @@
+/**
+ * The bytes of a line or an event that waits for the rest of it, across chunks, held in memory proportional to
+ * their number whatever the chunks are. A piece of at least `SMALL` bytes is held as it is (the chunk's own bytes,
+ * or a copy of them when the chunk may be reused); small pieces are gathered into blocks that grow by doubling up
+ * to `BLOCK` bytes. So a line a server trickles one byte per chunk costs about two bytes per byte, where an object
+ * per piece cost a hundred and more, and each byte is copied a bounded number of times: the first piece of a line
+ * is not copied at all (a line split across two chunks, the common case, is joined once, as before).
+ *
+ * @internal
+ */
+
+const SMALL = 4096
+const BLOCK = 64 * 1024
+
+/** @internal */
+export interface PendingBytes {
+  /** The bytes held. */
+  readonly size: () => number
+  /**
+   * Holds `piece` after what is held. `copy`: the piece is a view on a buffer its producer may reuse, so its bytes
+   * must be copied; else the piece is referenced when it may be, and must not be mutated.
+   */
+  readonly add: (piece: Uint8Array, copy: boolean) => void
+  /** The last byte held, if any. */
+  readonly lastByte: () => number | undefined
+  /** What is held followed by `tail`, cut to `limit` bytes, in one array; nothing is held after. */
+  readonly take: (tail: Uint8Array, limit: number) => Uint8Array
+  readonly clear: () => void
+  /** Bytes copied so far (gathering small pieces, growing blocks, joining), for the tests of linear work. */
+  readonly copied: () => number
+}
+
+/** @internal */
+export const make = (): PendingBytes => {
+  let pieces: Array<Uint8Array> = []
+  // the block small pieces are gathered into, after `pieces`
+  let open: Uint8Array | undefined
+  let openLength = 0
+  // the only piece held is a small one referenced as it came (it joins a block if another small piece follows)
+  let firstReferenced = false
+  let bytes = 0
+  let copied = 0
+
+  const close = () => {
+    if (open === undefined) return
+    pieces.push(open.subarray(0, openLength))
+    open = undefined
+    openLength = 0
+  }
+
+  const gather = (piece: Uint8Array) => {
+    const needed = openLength + piece.length
+    if (open !== undefined && needed > open.length) {
+      if (needed <= BLOCK) {
+        const grown = new Uint8Array(Math.min(BLOCK, Math.max(2 * open.length, needed)))
+        grown.set(open.subarray(0, openLength))
+        copied += openLength
+        open = grown
+      } else {
+        close()
+      }
+    }
+    // (a block after a full one is full-sized at once: the line is long)
+    if (open === undefined) open = new Uint8Array(Math.min(BLOCK, Math.max(256, 2 * piece.length, bytes)))
+    open.set(piece, openLength)
+    openLength += piece.length
+    copied += piece.length
+  }
+
+  const add = (piece: Uint8Array, copy: boolean) => {
+    if (piece.length === 0) return
+    bytes += piece.length
+    if (piece.length >= SMALL) {
+      close()
+      firstReferenced = false
+      if (copy) copied += piece.length
+      pieces.push(copy ? piece.slice() : piece)
+      return
+    }
+    if (!copy && pieces.length === 0 && open === undefined) {
+      pieces.push(piece)
+      firstReferenced = true
+      return
+    }
+    if (firstReferenced) {
+      firstReferenced = false
+      gather(pieces.pop()!)
+    }
+    gather(piece)
+  }
+
+  const lastByte = (): number | undefined => {
+    if (open !== undefined && openLength > 0) return open[openLength - 1]
+    const last = pieces[pieces.length - 1]
+    return last === undefined ? undefined : last[last.length - 1]
+  }
+
+  const clear = () => {
+    pieces = []
+    open = undefined
+    openLength = 0
+    firstReferenced = false
+    bytes = 0
+  }
+
+  const take = (tail: Uint8Array, limit: number): Uint8Array => {
+    if (bytes === 0) return tail.length > limit ? tail.subarray(0, limit) : tail
+    close()
+    const total = Math.min(bytes + tail.length, limit)
+    const out = new Uint8Array(total)
+    let offset = 0
+    for (const part of pieces) {
+      if (offset >= total) break
+      const piece = part.length > total - offset ? part.subarray(0, total - offset) : part
+      out.set(piece, offset)
+      offset += piece.length
+    }
+    if (offset < total) {
+      const piece = tail.length > total - offset ? tail.subarray(0, total - offset) : tail
+      out.set(piece, offset)
+      offset += piece.length
+    }
+    copied += offset
+    clear()
+    return out
+  }
+
+  return { size: () => bytes, add, lastByte, take, clear, copied: () => copied }
+}
