@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Pattern from "../src/internal/jsonSchemaPattern.js"
 import * as JsonSchema from "../src/JsonSchema.js"
+import { RE2JS } from "re2js"
 
 const timed = <A>(f: () => A): readonly [A, number] => {
   const start = performance.now()
@@ -49,6 +50,42 @@ describe("JsonSchema patterns", () => {
     assert.isBelow(millis, 1000)
     assert.strictEqual(reasonOf(JsonSchema.validate(schema, "a" + "b".repeat(900))), "valid")
   })
+
+  it("one pattern that would compile far past the budget is refused before it is compiled", () => {
+    // 7 000 characters, a million units: about a second of compiling
+    assert.strictEqual(reasonOf(JsonSchema.validate({ pattern: ".{1000}".repeat(1000) }, "x")), "BudgetExceeded")
+    // one of the same kind within the budget compiles and matches
+    assert.strictEqual(reasonOf(JsonSchema.validate({ pattern: "^.{1000}$" }, "x".repeat(1000))), "valid")
+    assert.strictEqual(reasonOf(JsonSchema.validate({ pattern: "^.{1000}$" }, "x".repeat(999))), "mismatch")
+  })
+
+  it.prop(
+    "the size estimate is never below the size of the program RE2 compiles",
+    [
+      FastCheck.array(
+        FastCheck.oneof(
+          FastCheck.constantFrom("a", ".", "\\d", "\\p{L}", "[a-z]", "[^ab]", "\\x{263a}", "|", "^", "$"),
+          FastCheck.tuple(
+            FastCheck.constantFrom("(?:", "(", "(?P<n>"),
+            FastCheck.constantFrom("ab", "[0-9]+", "x|y", ".{3}")
+          ).map(([open, body]) => `${open}${body})`),
+          FastCheck.tuple(
+            FastCheck.nat(40),
+            FastCheck.nat(40),
+            FastCheck.constantFrom("*", "+", "?", "{n}", "{n,}", "{n,m}")
+          ).map(([n, m, q]) => `(?:b[cd])${q.replace("n", String(n)).replace("m", String(n + m))}`)
+        ),
+        { minLength: 1, maxLength: 12 }
+      )
+    ],
+    ([parts]) => {
+      const source = parts.join("")
+      const compiled = Either.try(() => RE2JS.compile(source))
+      if (Either.isLeft(compiled)) return
+      assert.isAtLeast(Pattern.estimateSize(source), compiled.right.programSize(), source)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it("a schema whose patterns compile to too big a program is refused", () => {
     const properties = Object.fromEntries(

@@ -214,8 +214,9 @@ export const subschemaMap = (
 }
 
 /**
- * The compiled programs of one schema may add up to this size: compiling takes 3 to 10 microseconds per unit, so
- * a schema cannot spend much more than a quarter of a second compiling patterns.
+ * The compiled programs of one schema may add up to this size: compiling takes 1 to 10 microseconds per unit, so
+ * a schema cannot spend much more than a quarter of a second compiling patterns (a pattern is refused before it
+ * is compiled when its estimated size is far past what is left, see `Pattern.compile`).
  */
 export const MAX_PATTERN_SIZE = 50_000
 
@@ -225,7 +226,7 @@ export const regexFor = (c: Compiler, pattern: string, path: string): Pattern.Pa
     c.patterns.set(pattern, undefined)
     return fail(c, "BudgetExceeded", `the schema's patterns compile to more than ${MAX_PATTERN_SIZE} units`, path)
   }
-  const compiled = Pattern.compile(pattern)
+  const compiled = Pattern.compile(pattern, MAX_PATTERN_SIZE - c.patternSize)
   const regex = Either.getOrUndefined(compiled)
   c.patterns.set(pattern, regex)
   if (Either.isLeft(compiled)) return fail(c, compiled.left.reason, compiled.left.detail, path)

@@ -27,7 +27,7 @@ export interface Pattern {
 
 /** @internal */
 export interface Refusal {
-  readonly reason: "InvalidSchema" | "UnsupportedKeyword"
+  readonly reason: "InvalidSchema" | "UnsupportedKeyword" | "BudgetExceeded"
   readonly detail: string
 }
 
@@ -305,11 +305,102 @@ const nativeMode = (source: string): "unicode" | "legacy" | undefined => {
 }
 
 /**
- * Compiles a schema's pattern for bounded-time matching.
+ * A bound on the size of the program RE2 compiles from `source` (RE2 syntax), read without compiling it: every
+ * counted repetition multiplies what it repeats (`.{1000}` is a thousand copies of `.`), so a pattern of a few
+ * thousand characters can compile to a million units, about a second of compiling. It errs on the large side
+ * (twice a repeated part's copies, a class as eight units, an escape as four), and is written without recursion.
  *
  * @internal
  */
-export const compile = (source: string): Either.Either<Pattern, Refusal> => {
+export const estimateSize = (source: string): number => {
+  const frames: Array<{ total: number; last: number }> = [{ total: 0, last: 0 }]
+  let top = frames[0]!
+  const add = (units: number) => {
+    top.total = Math.min(CAP, top.total + units)
+    top.last = units
+  }
+  const closeGroup = () => {
+    const group = frames.pop()!
+    top = frames[frames.length - 1]!
+    add(group.total + 2)
+  }
+  let i = 0
+  while (i < source.length) {
+    const char = source[i]
+    if (char === "\\") {
+      const next = source[i + 1]
+      i += 2
+      if ((next === "x" || next === "p" || next === "P") && source[i] === "{") {
+        const close = source.indexOf("}", i)
+        i = close === -1 ? source.length : close + 1
+      } else if (next === "p" || next === "P") {
+        i += 1
+      }
+      add(4)
+    } else if (char === "[") {
+      i += source[i + 1] === "^" ? 2 : 1
+      if (source[i] === "]") i++
+      while (i < source.length && source[i] !== "]") {
+        if (source[i] === "\\") i += 2
+        else if (source[i] === "[" && source[i + 1] === ":") i = Math.max(i + 2, source.indexOf(":]", i + 2) + 2)
+        else i++
+      }
+      i++
+      add(8)
+    } else if (char === "(") {
+      i++
+      if (source[i] === "?") {
+        while (i < source.length && source[i] !== ":" && source[i] !== ")" && source[i] !== ">") i++
+        if (source[i] !== ")") i++
+      }
+      top = { total: 0, last: 0 }
+      frames.push(top)
+    } else if (char === ")") {
+      i++
+      if (frames.length > 1) closeGroup()
+    } else if (char === "{") {
+      const counted = REPEAT.exec(source.slice(i, i + 24))
+      if (counted === null) {
+        i++
+        add(1)
+        continue
+      }
+      i += counted[0].length
+      const min = Number(counted[1])
+      const max = counted[2] === undefined ? min : counted[3] === "" ? min + 1 : Number(counted[3])
+      const copies = 2 * Math.max(1, min, max)
+      top.total = Math.min(CAP, top.total - top.last + top.last * copies)
+      top.last = Math.min(CAP, top.last * copies)
+      if (source[i] === "?") i++
+    } else if (char === "*" || char === "+" || char === "?") {
+      i += source[i + 1] === "?" ? 2 : 1
+      top.total = Math.min(CAP, top.total + 1)
+      top.last += 1
+    } else {
+      i++
+      if (char === "|") {
+        top.total = Math.min(CAP, top.total + 1)
+        top.last = 0
+      } else {
+        add(1)
+      }
+    }
+  }
+  while (frames.length > 1) closeGroup()
+  // (and the program's own frame: its start, the capture of the whole match, the match)
+  return frames[0]!.total + 8
+}
+
+const CAP = 1e15
+const REPEAT = /^\{(\d{1,9})(,(\d{0,9}))?\}/
+
+/**
+ * Compiles a schema's pattern for bounded-time matching. `maxSize`: the most program units it may compile to;
+ * a pattern whose estimate ({@link estimateSize}) is more than four times that is refused before compiling.
+ *
+ * @internal
+ */
+export const compile = (source: string, maxSize: number = Infinity): Either.Either<Pattern, Refusal> => {
   const quoted = JSON.stringify(source)
   const mode = nativeMode(source)
   if (mode === undefined) {
@@ -322,6 +413,10 @@ export const compile = (source: string): Either.Either<Pattern, Refusal> => {
     })
   const translated = translate(source, mode === "unicode")
   if (Either.isLeft(translated)) return unsupported(translated.left)
+  if (estimateSize(translated.right) > 4 * maxSize) {
+    const shown = quoted.length > 80 ? `${quoted.slice(0, 80)}…` : quoted
+    return Either.left({ reason: "BudgetExceeded", detail: `pattern ${shown} would compile to more than ${maxSize} units` })
+  }
   const compiled = Either.try(() => RE2JS.compile(translated.right))
   if (Either.isLeft(compiled)) {
     const reason = compiled.left instanceof Error ? compiled.left.message.replace(/^error parsing regexp: /, "") : ""
