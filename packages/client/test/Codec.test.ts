@@ -131,3 +131,34 @@ describe("codec.decodeFrame on hostile frames", () => {
     assert.strictEqual(codec.preview("x".repeat(10), 5), "\"xxxx…")
   })
 })
+
+describe("codec.preview", () => {
+  it("reads no more of a wide and deep value than it shows", () => {
+    let reads = 0
+    // 50 levels of 8 192 elements, each level's first element the next level, read through a counting proxy
+    let value: unknown = 0
+    for (let level = 0; level < 50; level++) {
+      const items: Array<unknown> = Array.from({ length: 8192 }, () => 0)
+      items[0] = value
+      value = new Proxy(items, {
+        get: (target, key, receiver) => {
+          if (typeof key === "string" && /^\d+$/.test(key)) reads++
+          return Reflect.get(target, key, receiver)
+        }
+      })
+    }
+    const shown = codec.preview(value, 8192)
+    assert.strictEqual(shown.length, 8193)
+    assert.isTrue(shown.startsWith("[".repeat(50) + "0,0,0"))
+    assert.isTrue(shown.endsWith("…"))
+    // one read per element written: pushing every child first read 8 192 per level
+    assert.isAtMost(reads, 8192 + 50)
+  })
+
+  it("shows a value whole when it fits, and escapes what a terminal would act on", () => {
+    const value = { a: [1, "x"], b: null, c: { d: true } }
+    assert.strictEqual(codec.preview(value), JSON.stringify(value))
+    assert.strictEqual(codec.preview(["\u009b2J", "\u202e"]), "[\"\\x9b2J\",\"\\u202e\"]")
+    assert.strictEqual(codec.preview("a".repeat(500), 10), "\"aaaaaaaaa…")
+  })
+})

@@ -19,42 +19,67 @@ const PREVIEW = 200
 
 const describe = (text: string): string => printable(text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text)
 
+/** A container being written by {@link preview}: its elements (or its keys, for an object) and the next one. */
+interface Open {
+  readonly container: ReadonlyArray<unknown> | Readonly<Record<string, unknown>>
+  readonly keys: ReadonlyArray<string> | undefined
+  readonly count: number
+  index: number
+}
+
+/** At most `max` own keys of `object`, without listing the others. */
+const keysOf = (object: object, max: number): Array<string> => {
+  const keys: Array<string> = []
+  for (const key in object) {
+    if (keys.length >= max) break
+    if (Object.hasOwn(object, key)) keys.push(key)
+  }
+  return keys
+}
+
 /**
  * The start of a value's JSON text, at most `max` characters (then made `printable`), written without recursion
  * and without serializing the rest: `JSON.stringify` overflows the stack on a value nested some thousands deep
  * (which `JSON.parse` builds without complaint), and would serialize megabytes to show two hundred characters.
+ * Every step writes at least one character, and the stack holds one cursor per open container, so the work is
+ * bounded by `max` whatever the value's width and depth.
  *
  * @internal
  */
 export const preview = (value: unknown, max: number = PREVIEW): string => {
   let out = ""
-  // what is left to write: values, or literal text (closing brackets, separators)
-  const stack: Array<{ readonly text: string } | { readonly value: unknown }> = [{ value }]
-  while (stack.length > 0 && out.length <= max) {
-    const item = stack.pop()!
-    if ("text" in item) {
-      out += item.text
-      continue
-    }
-    const current = item.value
+  const stack: Array<Open> = []
+  // writes a scalar, or the opening of a container whose elements follow
+  const begin = (current: unknown) => {
     if (Array.isArray(current)) {
       out += "["
-      stack.push({ text: "]" })
-      for (let i = Math.min(current.length, max) - 1; i >= 0; i--) {
-        stack.push({ value: current[i] })
-        if (i > 0) stack.push({ text: "," })
-      }
+      stack.push({ container: current, keys: undefined, count: Math.min(current.length, max), index: 0 })
     } else if (typeof current === "object" && current !== null) {
       out += "{"
-      stack.push({ text: "}" })
-      const keys = Object.keys(current).slice(0, max)
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push({ value: (current as Record<string, unknown>)[keys[i]] })
-        stack.push({ text: `${JSON.stringify(keys[i])}:` })
-        if (i > 0) stack.push({ text: "," })
-      }
+      const keys = keysOf(current, max)
+      stack.push({ container: current as Record<string, unknown>, keys, count: keys.length, index: 0 })
+    } else if (typeof current === "string") {
+      out += JSON.stringify(current.length > max ? current.slice(0, max) : current)
     } else {
       out += JSON.stringify(current) ?? "null"
+    }
+  }
+  begin(value)
+  while (stack.length > 0 && out.length <= max) {
+    const open = stack[stack.length - 1]!
+    if (open.index >= open.count) {
+      out += open.keys === undefined ? "]" : "}"
+      stack.pop()
+      continue
+    }
+    if (open.index > 0) out += ","
+    const index = open.index++
+    if (open.keys === undefined) {
+      begin((open.container as ReadonlyArray<unknown>)[index])
+    } else {
+      const key = open.keys[index]!
+      out += `${JSON.stringify(key)}:`
+      begin((open.container as Readonly<Record<string, unknown>>)[key])
     }
   }
   return printable(out.length > max || stack.length > 0 ? `${out.slice(0, max)}…` : out)

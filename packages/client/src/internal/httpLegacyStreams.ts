@@ -209,7 +209,9 @@ export const getStream = (session: Session): Effect.Effect<void> => {
         yield* Effect.logWarning(
           status === 404
             ? "the GET stream found no session"
-            : `the GET stream was refused (HTTP ${status}, ${Body.contentType(response) ?? "no content type"})`
+            : printable(
+              `the GET stream was refused (HTTP ${status}, ${Body.contentType(response) ?? "no content type"})`
+            )
         )
         return false
       }

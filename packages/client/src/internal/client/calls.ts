@@ -356,7 +356,7 @@ const makeRecover = (deps: Deps): Calls["recover"] => {
       }): negotiating again`
     })
     return Effect.zipRight(
-      Effect.zipRight(Effect.logInfo(closed.detail ?? ""), status.renegotiate(session, closed)),
+      Effect.zipRight(Effect.logInfo(printable(closed.detail ?? "")), status.renegotiate(session, closed)),
       retry
     )
   }

@@ -29,6 +29,17 @@ const SubscriptionMeta = Schema.Struct({
 const decodeSubscriptionMeta = Schema.decodeUnknownEither(SubscriptionMeta)
 const decodeLogMessage = Schema.decodeUnknownEither(McpSchema.LoggingMessageParams)
 
+/** The most of a server's log message forwarded to the logger, and of its logger's and server's names. */
+const LOG_TEXT = 8192
+const NAME_TEXT = 256
+
+/** `text` cut to `max` characters, never inside a surrogate pair. */
+const cut = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max
+  return `${text.slice(0, end)}…`
+}
+
 const subscriptionIdOf = (params: unknown): McpSchema.RequestId | undefined => {
   if (typeof params !== "object" || params === null || !("_meta" in params)) return undefined
   return Either.getOrUndefined(
@@ -134,22 +145,19 @@ export const make = (options: {
   const endListen = (id: McpSchema.RequestId): Effect.Effect<void> =>
     Effect.sync(() => requests.succeed(id, { resultType: "complete" }))
 
-  /** The most of a server's log message forwarded to the logger, in characters. */
-  const LOG_TEXT = 8192
-
   const forwardLog = (params: unknown): Effect.Effect<void> => {
     const decoded = decodeLogMessage(params)
     if (Either.isLeft(decoded)) return Effect.void
     const { data, level, logger } = decoded.right
     // a server's text reaches the application's logger bounded and printable (see `printable`)
     const text = typeof data === "string"
-      ? printable(data.length > LOG_TEXT ? `${data.slice(0, LOG_TEXT)}…` : data)
+      ? printable(cut(data, LOG_TEXT))
       : codec.preview(data, LOG_TEXT)
     return Effect.logWithLevel(logLevels[level], text).pipe(
       Effect.annotateLogs({
         module: "McpServer",
-        server: printable(options.published()?.serverName ?? "unknown"),
-        logger: logger === undefined ? "" : printable(logger)
+        server: printable(cut(options.published()?.serverName ?? "unknown", NAME_TEXT)),
+        logger: logger === undefined ? "" : printable(cut(logger, NAME_TEXT))
       })
     )
   }

@@ -136,7 +136,7 @@ const makeAnswering = (
           ))
         )
       ),
-      Effect.annotateLogs({ module: "McpClient", method: message.method })
+      Effect.annotateLogs({ module: "McpClient", method: printable(message.method) })
     )
     return Effect.flatMap(running.use, (fibers) => Effect.asVoid(FiberMap.run(fibers, message.id, handled)))
   }
@@ -153,7 +153,7 @@ const makeAnswering = (
     return Effect.zipRight(
       Effect.logWarning(
         `the server sends more than ${maxServerRequests} requests at once; refusing the excess with -32603`
-      ).pipe(Effect.annotateLogs({ module: "McpClient", method: message.method })),
+      ).pipe(Effect.annotateLogs({ module: "McpClient", method: printable(message.method) })),
       refusal
     )
   }
