@@ -153,4 +153,21 @@ describe("LineDecoder", () => {
     assert.deepStrictEqual(result._tag === "Lines" ? result.lines.map((line) => line.length) : [], [1_000_001])
     assert.isAtMost(decoder.stats().copied, 3 * 1_000_001)
   })
+
+  it("a line that never ends, in pieces of 4 KiB and of one byte by turns, holds at most about twice its bytes", () => {
+    const decoder = lineDecoder.make({ maxLineBytes: 64 * 1024 * 1024, overflow: "fail" })
+    const large = new Uint8Array(4096).fill(0x61)
+    const perByte = heapPerByte(2000 * 4097, () => {
+      for (let i = 0; i < 2000; i++) {
+        decoder.push(large.slice())
+        decoder.push(Uint8Array.of(0x62))
+      }
+    })
+    // a block of 64 KiB for each byte between two large pieces held ~17 bytes per byte
+    assert.isBelow(perByte, 2.5)
+    const result = decoder.push(encoder.encode("\n"))
+    const line = result._tag === "Lines" ? result.lines[0] ?? "" : ""
+    assert.strictEqual(line.length, 2000 * 4097)
+    assert.strictEqual(line.slice(4090, 4100), "aaaaaabaaa")
+  })
 })

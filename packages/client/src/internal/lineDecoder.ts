@@ -2,8 +2,9 @@
  * Newline-delimited framing over a byte stream.
  *
  * The work is linear in the input: every byte is scanned for `\n` once (only the bytes of the newest chunk), a
- * line split across chunks is concatenated once when its end arrives, and each complete line is decoded from
- * UTF-8 once, so a multi-byte character split between chunks decodes correctly.
+ * line split across chunks is held and joined with a bounded number of copies of each byte (see pendingBytes.ts),
+ * and each complete line is decoded from UTF-8 once, so a multi-byte character split between chunks decodes
+ * correctly.
  *
  * @internal
  */

@@ -3,8 +3,9 @@
  * their number whatever the chunks are. A piece of at least `SMALL` bytes is held as it is (the chunk's own bytes,
  * or a copy of them when the chunk may be reused); small pieces are gathered into blocks that grow by doubling up
  * to `BLOCK` bytes. So a line a server trickles one byte per chunk costs about two bytes per byte, where an object
- * per piece cost a hundred and more, and each byte is copied a bounded number of times: the first piece of a line
- * is not copied at all (a line split across two chunks, the common case, is joined once, as before).
+ * per piece cost a hundred and more, and each byte is copied a bounded number of times. A line's first piece is
+ * referenced, not copied, until a small piece follows it (a line split across two chunks, the common case, is
+ * joined once, as before).
  *
  * @internal
  */
@@ -41,9 +42,19 @@ export const make = (): PendingBytes => {
   let bytes = 0
   let copied = 0
 
+  // the last block closed had grown to a whole block: the next one starts whole (the line is long and trickled)
+  let lastBlockFull = false
+
+  // a block less than half used is kept as a copy of what it holds, so that a block holds at most twice its bytes
   const close = () => {
     if (open === undefined) return
-    pieces.push(open.subarray(0, openLength))
+    lastBlockFull = open.length === BLOCK
+    if (2 * openLength < open.length) {
+      pieces.push(open.slice(0, openLength))
+      copied += openLength
+    } else {
+      pieces.push(open.subarray(0, openLength))
+    }
     open = undefined
     openLength = 0
   }
@@ -60,8 +71,9 @@ export const make = (): PendingBytes => {
         close()
       }
     }
-    // (a block after a full one is full-sized at once: the line is long)
-    if (open === undefined) open = new Uint8Array(Math.min(BLOCK, Math.max(256, 2 * piece.length, bytes)))
+    if (open === undefined) {
+      open = new Uint8Array(lastBlockFull ? BLOCK : Math.min(BLOCK, Math.max(256, 2 * piece.length)))
+    }
     open.set(piece, openLength)
     openLength += piece.length
     copied += piece.length
@@ -100,6 +112,7 @@ export const make = (): PendingBytes => {
     open = undefined
     openLength = 0
     firstReferenced = false
+    lastBlockFull = false
     bytes = 0
   }
 

@@ -4,7 +4,8 @@
  *
  * Lines are split on the bytes CR, LF and CRLF before decoding, so a chunk boundary anywhere (inside a CRLF pair,
  * inside a multi-byte UTF-8 sequence) changes nothing, and the size of an event is counted in bytes. A partial line
- * is kept as a list of byte slices and copied once when it completes, so a very large event costs linear time.
+ * is held in memory proportional to its size and joined when it completes (see pendingBytes.ts), so a very large
+ * event costs linear time and space whatever its chunks.
  *
  * @internal
  */
