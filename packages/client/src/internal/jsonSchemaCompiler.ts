@@ -216,7 +216,7 @@ export const subschemaMap = (
 /**
  * The compiled programs of one schema may add up to this size: compiling takes 1 to 10 microseconds per unit, so
  * a schema cannot spend much more than a quarter of a second compiling patterns (a pattern is refused before it
- * is compiled when its estimated size is far past what is left, see `Pattern.compile`).
+ * is compiled when its estimated size is more than what is left, see `Pattern.compile`).
  */
 export const MAX_PATTERN_SIZE = 50_000
 

@@ -308,7 +308,8 @@ const nativeMode = (source: string): "unicode" | "legacy" | undefined => {
  * A bound on the size of the program RE2 compiles from `source` (RE2 syntax), read without compiling it: every
  * counted repetition multiplies what it repeats (`.{1000}` is a thousand copies of `.`), so a pattern of a few
  * thousand characters can compile to a million units, about a second of compiling. It errs on the large side
- * (twice a repeated part's copies, a class as eight units, an escape as four), and is written without recursion.
+ * (a class or an escape as two units, every group as two more, an optional copy as twice its part), and is
+ * written without recursion.
  *
  * @internal
  */
@@ -336,7 +337,7 @@ export const estimateSize = (source: string): number => {
       } else if (next === "p" || next === "P") {
         i += 1
       }
-      add(4)
+      add(2)
     } else if (char === "[") {
       i += source[i + 1] === "^" ? 2 : 1
       if (source[i] === "]") i++
@@ -346,7 +347,7 @@ export const estimateSize = (source: string): number => {
         else i++
       }
       i++
-      add(8)
+      add(2)
     } else if (char === "(") {
       i++
       if (source[i] === "?") {
@@ -368,7 +369,8 @@ export const estimateSize = (source: string): number => {
       i += counted[0].length
       const min = Number(counted[1])
       const max = counted[2] === undefined ? min : counted[3] === "" ? min + 1 : Number(counted[3])
-      const copies = 2 * Math.max(1, min, max)
+      // a required copy is the part once, an optional one the part and a choice
+      const copies = Math.max(1, min + 2 * (max - min))
       top.total = Math.min(CAP, top.total - top.last + top.last * copies)
       top.last = Math.min(CAP, top.last * copies)
       if (source[i] === "?") i++
@@ -396,7 +398,7 @@ const REPEAT = /^\{(\d{1,9})(,(\d{0,9}))?\}/
 
 /**
  * Compiles a schema's pattern for bounded-time matching. `maxSize`: the most program units it may compile to;
- * a pattern whose estimate ({@link estimateSize}) is more than four times that is refused before compiling.
+ * a pattern whose estimate ({@link estimateSize}) is more than that is refused before compiling.
  *
  * @internal
  */
@@ -413,9 +415,13 @@ export const compile = (source: string, maxSize: number = Infinity): Either.Eith
     })
   const translated = translate(source, mode === "unicode")
   if (Either.isLeft(translated)) return unsupported(translated.left)
-  if (estimateSize(translated.right) > 4 * maxSize) {
+  const estimate = estimateSize(translated.right)
+  if (estimate > maxSize) {
     const shown = quoted.length > 80 ? `${quoted.slice(0, 80)}…` : quoted
-    return Either.left({ reason: "BudgetExceeded", detail: `pattern ${shown} would compile to more than ${maxSize} units` })
+    return Either.left({
+      reason: "BudgetExceeded",
+      detail: `pattern ${shown} is estimated at ${estimate} program units, more than the ${maxSize} left`
+    })
   }
   const compiled = Either.try(() => RE2JS.compile(translated.right))
   if (Either.isLeft(compiled)) {
