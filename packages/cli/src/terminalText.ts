@@ -57,7 +57,9 @@ const VIRAMA = scripts(
 const KEPT: ReadonlyArray<RegExp> = [
   /(?<=\p{Extended_Pictographic}[\ufe0f\u{1f3fb}-\u{1f3ff}]?)\u200d(?=\p{Extended_Pictographic})/uy,
   new RegExp(`(?<=[\\p{L}\\p{M}])(?<!\\p{DI})(?<=[${JOINING}${VIRAMA}])[\\u200c\\u200d]`, "uy"),
-  /(?<=[\p{Emoji}\p{Extended_Pictographic}])[\ufe0e\ufe0f]/uy,
+  // (after an ASCII character only as a keycap: 1, VS16, U+20E3)
+  /(?<=[\p{Emoji}\p{Extended_Pictographic}])(?<![\u0000-\u007f])[\ufe0e\ufe0f]/uy,
+  /(?<=[0-9#*])\ufe0f(?=\u20e3)/uy,
   /(?<=[\p{Sm}\p{scx=Hani}\p{scx=Mymr}\p{scx=Phag}\p{scx=Mani}])(?<!\p{DI})[\ufe00-\ufe0d]/uy,
   /(?<=\p{scx=Hani})(?<!\p{DI})[\u{e0100}-\u{e01ef}]/uy,
   /(?<=\p{L})(?<!\p{DI})(?<=\p{scx=Mong})[\u180b-\u180d\u180f]/uy

@@ -268,6 +268,7 @@ layer(Cli.layer)("terminal text", (it) => {
     // a variation selector without the character it is defined for: alone, after a Latin letter, after another
     ["variation selectors alone", "\ufe0fa\ufe0f\u180b", "\\ufe0fa\\ufe0f\\u180b"],
     ["variation selectors after one another", "\u2764\ufe0f\ufe0e\ufe01", "\u2764\ufe0f\\ufe0e\\ufe01"],
+    ["VS16 after an ASCII digit that is no keycap", "tool1\ufe0f #\ufe0fx", "tool1\\ufe0f #\\ufe0fx"],
     ["bytes as ideographic variation selectors", "\u{1f600}\u{e0143}\u{e0155}", "\u{1f600}\\u{e0143}\\u{e0155}"]
   ]
 
