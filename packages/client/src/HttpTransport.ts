@@ -15,7 +15,8 @@
  * every connect, and they close with the layer. Within one connection the handshake and the first request after
  * it share one socket (and a legacy session's GET stream holds another): undici takes a kept-alive socket back only
  * in the turn after the answer it carried, so the transport waits for that turn before each step of the
- * handshake, before the connect resolves and before the session's DELETE. To keep kept-alive sockets across
+ * handshake, before the connect resolves and before the session's DELETE (a test that fakes `setImmediate`, as
+ * `vi.useFakeTimers()` does by default, must let it run for a connect to finish). To keep kept-alive sockets across
  * clients built one after the other (as the SDKs' `fetch` does with Node's global dispatcher), build the layer from
  * `NodeHttpClient.layerUndiciWithoutDispatcher` and a dispatcher that outlives the clients:
  * `NodeHttpClient.dispatcherLayerGlobal` (undici's global dispatcher, shared with `fetch`), or one `Agent` of your
