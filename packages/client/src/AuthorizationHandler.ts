@@ -299,7 +299,9 @@ export const layerHeadless = (
             )
             const location = page.headers["location"]
             if (page.status >= 300 && page.status < 400 && location !== undefined) {
-              const next = new URL(location, url)
+              const parsed = Option.liftThrowable(() => new URL(location, url))()
+              if (Option.isNone(parsed)) return yield* oauthError("InvalidCallback", "a redirect's Location is not a URL")
+              const next = parsed.value
               if (isCallback(next)) return next.searchParams
               if (!isWebUrl(next)) return yield* oauthError("InvalidCallback", "a redirect uses a non-web scheme")
               request = HttpClientRequest.get(next)

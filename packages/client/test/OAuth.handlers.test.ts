@@ -107,4 +107,17 @@ describe("AuthorizationHandler.layerHeadless", () => {
       assert.include(error.message, "FrameTooLarge")
       assert.isBelow(written, 8 * 1024 * 1024)
     }))
+
+  it.scoped("a redirect whose Location is not a URL fails the authorization", () =>
+    Effect.gen(function*() {
+      const url = yield* Scripted.listen((_req, res) => void res.writeHead(302, { location: "http://[" }).end())
+      const handler = yield* AuthorizationHandler.AuthorizationHandler.pipe(
+        Effect.provide(AuthorizationHandler.layerHeadless()),
+        Effect.provide(FetchHttpClient.layer)
+      )
+      const pending = yield* handler.begin
+      const error = yield* Effect.flip(pending.complete(new URL(`${url}/authorize`)))
+      assert.strictEqual(error._tag, "OAuthError")
+      assert.include(error.message, "is not a URL")
+    }))
 })
