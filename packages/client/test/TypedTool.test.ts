@@ -187,7 +187,14 @@ describe("TypedTool", () => {
             required: ["text", "count"]
           }
         },
-        { name: "enum", inputSchema: { type: "object", properties: { text: { enum: ["a", deep] } } } }
+        { name: "enum", inputSchema: { type: "object", properties: { text: { enum: ["a", deep] } } } },
+        {
+          name: "long",
+          inputSchema: {
+            type: "object",
+            properties: { n: { enum: Array.from({ length: 10_000 }, (_, i) => `v${i}`) } }
+          }
+        }
       ]
       const hostile = scripted(tools)
       const check = <A, I extends Readonly<Record<string, unknown>>>(
@@ -207,6 +214,12 @@ describe("TypedTool", () => {
         success: Schema.Unknown
       })
       assert.isFunction(yield* Effect.provide(TypedTool.bind(narrow), hostile))
+      // an enum of 10 000 values is named by its first 20
+      const long = yield* check("long", Schema.Struct({ n: Schema.Literal("zz") }))
+      assert.deepStrictEqual(long.issues.map((issue) => [issue.path, issue.reason]), [["/n", "WrongType"]])
+      assert.include(long.issues[0].detail, `the server accepts only "v0", "v1", "v2",`)
+      assert.include(long.issues[0].detail, `"v19" and 9980 more; the Schema may give "zz"`)
+      assert.isBelow(long.issues[0].detail.length, 200)
     }))
 
   it.effect("required names and type lists holding a deep value: the value names nothing, the rest is compared", () =>

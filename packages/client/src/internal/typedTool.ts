@@ -33,6 +33,8 @@ const isName = (value: unknown): value is string => typeof value === "string"
 
 const MAX_DEPTH = 32
 
+// the most enum values an issue's detail names
+const SHOWN = 20
 // an enum value is compared within these limits; one that needs more cannot be shown to be accepted
 const ENUM_LIMITS = { maxDepth: MAX_DEPTH, maxSteps: 100_000 } as const
 
@@ -158,7 +160,11 @@ const compare = (ours: Side, theirs: Side, path: string, issues: Array<Issue>, d
       !theirEnum.some((allowed) => Value.equalWithin(value, allowed, ENUM_LIMITS))
     )
     if (ourEnum === undefined || outside.length > 0) {
-      const show = (values: ReadonlyArray<unknown>) => values.map((value) => Codec.preview(value, PREVIEW)).join(", ")
+      // (at most SHOWN values: a server's enum may be as long as it likes)
+      const show = (values: ReadonlyArray<unknown>) => {
+        const shown = values.slice(0, SHOWN).map((value) => Codec.preview(value, PREVIEW)).join(", ")
+        return values.length > SHOWN ? `${shown} and ${values.length - SHOWN} more` : shown
+      }
       issues.push({
         path,
         reason: "WrongType",
