@@ -259,15 +259,15 @@ export const make = (
           return exchanges.start(route, message, options, false)
         })
 
-      // a step of the handshake follows the answer to the one before: it waits for that answer's socket (see
-      // `socketTurn`), as does the handshake's notification below
+      // A step of the handshake follows the answer to the one before: it waits for that answer's socket (see
+      // `socketTurn`). `negotiated` only turns true, so it is read when the effect is made: nothing per call after.
+      const handshakeStep = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+        state.negotiated ? self : Effect.zipRight(socketTurn, self)
+
       const request = (
         message: McpSchema.JsonRpcRequest,
         options: Transport.WireOptions
-      ): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.suspend(() =>
-          state.negotiated ? start(message, options) : Effect.zipRight(socketTurn, start(message, options))
-        )
+      ): Effect.Effect<void, McpError.TransportFailure> => handshakeStep(start(message, options))
 
       /** Bounds a one-way message by `connectTimeout`. */
       const bounds = <A>(self: Effect.Effect<A, McpError.TransportFailure>, what: string) =>
@@ -284,9 +284,7 @@ export const make = (
         )
 
       const notify = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
-        Effect.suspend(() => state.negotiated ? oneWay(message) : Effect.zipRight(socketTurn, oneWay(message))).pipe(
-          Effect.annotateLogs({ module: "HttpTransport", method: message.method })
-        )
+        handshakeStep(oneWay(message)).pipe(Effect.annotateLogs({ module: "HttpTransport", method: message.method }))
 
       const respond = (message: McpSchema.JsonRpcResponse): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.suspend(() => {

@@ -72,13 +72,9 @@ export const make = (options: Options): LineDecoder => {
   let failed = false
   let scanned = 0
 
-  const reset = () => pending.clear()
-
-  // Joins the pending pieces and `tail`; a line inside one chunk is not copied.
-  const join = (tail: Uint8Array, limit: number): Uint8Array => {
-    if (pending.size() === 0) return tail.length > limit ? tail.subarray(0, limit) : tail
-    return pending.take(tail, limit)
-  }
+  // (a line inside one chunk is not copied: `take` gives `tail` itself when nothing is pending)
+  const join = pending.take
+  const reset = pending.clear
 
   const lastByte = (tail: Uint8Array): number | undefined =>
     tail.length > 0 ? tail[tail.length - 1] : pending.lastByte()

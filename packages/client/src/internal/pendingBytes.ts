@@ -37,8 +37,6 @@ export const make = (): PendingBytes => {
   // the block small pieces are gathered into, after `pieces`
   let open: Uint8Array | undefined
   let openLength = 0
-  // the only piece held is a small one referenced as it came (it joins a block if another small piece follows)
-  let firstReferenced = false
   let bytes = 0
   let copied = 0
 
@@ -84,20 +82,17 @@ export const make = (): PendingBytes => {
     bytes += piece.length
     if (piece.length >= SMALL) {
       close()
-      firstReferenced = false
       if (copy) copied += piece.length
       pieces.push(copy ? piece.slice() : piece)
       return
     }
-    if (!copy && pieces.length === 0 && open === undefined) {
+    if (open === undefined && pieces.length === 0 && !copy) {
       pieces.push(piece)
-      firstReferenced = true
       return
     }
-    if (firstReferenced) {
-      firstReferenced = false
-      gather(pieces.pop()!)
-    }
+    // the only piece held is a small one referenced as it came (nothing else leaves one small piece alone
+    // without a block after it): it joins the block with this one
+    if (open === undefined && pieces.length === 1 && pieces[0]!.length < SMALL) gather(pieces.pop()!)
     gather(piece)
   }
 
@@ -111,7 +106,6 @@ export const make = (): PendingBytes => {
     pieces = []
     open = undefined
     openLength = 0
-    firstReferenced = false
     lastBlockFull = false
     bytes = 0
   }

@@ -74,10 +74,9 @@ export const makeParser = (options: { readonly maxEventBytes: number }): Parser 
   let lastEventId = ""
   let failed: number | undefined
 
-  const takeLine = (chunk: Uint8Array, start: number, end: number): Uint8Array => {
-    const tail = chunk.subarray(start, end)
-    return pending.size() === 0 ? tail : pending.take(tail, pending.size() + tail.length)
-  }
+  // (a line inside one chunk is not copied: `take` gives it itself when nothing is pending)
+  const takeLine = (chunk: Uint8Array, start: number, end: number): Uint8Array =>
+    pending.take(chunk.subarray(start, end), Infinity)
 
   const processLine = (bytes: Uint8Array, items: Array<SseItem>): void => {
     let line = bytes
