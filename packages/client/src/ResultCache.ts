@@ -60,6 +60,26 @@ export type CacheableMethod =
 export const isCacheableMethod = (method: string): method is CacheableMethod => keys.cacheableMethods.has(method)
 
 /**
+ * The longest `resources/read` URI whose result is cached (8,192 UTF-16 code units). A longer URI is read from the
+ * server every time (its span's `mcp.cache` is `bypass`), so what a server lists cannot make keys costly.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxUriLength: number = keys.maxUriLength
+
+/**
+ * The most invalidation scopes a cached `resources/read` URI may have (32): the URI itself and each of its
+ * prefixes ending before a run of `/` (`file:///a/b/c.txt` has 4: `file:`, `file:///a`, `file:///a/b` and the
+ * URI). A deeper URI is read from the server every time. Keys cost one pass over the URI: each character is hashed
+ * once, and a read looks up at most this many scopes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxUriScopes: number = keys.maxUriScopes
+
+/**
  * Identifies one cached request.
  *
  * Two requests share an entry only when every field matches: the server identity (the transport's `target`:
@@ -80,7 +100,8 @@ export interface CacheKey {
 
 /**
  * Whether a key names a request the cache handles: a cacheable method that is not an MRTR retry (a request
- * carrying `inputResponses` or `requestState`).
+ * carrying `inputResponses` or `requestState`), and for `resources/read` a URI within {@link maxUriLength} and
+ * {@link maxUriScopes}.
  *
  * @since 0.1.0
  * @category guards
