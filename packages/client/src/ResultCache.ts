@@ -87,6 +87,8 @@ export const maxUriScopes: number = keys.maxUriScopes
  * (everything but `_meta`, compared as canonical JSON, so key order does not matter). `credential` names the
  * authorization context (a credential id or a token fingerprint, never the token): it selects the private
  * partition, and `undefined` is the anonymous partition. Public entries are visible under every credential.
+ * (`McpClient` fills it in: its `credentialId`, the HTTP transport's credentials, a stdio child's identity, or a
+ * partition of the client's own.)
  *
  * @since 0.1.0
  * @category models
