@@ -130,10 +130,13 @@ export interface McpClientOptions<R = never> extends Features<R> {
   readonly serverLogs?: "stream" | "logger" | undefined
   /**
    * Identifies the credential this connection uses (never the credential itself): private cached results are
-   * kept per credential id. None: the transport's own credentials key the partition (a fingerprint of a static
-   * bearer or of custom headers; an id of the transport's own for OAuth, whose user is not known up front), and
-   * without credentials it is the anonymous partition. Give one to share an OAuth user's private results across
-   * clients or processes.
+   * kept per credential id. None: over HTTP the transport's own credentials key the partition (a fingerprint of a
+   * static bearer or of custom headers; an id of the transport's own for OAuth, whose user is not known up front),
+   * and without credentials it is the anonymous partition; over stdio the child's identity does (a digest of its
+   * command, arguments, environment as the child gets it and working directory, keyed by a secret of this process);
+   * over a transport that says nothing of who the server answers (in-process, or written outside this library) the
+   * client keeps a partition of its own. Give one to share private results across clients or processes (an OAuth
+   * user's, or a stdio server's beyond this process).
    */
   readonly credentialId?: string | undefined
   /** Attributes added to every span of this client. */

@@ -60,6 +60,26 @@ export type CacheableMethod =
 export const isCacheableMethod = (method: string): method is CacheableMethod => keys.cacheableMethods.has(method)
 
 /**
+ * The longest `resources/read` URI whose result is cached (8,192 UTF-16 code units). A longer URI is read from the
+ * server every time (its span's `mcp.cache` is `bypass`), so what a server lists cannot make keys costly.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxUriLength: number = keys.maxUriLength
+
+/**
+ * The most invalidation scopes a cached `resources/read` URI may have (32): the URI itself and each of its
+ * prefixes ending before a run of `/` (`file:///a/b/c.txt` has 4: `file:`, `file:///a`, `file:///a/b` and the
+ * URI). A deeper URI is read from the server every time. Keys cost one pass over the URI: each character is hashed
+ * once, and a read looks up at most this many scopes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxUriScopes: number = keys.maxUriScopes
+
+/**
  * Identifies one cached request.
  *
  * Two requests share an entry only when every field matches: the server identity (the transport's `target`:
@@ -67,6 +87,8 @@ export const isCacheableMethod = (method: string): method is CacheableMethod => 
  * (everything but `_meta`, compared as canonical JSON, so key order does not matter). `credential` names the
  * authorization context (a credential id or a token fingerprint, never the token): it selects the private
  * partition, and `undefined` is the anonymous partition. Public entries are visible under every credential.
+ * (`McpClient` fills it in: its `credentialId`, the HTTP transport's credentials, a stdio child's identity, or a
+ * partition of the client's own.)
  *
  * @since 0.1.0
  * @category models
@@ -80,7 +102,8 @@ export interface CacheKey {
 
 /**
  * Whether a key names a request the cache handles: a cacheable method that is not an MRTR retry (a request
- * carrying `inputResponses` or `requestState`).
+ * carrying `inputResponses` or `requestState`), and for `resources/read` a URI within {@link maxUriLength} and
+ * {@link maxUriScopes}.
  *
  * @since 0.1.0
  * @category guards

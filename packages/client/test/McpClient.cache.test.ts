@@ -1,11 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import { vi } from "vitest"
 import * as HttpAuth from "../src/internal/httpAuth.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as OAuth from "../src/OAuth.js"
@@ -90,6 +93,82 @@ describe("the result cache in the request path", () => {
       yield* client.callTool({ name: "x" })
       assert.strictEqual(yield* count("tools/call"), 2)
     }).pipe(Effect.provide(layer({ credentialId: "user-a" }))))
+})
+
+describe("a hostile server listing a URI built to make cache keys costly", () => {
+  // 40 KB of `a/a/a/…`: 20,000 prefixes. Each used to be a scope of its own, hashed and looked up on every read.
+  const hostile = "a/".repeat(20_000)
+  const plain = "file:///srv/report.txt"
+  const lister: Scripted.Script = Scripted.modernScript((message, ctx) => {
+    if (!("method" in message) || !("id" in message)) return Effect.void
+    if (message.method === "resources/list") {
+      return ctx.reply(message.id, {
+        resultType: "complete",
+        resources: [{ uri: hostile, name: "deep" }, { uri: plain, name: "report" }]
+      })
+    }
+    if (message.method === "resources/read") {
+      const uri = (message.params as { uri: string }).uri
+      return ctx.reply(message.id, { resultType: "complete", contents: [{ uri, text: "x" }], ttlMs: 60_000 })
+    }
+    return Effect.void
+  })
+
+  it.scoped("reading it costs no store operation and no digest: it is not cached; other URIs still are", () =>
+    Effect.gen(function*() {
+      let operations = 0
+      const entries = new Map<string, string>()
+      const counting = KeyValueStore.makeStringOnly({
+        get: (name) => Effect.sync(() => (operations++, Option.fromNullable(entries.get(name)))),
+        set: (name, value) => Effect.sync(() => void (operations++, entries.set(name, value))),
+        remove: (name) => Effect.sync(() => void (operations++, entries.delete(name))),
+        clear: Effect.sync(() => entries.clear()),
+        size: Effect.sync(() => entries.size)
+      })
+      const subtle = globalThis.crypto.subtle
+      const digest = subtle.digest.bind(subtle)
+      let hashed = 0
+      const spy = vi.spyOn(subtle, "digest").mockImplementation((algorithm, data) => {
+        hashed += (data as ArrayBufferView).byteLength
+        return digest(algorithm, data)
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => spy.mockRestore()))
+      const context = yield* Layer.build(
+        McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
+          Layer.provideMerge(Scripted.layer(lister)),
+          Layer.provide(ResultCache.layerKeyValueStore()),
+          Layer.provide(Layer.succeed(KeyValueStore.KeyValueStore, counting))
+        )
+      )
+      const client = Context.get(context, McpClient.McpClient)
+      const reads = Effect.map(Ref.get(Context.get(context, Scripted.ScriptLog).sent), (sent) =>
+        sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length)
+      const listed = (yield* client.listResources()).map((resource) => resource.uri)
+      assert.deepStrictEqual(listed, [hostile, plain])
+
+      // the baseline: a plain URI, read twice (a miss that stores, then a hit)
+      operations = 0
+      hashed = 0
+      yield* client.readResource(plain)
+      yield* client.readResource(plain)
+      const baseline = { operations, hashed }
+      assert.strictEqual(yield* reads, 1, "the plain URI is served from the cache")
+      assert.isAbove(baseline.operations, 0)
+      assert.isAbove(baseline.hashed, 0)
+
+      operations = 0
+      hashed = 0
+      yield* client.readResource(hostile)
+      yield* client.readResource(hostile)
+      const ctx = (yield* Ref.get(Context.get(context, Scripted.ScriptLog).current))!
+      yield* ctx.notify("notifications/resources/updated", { uri: hostile })
+      yield* client.readResource(plain) // handled after the notification: still cached, as the scope is not its
+      assert.strictEqual(yield* reads, 3, "the hostile URI is read from the server each time")
+      // the hostile reads and their invalidation cost nothing; the plain hit costs what it did (before the bound,
+      // each hostile read hashed ~400 MB and looked up 20,000 scopes)
+      assert.isAtMost(operations, baseline.operations, `${operations} store operations`)
+      assert.isAtMost(hashed, baseline.hashed, `${hashed} bytes hashed`)
+    }))
 })
 
 describe("notifications while the client is being built", () => {

@@ -11,7 +11,10 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as FastCheck from "effect/FastCheck"
 import * as TestClock from "effect/TestClock"
+import { vi } from "vitest"
+import * as Keys from "../src/internal/resultCacheKey.js"
 import * as McpError from "../src/McpError.js"
 import * as ResultCache from "../src/ResultCache.js"
 import { blockedOnFibers, eventually } from "./utils/fibers.js"
@@ -221,6 +224,116 @@ describe("ResultCache", () => {
         assert.strictEqual((yield* cache.lookup(key("prompts/list", { cursor: "p2" })))._tag, "Miss")
         assert.strictEqual((yield* cache.lookup(key("tools/list")))._tag, "Miss")
       }).pipe(Effect.provide(Cache)))
+  })
+
+  describe("bounds of resources/read keys", () => {
+    /** The scopes of a URI as the cache first defined them: the URI cut before each `/`, trailing `/`s trimmed. */
+    const referenceScopes = (uri: string): ReadonlySet<string> => {
+      const trim = (text: string) => text.replace(/\/+$/, "")
+      const scopes = new Set<string>()
+      for (let i = 0; i < uri.length; i++) if (uri[i] === "/") scopes.add(trim(uri.slice(0, i)))
+      scopes.add(trim(uri))
+      return scopes
+    }
+    const uriText = FastCheck.array(FastCheck.constantFrom("a", "b", "/", "//", ":", "\u00e9", "\ud800"), {
+      maxLength: 40
+    }).map((parts) => parts.join(""))
+
+    it("the scopes are found in one pass and match the prefix definition; isWithin is membership", () => {
+      FastCheck.assert(
+        FastCheck.property(uriText, uriText, (uri, other) => {
+          const ends = Keys.scopeEnds(uri)
+          const reference = referenceScopes(uri)
+          if (reference.size > Keys.maxUriScopes) return ends === undefined
+          assert.isDefined(ends)
+          assert.deepStrictEqual(new Set(ends!.map((end) => uri.slice(0, end))), reference)
+          assert.strictEqual(ends!.length, reference.size)
+          for (const scope of [...reference, Keys.resourceScope(other), Keys.resourceScope(uri + other)]) {
+            assert.strictEqual(Keys.isWithin(uri, scope), reference.has(scope), `${uri} within ${scope}`)
+          }
+          return true
+        }),
+        { numRuns: 500 }
+      )
+    })
+
+    it.effect("a scope's digest is the same reached from a longer URI or named alone; servers differ", () =>
+      Effect.gen(function*() {
+        const uri = "file:///srv//billing/2026/q1.csv"
+        const all = yield* Keys.scopeDigests(SERVER, uri, Keys.scopeEnds(uri)!)
+        for (const [i, end] of Keys.scopeEnds(uri)!.entries()) {
+          const scope = uri.slice(0, end)
+          assert.strictEqual((yield* Keys.scopeDigests(SERVER, scope, Keys.scopeEnds(scope)!)).at(-1), all[i])
+        }
+        const other = yield* Keys.scopeDigests(OTHER_SERVER, uri, Keys.scopeEnds(uri)!)
+        assert.isTrue(other.every((hash) => !all.includes(hash)))
+      }))
+
+    it.effect("a URI past the length or scope bound is read from the server each time; at the bound it is cached", () =>
+      Effect.gen(function*() {
+        const cache = yield* ResultCache.ResultCache
+        const hostile = "a/".repeat(20_000) // 40 KB: 20,000 scopes
+        const long = `file:///${"x".repeat(ResultCache.maxUriLength)}` // one scope too long
+        const deep = `file://${"/d".repeat(ResultCache.maxUriScopes)}` // 33 scopes
+        for (const uri of [hostile, long, deep]) {
+          const { count, fetch } = yield* counted({ contents: [], ttlMs: 60_000, cacheScope: "public" })
+          assert.isFalse(ResultCache.isCacheableKey(key("resources/read", { uri })))
+          yield* cache.cached(key("resources/read", { uri }), fetch)
+          yield* cache.cached(key("resources/read", { uri }), fetch)
+          assert.strictEqual(yield* count, 2)
+          assert.isFalse(yield* cache.store(key("resources/read", { uri }), { contents: [] }, { ttlMs: 60_000 }))
+        }
+        // at the bound: 32 scopes, dropped by the shallowest and by the deepest of them
+        const atBound = `file://${"/d".repeat(ResultCache.maxUriScopes - 1)}`
+        const k = key("resources/read", { uri: atBound })
+        const store = () => cache.store(k, { contents: [] }, { ttlMs: 60_000, cacheScope: "public" })
+        assert.isTrue(yield* store())
+        yield* cache.invalidate(ResultCache.Selector.Resource({ server: SERVER, uri: "file:" }))
+        assert.strictEqual((yield* cache.lookup(k))._tag, "Miss")
+        assert.isTrue(yield* store())
+        yield* cache.invalidate(ResultCache.Selector.Resource({ server: SERVER, uri: `${atBound}/` }))
+        assert.strictEqual((yield* cache.lookup(k))._tag, "Miss")
+        assert.isTrue(yield* store())
+        // a scope past the bounds is no scope of a cached URI: its invalidation writes nothing and drops nothing
+        const store_ = yield* KeyValueStore.KeyValueStore
+        const size = yield* store_.size
+        for (const uri of [deep, hostile]) {
+          yield* cache.invalidateForNotification(SERVER, { method: "notifications/resources/updated", params: { uri } })
+        }
+        assert.strictEqual(yield* store_.size, size)
+        assert.strictEqual((yield* cache.lookup(k))._tag, "Fresh")
+      }).pipe(
+        Effect.provide(ResultCache.layerKeyValueStore().pipe(Layer.provideMerge(KeyValueStore.layerMemory)))
+      ))
+
+    it.effect("a cached read hashes each character of its URI a bounded number of times, not once per scope", () =>
+      Effect.gen(function*() {
+        const subtle = globalThis.crypto.subtle
+        const digest = subtle.digest.bind(subtle)
+        let hashed = 0
+        const spy = vi.spyOn(subtle, "digest").mockImplementation((algorithm, data) => {
+          hashed += (data as ArrayBufferView).byteLength
+          return digest(algorithm, data)
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => spy.mockRestore()))
+        const cache = yield* ResultCache.ResultCache
+        // 32 scopes of 250 characters: 8,000 characters, within both bounds
+        const uri = `file://${`/${"s".repeat(249)}`.repeat(31)}`
+        assert.isTrue(ResultCache.isCacheableKey(key("resources/read", { uri })))
+        const { count, fetch } = yield* counted({ contents: [], ttlMs: 60_000, cacheScope: "public" })
+        hashed = 0
+        yield* cache.cached(key("resources/read", { uri }), fetch) // a lookup, a fetch, a store
+        const miss = hashed
+        hashed = 0
+        yield* cache.cached(key("resources/read", { uri }), fetch) // a lookup
+        const hit = hashed
+        assert.strictEqual(yield* count, 1)
+        // the entry names (three on a miss, two on a hit) and the markers (twice on a miss, once on a hit) each
+        // hash the URI about once; a digest per scope prefix would hash it ~16 times per marker read
+        assert.isAbove(miss, 3 * uri.length, "the digests are counted")
+        assert.isAtMost(miss, 7 * uri.length, `a miss hashed ${miss} bytes for a URI of ${uri.length}`)
+        assert.isAtMost(hit, 4 * uri.length, `a hit hashed ${hit} bytes for a URI of ${uri.length}`)
+      }).pipe(Effect.scoped, Effect.provide(Cache)))
   })
 
   describe("never cached", () => {

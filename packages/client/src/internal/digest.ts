@@ -1,7 +1,7 @@
 /**
- * SHA-256 through WebCrypto (`globalThis.crypto`, so the library stays platform-agnostic), and the fingerprint of
- * a secret built on it. A leaf of its own: the task store and the HTTP transport's credential cache keys need
- * only these, not the OAuth signing helpers of `oauthCrypto.ts`.
+ * SHA-256 through WebCrypto (`globalThis.crypto`, so the library stays platform-agnostic), the fingerprint of a
+ * secret built on it, and a digest keyed for this process alone. A leaf of its own: the task store and the
+ * transports' credential cache keys need only these, not the OAuth signing helpers of `oauthCrypto.ts`.
  *
  * @internal
  */
@@ -28,3 +28,21 @@ export const sha256 = (input: string | Uint8Array): Effect.Effect<Uint8Array> =>
  */
 export const fingerprint = (secret: Redacted.Redacted<string>): Effect.Effect<string> =>
   Effect.map(sha256(Redacted.value(secret)), (digest) => Encoding.encodeHex(digest.slice(0, 8)))
+
+const makeProcessKey = () => globalThis.crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+let processKey: ReturnType<typeof makeProcessKey> | undefined
+
+/**
+ * A digest of `input` keyed by a secret this process makes at random on first use and never exports
+ * (HMAC-SHA-256, in hex): the same input has the same digest throughout the process, and one found elsewhere (a
+ * result cache shared through Redis or a directory) cannot be matched by hashing guesses, nor compared with
+ * another process's.
+ *
+ * @internal
+ */
+export const processDigest = (input: string): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    processKey ??= makeProcessKey()
+    const mac = await globalThis.crypto.subtle.sign("HMAC", await processKey, utf8.encode(input))
+    return Encoding.encodeHex(new Uint8Array(mac))
+  })

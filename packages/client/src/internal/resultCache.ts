@@ -3,7 +3,8 @@
  *
  * Layout in the store (under the cache's prefix):
  * - `e:<sha256>`: one entry, JSON `{ version, storedAt, ttlMs, cacheScope, markers, result }`;
- * - `m:<sha256>`: one invalidation marker (a server, a method of a server, or a resource scope).
+ * - `m:<sha256>`: one invalidation marker (a server, a method of a server, or a resource scope: a link of the hash
+ *   chain over its URI, see `resultCacheKey.scopeDigests`).
  *
  * The store cannot list keys, so invalidation does not delete entries: it gives the markers it covers a new
  * value. Each entry records the values of its markers when its request started, and a lookup that finds them
@@ -66,21 +67,12 @@ export const hintsOf = (result: unknown): Option.Option<ResultCache.Hints> => {
 
 /** @internal */
 export const isCacheableKey = (key: ResultCache.CacheKey): boolean =>
-  keys.cacheableMethods.has(key.method) && !keys.isRetry(key.params)
+  keys.cacheableMethods.has(key.method) && !keys.isRetry(key.params) &&
+  (key.method !== "resources/read" || keys.isCacheableUri(key.params?.uri))
 
 const sameMarkers = (a: ReadonlyArray<string | null>, b: ReadonlyArray<string | null>): boolean =>
   a.length === b.length && a.every((value, i) => value === b[i])
 
-const markerOf = (selector: ResultCache.Selector): keys.Marker => {
-  switch (selector._tag) {
-    case "Server":
-      return { _tag: "Server", server: selector.server }
-    case "Method":
-      return { _tag: "Method", server: selector.server, method: selector.method }
-    case "Resource":
-      return { _tag: "Resource", server: selector.server, scope: keys.resourceScope(selector.uri) }
-  }
-}
 
 const covers = (selector: ResultCache.Selector, key: ResultCache.CacheKey): boolean => {
   if (selector.server !== key.server) return false
@@ -92,7 +84,7 @@ const covers = (selector: ResultCache.Selector, key: ResultCache.CacheKey): bool
     case "Resource": {
       const uri = key.params?.uri
       return key.method === "resources/read" && typeof uri === "string" &&
-        keys.resourceScopes(uri).includes(keys.resourceScope(selector.uri))
+        keys.isWithin(uri, keys.resourceScope(selector.uri))
     }
   }
 }
@@ -126,6 +118,36 @@ export const make = (
     const entryKey = (key: ResultCache.CacheKey, partition: keys.Partition) =>
       Effect.map(keys.digest(keys.entryName(key, partition)), (hash) => `e:${hash}`)
     const markerKey = (marker: keys.Marker) => Effect.map(keys.digest(keys.markerName(marker)), (hash) => `m:${hash}`)
+    /** The store names of the markers a key's entries depend on: server, method and, for a read, its URI's scopes. */
+    const markerKeys = (key: ResultCache.CacheKey): Effect.Effect<ReadonlyArray<string>> => {
+      const named = Effect.forEach(keys.markersOf(key), markerKey)
+      const uri = key.params?.uri
+      const ends = key.method === "resources/read" && typeof uri === "string" ? keys.scopeEnds(uri) : undefined
+      if (ends === undefined) return named
+      return Effect.zipWith(
+        named,
+        keys.scopeDigests(key.server, uri as string, ends),
+        (own, scopes) => [...own, ...scopes.map((hash) => `m:${hash}`)]
+      )
+    }
+    /** The store name of the marker an invalidation renews; none for a scope no cached URI can have. */
+    const selectorKey = (selector: ResultCache.Selector): Effect.Effect<Option.Option<string>> => {
+      switch (selector._tag) {
+        case "Server":
+          return Effect.asSome(markerKey({ _tag: "Server", server: selector.server }))
+        case "Method":
+          return Effect.asSome(markerKey({ _tag: "Method", server: selector.server, method: selector.method }))
+        case "Resource": {
+          const scope = keys.resourceScope(selector.uri)
+          const ends = keys.scopeEnds(scope)
+          if (ends === undefined) return Effect.succeedNone
+          return Effect.map(
+            keys.scopeDigests(selector.server, scope, ends),
+            (hashes) => Option.some(`m:${hashes[hashes.length - 1]}`)
+          )
+        }
+      }
+    }
     const privatePartition = (key: ResultCache.CacheKey): keys.Partition => ({
       _tag: "Private",
       credential: key.credential
@@ -134,11 +156,7 @@ export const make = (
 
     /** The current values of the key's markers; `None` when the store could not be read. */
     const readMarkers = (key: ResultCache.CacheKey): Effect.Effect<Option.Option<ReadonlyArray<string | null>>> =>
-      Effect.forEach(
-        keys.markersOf(key),
-        (marker) => Effect.flatMap(markerKey(marker), (name) => store.get(name)),
-        { concurrency: "unbounded" }
-      ).pipe(
+      Effect.flatMap(markerKeys(key), (names) => Effect.forEach(names, store.get, { concurrency: "unbounded" })).pipe(
         Effect.map((values) => Option.some(values.map(Option.getOrNull))),
         Effect.catchAll((error) => Effect.as(failed("read markers")(error), Option.none()))
       )
@@ -231,9 +249,10 @@ export const make = (
         for (const [name, flight] of flights) {
           if (covers(selector, flight.key)) flights.delete(name)
         }
-        const name = yield* markerKey(markerOf(selector))
+        const name = yield* selectorKey(selector)
+        if (Option.isNone(name)) return
         const now = yield* Clock.currentTimeMillis
-        yield* Effect.catchAll(store.set(name, keys.freshMarkerValue(now)), failed("invalidate"))
+        yield* Effect.catchAll(store.set(name.value, keys.freshMarkerValue(now)), failed("invalidate"))
       })
 
     const invalidateForNotification = (

@@ -33,6 +33,7 @@ import * as lineDecoder from "./lineDecoder.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as Hooks from "./transportHooks.js"
 import { printable } from "./printable.js"
+import * as StdioIdentity from "./stdioIdentity.js"
 
 /** The parent's variables a `"minimal"` environment keeps (re-exported by `StdioTransport`). */
 export const minimalEnvironment: ReadonlyArray<string> = [
@@ -309,6 +310,8 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const stderrDone = yield* Deferred.make<void>()
 
         const command = yield* buildCommand(resolved)
+        // what the child is made of, as it is started: the partition of its private cached results
+        const identity = yield* StdioIdentity.partitionOf(command)
         const proc = yield* executor.start(command).pipe(
           Scope.extend(processScope),
           Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, onClosed, outbox, processScope))),
@@ -531,7 +534,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             }).pipe(Effect.interruptible, Effect.timeout(cancelTimeout), Effect.ignore),
           setSession: (session) => Ref.set(era, session.era)
         }
-        return Hooks.withFastRequest(connection, (message) => {
+        return Hooks.withFastRequest(Hooks.withIdentity(connection, identity), (message) => {
           let line: string
           try {
             line = `${codec.encode(message)}\n`

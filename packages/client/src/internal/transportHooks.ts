@@ -3,6 +3,8 @@
  *
  * - credentials (the HTTP transport): `McpClient.setAuth` swaps them, the result cache keys private entries by
  *   their partition, and the client declares the extensions they bring;
+ * - the identity of what a connection reaches (the stdio transport: a keyed digest of the child's command line,
+ *   environment and working directory), which keys private cached results where there are no credentials;
  * - fast paths: a connection that can send a request without running an effect (its outbound buffer has room), and
  *   an `emit` that settles the answer to a pending request at once. The benchmark's stdio and HTTP runs measure them
  *   (packages/bench/README.md, "the fast path"): an effect per message saved, on every call.
@@ -46,6 +48,7 @@ export type FastRequest = (message: McpSchema.JsonRpcRequest, options: Transport
 export type FastEmit = (event: Transport.TransportEvent) => boolean
 
 const credentials = new WeakMap<object, Credentials>()
+const identities = new WeakMap<object, Effect.Effect<string>>()
 const fastRequests = new WeakMap<object, FastRequest>()
 const fastEmits = new WeakMap<object, FastEmit>()
 
@@ -57,6 +60,19 @@ export const withCredentials = <T extends object>(transport: T, value: Credentia
 
 /** @internal */
 export const credentialsOf = (transport: object): Credentials | undefined => credentials.get(transport)
+
+/**
+ * Attaches to a connection the partition of private cached results of what it reaches, when that is known and the
+ * transport has no credentials: the stdio transport's is a keyed digest of what makes its child (never the values
+ * themselves). Answers the connection. @internal
+ */
+export const withIdentity = <T extends object>(connection: T, partition: Effect.Effect<string>): T => {
+  identities.set(connection, partition)
+  return connection
+}
+
+/** @internal */
+export const identityOf = (connection: object): Effect.Effect<string> | undefined => identities.get(connection)
 
 /**
  * Attaches a synchronous send to a connection: it sends the request and answers true, or answers false and sends

@@ -3,6 +3,11 @@
  * or fetched through it, notifications and new sessions invalidate what they make stale, and private results are
  * kept per credential (the partition `setAuth` moves).
  *
+ * The private partition is, first found: the `credentialId` given; the credentials of a transport that has them
+ * (HTTP: none is the anonymous partition); the identity of what a connection reaches (a stdio child: a keyed digest
+ * of its command line, environment and working directory); else, where nothing says who the server answers (an
+ * in-process server, a transport written outside this library), a partition of this client's own.
+ *
  * A client without a cache loads none of the cache's modules, nor the hashing `setAuth` needs until it is used: the
  * public `ResultCache` module is loaded by whoever made the cache given, and is only looked up here.
  *
@@ -102,6 +107,15 @@ export const make = (
     // Without an explicit id, the transport's own credentials key the partition (none: the anonymous one).
     let credential = credentialId ??
       (credentials === undefined ? undefined : yield* credentials.partition)
+    const byCredential = credentialId !== undefined || credentials !== undefined
+    let ownPartition: string | undefined
+    const partitionOf = (session: Session): Effect.Effect<string | undefined> => {
+      if (byCredential) return Effect.succeed(credential)
+      const identity = Hooks.identityOf(session.connection)
+      if (identity !== undefined) return identity
+      ownPartition ??= `client:${globalThis.crypto.randomUUID()}`
+      return Effect.succeed(ownPartition)
+    }
     let authChanges = 0
     const shared = SharedLegs.make()
     // the mode callers set with ResultCache.withMode: its module is loaded by whoever made the cache given
@@ -116,48 +130,54 @@ export const make = (
         const results = cache.value
         return (method, params, options) => {
           if (!cacheableMethods.has(method)) return leg(method, params, options)
-          return Effect.flatMap(awaitSession(options, method), (session) => {
-            let used = session
-            let own = false
-            const fetch = (legOptions: LegOptions | undefined) =>
-              Effect.map(leg(method, params, legOptions), ([raw, fresh]) => {
-                used = fresh
-                own = true
-                return raw
-              })
-            const key: ResultCache.CacheKey = { server: session.transport.target, method, params, credential }
-            const cachedOptions = {
-              ...(options?.cache !== undefined ? { mode: options.cache } : {}),
-              ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
-            }
-            const waited = Effect.flatMap(
-              options?.cache !== undefined || currentMode === undefined
-                ? Effect.succeed(options?.cache ?? "use")
-                : currentMode,
-              (mode) =>
-                mode !== "use" || isRetry(params)
-                  // not shared with anyone: the request is the caller's own
-                  ? results.cached(key, fetch(options), cachedOptions)
-                  // C3: a request other callers may join runs under no one's deadline and hands its progress to
-                  // every caller waiting on it; each caller waits under their own deadline
-                  : shared.join(
-                    flightName(key),
-                    method,
-                    timing(options),
-                    options?.onProgress,
-                    (fanOut) => results.cached(key, fetch(sharedOptions(options, fanOut)), cachedOptions)
-                  )
-            )
-            return Effect.flatMap(
-              waited,
-              (raw) =>
-                // C3: an input_required answer belongs to the request that got it (its requestState, its rounds): a
-                // caller that joined another caller's request sends its own instead of sharing the interim result
-                own || !InputRounds.isInputRequired(raw)
-                  ? Effect.succeed([raw, used] as const)
-                  : leg(method, params, options)
-            )
-          })
+          return Effect.flatMap(awaitSession(options, method), (session) =>
+            Effect.flatMap(partitionOf(session), (partition) => {
+              let used = session
+              let own = false
+              const fetch = (legOptions: LegOptions | undefined) =>
+                Effect.map(leg(method, params, legOptions), ([raw, fresh]) => {
+                  used = fresh
+                  own = true
+                  return raw
+                })
+              const key: ResultCache.CacheKey = {
+                server: session.transport.target,
+                method,
+                params,
+                credential: partition
+              }
+              const cachedOptions = {
+                ...(options?.cache !== undefined ? { mode: options.cache } : {}),
+                ...(options?.serveStale === true ? { serveStaleOnError: true } : {})
+              }
+              const waited = Effect.flatMap(
+                options?.cache !== undefined || currentMode === undefined
+                  ? Effect.succeed(options?.cache ?? "use")
+                  : currentMode,
+                (mode) =>
+                  mode !== "use" || isRetry(params)
+                    // not shared with anyone: the request is the caller's own
+                    ? results.cached(key, fetch(options), cachedOptions)
+                    // C3: a request other callers may join runs under no one's deadline and hands its progress to
+                    // every caller waiting on it; each caller waits under their own deadline
+                    : shared.join(
+                      flightName(key),
+                      method,
+                      timing(options),
+                      options?.onProgress,
+                      (fanOut) => results.cached(key, fetch(sharedOptions(options, fanOut)), cachedOptions)
+                    )
+              )
+              return Effect.flatMap(
+                waited,
+                (raw) =>
+                  // C3: an input_required answer belongs to the request that got it (its requestState, its rounds): a
+                  // caller that joined another caller's request sends its own instead of sharing the interim result
+                  own || !InputRounds.isInputRequired(raw)
+                    ? Effect.succeed([raw, used] as const)
+                    : leg(method, params, options)
+              )
+            }))
         }
       },
       invalidate: (target, notification) =>
