@@ -13,6 +13,7 @@ import * as OAuth from "@conduit-mcp/client/OAuth"
 import * as TokenStore from "@conduit-mcp/client/TokenStore"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Undici from "@effect/platform-node/Undici"
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -99,6 +100,17 @@ const handlerLayer = (
 }
 
 /**
+ * The HTTP client of one OAuth exchange with a checked host name: an undici agent of its own whose connections go
+ * to the checked addresses only (no second resolution that DNS rebinding could answer differently), closed when
+ * the exchange ends.
+ */
+const pinnedClient = (pin: HostResolver.Pin) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Undici.Agent({ connect: { lookup: pin.lookup } })),
+    (agent) => Effect.promise(() => agent.destroy())
+  ).pipe(Effect.map(NodeHttpClient.makeUndici))
+
+/**
  * The OAuth service over the token file, with the authorization handler of `mode` (or none, for stored tokens
  * only).
  *
@@ -115,12 +127,13 @@ export const layer = (
   const common = {
     clientName: "conduit",
     ...(mode === "device" ? { grant: OAuth.Grant.DeviceCode() } : {}),
-    // host names are resolved and checked before the flow contacts them (no metadata fetch into a private network)
+    // host names are resolved and checked before the flow contacts them (no metadata fetch into a private network),
+    // and each exchange connects to the addresses that were checked
     hostResolver: HostResolver.HostResolver
   } as const
   const platform = Layer.mergeAll(
     TokenStore.layerFileSystem(tokenFile()),
-    HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true })),
+    HostResolver.fromLookup((host) => Dns.lookup(host, { all: true, verbatim: true }), { connect: pinnedClient }),
     NodeHttpClient.layerUndici
   )
   return mode === undefined

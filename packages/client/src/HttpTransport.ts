@@ -148,8 +148,9 @@ export interface HttpTransportOptions<R = never> {
    * How many requests may wait for the start of their answer at once (default 256); more wait their turn, in
    * order. Over HTTP/1.1 this bounds the connections opened at once to the server: a burst of calls reuses a few
    * hundred kept-alive connections instead of opening one socket per call. A server that holds its answers until
-   * more calls are in flight is never deadlocked: while no request is answered for a second, the waiting requests
-   * are let through by as many again every second.
+   * more calls are in flight is never deadlocked: while no request is answered for a second, the bound doubles
+   * every second until no request waits (256, 512, 1 024…: a burst of 10 000 is all out after 6 seconds), then it
+   * is back to its size.
    */
   readonly maxInFlight?: number | undefined
 }

@@ -190,8 +190,9 @@ export interface OAuthOptions<R = never> {
     | undefined
   /**
    * Resolves host names before a metadata or token URL is contacted, so that a name pointing into a private network
-   * or at loopback is refused (the service, or its tag with a layer such as `HostResolver.fromLookup(...)`). Without
-   * one, only literal addresses are checked, and a warning says so the first time discovery runs.
+   * or at loopback is refused (the service, or its tag with a layer such as `HostResolver.fromLookup(...)`); with
+   * its `connect`, each exchange connects to the addresses that were checked (see HostResolver). Without one, only
+   * literal addresses are checked, and a warning says so.
    */
   readonly hostResolver?: HostResolver.HostResolverShape | Effect.Effect<HostResolver.HostResolverShape, never, R> | undefined
 }

@@ -1,6 +1,7 @@
 /**
  * The places of the HTTP transport's requests on their own, under the TestClock: a request waits when all places
- * are taken, in order; a stalled window is widened so that nothing waits for ever; a place always comes back.
+ * are taken, in order; a stalled window is doubled each stall period so that nothing waits for ever (nor long);
+ * a place always comes back.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -65,6 +66,36 @@ describe("HTTP admission", () => {
       for (const { gate } of requests) yield* Deferred.succeed(gate, undefined)
       for (const { fiber } of requests) yield* Fiber.join(fiber)
       // with the queue empty the window is back to its size
+      const later: Array<string> = []
+      const again = []
+      for (const name of ["x", "y", "z"]) again.push(yield* request(admission, later, name))
+      yield* settle
+      assert.deepStrictEqual(later, ["x", "y"])
+      for (const { gate } of again) yield* Deferred.succeed(gate, undefined)
+      for (const { fiber } of again) yield* Fiber.join(fiber)
+    }))
+
+  it.effect("while nothing is answered the window doubles each stall period: 2, 4, 8, 16, 32, then all 40", () =>
+    Effect.gen(function*() {
+      const admission = Admission.make(2)
+      const started: Array<string> = []
+      const requests = []
+      for (let n = 0; n < 40; n++) requests.push(yield* request(admission, started, `r${n}`))
+      const admitted: Array<number> = []
+      yield* settle
+      admitted.push(started.length)
+      for (let period = 1; period <= 5; period++) {
+        yield* TestClock.adjust(Admission.stall)
+        yield* settle
+        admitted.push(started.length)
+      }
+      // (a window grown by its size each period would have let 2, 4, 6, 8, 10, 12 through)
+      assert.deepStrictEqual(admitted, [2, 4, 8, 16, 32, 40])
+      // in order
+      assert.deepStrictEqual(started, requests.map((_, n) => `r${n}`))
+      for (const { gate } of requests) yield* Deferred.succeed(gate, undefined)
+      for (const { fiber } of requests) yield* Fiber.join(fiber)
+      // once the queue is empty the window is back to its size
       const later: Array<string> = []
       const again = []
       for (const name of ["x", "y", "z"]) again.push(yield* request(admission, later, name))

@@ -10,10 +10,13 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
 import * as NodeHttp from "node:http"
 import type * as Net from "node:net"
+import * as Admission from "../src/internal/httpAdmission.js"
 import * as Body from "../src/internal/httpResponse.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
@@ -24,6 +27,8 @@ interface Counting {
   /** Connections accepted so far, and the most open at once. */
   readonly connections: () => { readonly total: number; readonly peak: number }
   readonly calls: () => number
+  /** Completes once the server has received `count` tool calls. */
+  readonly received: (count: number) => Effect.Effect<void>
 }
 
 /**
@@ -38,6 +43,17 @@ const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =
         let peak = 0
         let calls = 0
         const held: Array<() => void> = []
+        const watchers: Array<{ readonly count: number; readonly wake: () => void }> = []
+        const received = (count: number) =>
+          Effect.async<void>((wake) => {
+            if (calls >= count) return wake(Effect.void)
+            const watcher = { count, wake: () => wake(Effect.void) }
+            watchers.push(watcher)
+            return Effect.sync(() => {
+              const at = watchers.indexOf(watcher)
+              if (at >= 0) watchers.splice(at, 1)
+            })
+          })
         const sockets = new Set<Net.Socket>()
         const server = NodeHttp.createServer((req, res) => {
           const parts: Array<Buffer> = []
@@ -53,6 +69,10 @@ const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =
             }
             if (message.method !== "tools/call") return answer({})
             calls++
+            for (const watcher of watchers.filter((watcher) => watcher.count <= calls)) {
+              watchers.splice(watchers.indexOf(watcher), 1)
+              watcher.wake()
+            }
             const params = message.params as { readonly arguments: { readonly n: number } }
             const reply = () => answer(Scripted.textResult(String(params.arguments.n)))
             if (hold === 0) return reply()
@@ -72,7 +92,12 @@ const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =
           resume(Effect.succeed({
             server,
             sockets,
-            counting: { url: `http://127.0.0.1:${port}/mcp`, connections: () => ({ total, peak }), calls: () => calls }
+            counting: {
+              url: `http://127.0.0.1:${port}/mcp`,
+              connections: () => ({ total, peak }),
+              calls: () => calls,
+              received
+            }
           }))
         })
       }
@@ -125,8 +150,38 @@ describe("a burst over legacy Streamable HTTP", () => {
       const { errors, texts } = yield* burst(client, 700)
       assert.deepStrictEqual(errors, [])
       assert.strictEqual(texts.size, 700)
-      // the waiting calls went in steps of 256, not all at once
+      // the waiting calls went in steps (256, then 512, then all), not all at once
       assert.isAtMost(server.connections().peak, 3 * 256 + 4)
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.effect("a server that answers once 200 calls wait: with 8 places the window doubles each stalled second", () =>
+    Effect.gen(function*() {
+      const server = yield* countingServer(200)
+      const sent = sentCalls()
+      const { client } = yield* Common.connect({ url: server.url, maxInFlight: 8 }, { era: "legacy" }, sent.layer)
+      const calls = yield* Effect.fork(burst(client, 200))
+      // the tool calls the server has received after 0, 1, 2… stall periods (on the TestClock) without an answer:
+      // each time, every request the client let through has reached the server before the clock moves on
+      const received: Array<number> = []
+      const arrived = Effect.gen(function*() {
+        for (;;) {
+          yield* settle
+          const count = sent.calls()
+          yield* server.received(count)
+          yield* settle
+          if (sent.calls() === count) return server.calls()
+        }
+      })
+      received.push(yield* arrived)
+      for (let period = 1; period <= 5; period++) {
+        yield* TestClock.adjust(Admission.stall)
+        received.push(yield* arrived)
+      }
+      // (a window grown by 8 each period: 8, 16, 24, 32, 40, 48, and all 200 only after 24 periods)
+      assert.deepStrictEqual(received, [8, 16, 32, 64, 128, 200])
+      const { errors, texts } = yield* Fiber.join(calls)
+      assert.deepStrictEqual(errors, [])
+      assert.strictEqual(texts.size, 200)
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
   it.live("with maxInFlight 8, 500 calls go over a handful of connections", () =>
@@ -139,6 +194,24 @@ describe("a burst over legacy Streamable HTTP", () => {
       assert.isAtMost(server.connections().peak, 2 * 8 + 4)
     }).pipe(Effect.scoped), { timeout: 60_000 })
 })
+
+/** Lets every fiber that can run do so. */
+const settle = Effect.repeatN(Effect.yieldNow(), 20)
+
+/** The undici client, counting the tool calls it was given (those the transport let through). */
+const sentCalls = () => {
+  let calls = 0
+  const layer = Layer.effect(
+    HttpClient.HttpClient,
+    Effect.map(HttpClient.HttpClient, (client) =>
+      HttpClient.make((request) => {
+        const body = request.body
+        if (body._tag === "Uint8Array" && new TextDecoder().decode(body.body).includes(`"tools/call"`)) calls++
+        return client.execute(request)
+      }))
+  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  return { layer, calls: () => calls }
+}
 
 /**
  * The undici client, failing the first `failures` tool calls as a connection that could not be made (nothing

@@ -75,6 +75,13 @@ describe("OAuth with a HostResolver", () => {
       assert.include(error.message, "mcp.example.com could not be resolved")
     }))
 
+  it.effect("a name that resolves to no address fails before its request (there is nothing to connect to)", () =>
+    Effect.gen(function*() {
+      const { error, requests } = yield* authorize({ "metadata.example.com": [] })
+      assert.include(error.message, "metadata.example.com could not be resolved")
+      assert.deepStrictEqual(requests, [])
+    }))
+
   it.effect("allowPrivateNetwork lets a private resolution through", () =>
     Effect.gen(function*() {
       const { requests } = yield* authorize(

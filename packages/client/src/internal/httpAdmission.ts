@@ -9,9 +9,10 @@
  * `ECONNRESET`).
  *
  * A bound must not deadlock a server that holds its answers until many calls are in flight (more than there are
- * places), nor a call that waits on another: when no place has been given back for `stall`, the queue is let
- * through by another `places` requests, and again after each further `stall` without progress, until it is empty;
- * then the bound is back to `places`. A slow server thus sees a burst arrive in steps of `places` every `stall`
+ * places), nor a call that waits on another: when no place has been given back for `stall`, the bound is doubled,
+ * and doubled again after each further `stall` without progress, until the queue is empty; then the bound is back
+ * to `places`. A server that holds its answers thus sees a burst arrive in steps (256, 512, 1 024… requests after
+ * 0, 1, 2… stall periods: 10 000 are all out after 6 periods, where a bound grown by `places` each period took 39)
  * rather than all at once, and nothing waits for ever.
  *
  * @internal
@@ -93,7 +94,7 @@ export const make = (places: number): Admission => {
     letThrough()
   }
 
-  /** Watches a non-empty queue: a window that made no progress for `stall` is widened. */
+  /** Watches a non-empty queue: a window that made no progress for `stall` is doubled. */
   const watch: Effect.Effect<void> = Effect.suspend(() => {
     const seen = returned
     return Effect.flatMap(Effect.sleep(stall), () => {
@@ -102,7 +103,7 @@ export const make = (places: number): Admission => {
         return Effect.void
       }
       if (returned === seen) {
-        limit += places
+        limit *= 2
         letThrough()
       }
       return watch

@@ -105,6 +105,12 @@ export const make = <const O extends OAuth.OAuthOptions<unknown> = {}>(
         "OAuth runs without a HostResolver: host names of metadata and token URLs are not resolved, so only literal " +
           "addresses are checked against loopback and private networks (give the hostResolver option)"
       ).pipe(Effect.annotateLogs({ module: "OAuth" }))
+    } else if (resolver.connect === undefined) {
+      yield* Effect.logWarning(
+        "OAuth's HostResolver has no connect: a host name checked before an exchange is resolved again by the HTTP " +
+          "client when it connects, so DNS that answers differently the second time (rebinding) can reach a loopback " +
+          "or private address (give the resolver a connect, see HostResolver)"
+      ).pipe(Effect.annotateLogs({ module: "OAuth" }))
     }
     const authorizers = new Map<string, OAuth.Authorizer>()
     const lock = yield* Effect.makeSemaphore(1)

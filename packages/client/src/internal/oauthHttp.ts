@@ -23,6 +23,7 @@ import * as Body from "./httpResponse.js"
 import { requestProtocolVersion } from "./oauthRequestVersion.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
 import type * as HostResolver from "../HostResolver.js"
+import { makePin } from "./hostPin.js"
 import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
 
 /** @internal */
@@ -33,7 +34,10 @@ export interface HttpSettings {
   readonly policy: UrlPolicy
   /** Sent as `MCP-Protocol-Version` on discovery requests (the 2025-03-26 revision asked for it). */
   readonly protocolVersion?: string | undefined
-  /** When present, host names are resolved and checked against the policy before each exchange. */
+  /**
+   * When present, host names are resolved and checked against the policy before each exchange, and the exchange
+   * connects to the checked addresses when the resolver has `connect`.
+   */
   readonly resolver?: HostResolver.HostResolverShape | undefined
 }
 
@@ -55,19 +59,22 @@ const addressClass = (address: string) => {
 
 /**
  * Resolves a public-looking host name and refuses it when any of its addresses is a loopback or private one
- * the policy does not allow (a literal address was already checked by `checkUrl`). @internal
+ * the policy does not allow (a literal address was already checked by `checkUrl`); succeeds with the checked
+ * addresses (none without a resolver or for a literal address). @internal
  */
 export const checkResolved = (
   settings: HttpSettings,
   url: URL,
   failure: "Discovery" | "Transient"
-): Effect.Effect<void, OAuthError> => {
+): Effect.Effect<ReadonlyArray<string> | undefined, OAuthError> => {
   const resolver = settings.resolver
-  if (resolver === undefined || hostClass(url) !== "public") return Effect.void
+  if (resolver === undefined || hostClass(url) !== "public") return Effect.succeed(undefined)
   const host = url.hostname.toLowerCase()
+  const unresolved = oauthError(failure, `${describe(url)}: the host name ${host} could not be resolved`)
   return resolver.resolve(host).pipe(
-    Effect.mapError(() => oauthError(failure, `${describe(url)}: the host name ${host} could not be resolved`)),
+    Effect.mapError(() => unresolved),
     Effect.flatMap((addresses) => {
+      if (addresses.length === 0) return unresolved
       for (const address of addresses) {
         const kind = addressClass(address)
         if (
@@ -80,9 +87,24 @@ export const checkResolved = (
           )
         }
       }
-      return Effect.void
+      return Effect.succeed(addresses)
     })
   )
+}
+
+/**
+ * The HTTP client of one exchange: for a checked name, the resolver's client connecting to the checked addresses
+ * only (the HTTP client would resolve the name again: DNS rebinding), when the resolver can make one.
+ */
+const clientFor = (
+  settings: HttpSettings,
+  url: URL,
+  checked: ReadonlyArray<string> | undefined
+): Effect.Effect<HttpClient.HttpClient, never, Scope.Scope> => {
+  const connect = settings.resolver?.connect
+  return checked === undefined || connect === undefined
+    ? Effect.succeed(settings.client)
+    : connect(makePin(url.hostname, checked))
 }
 
 /** Runs one request without automatic redirects, bounded in time and size. @internal */
@@ -93,9 +115,10 @@ export const send = (
   failure: "Discovery" | "Transient"
 ): Effect.Effect<RawResponse, OAuthError> =>
   Effect.gen(function*() {
-    yield* checkResolved(settings, url, failure)
+    const checked = yield* checkResolved(settings, url, failure)
+    const client = yield* clientFor(settings, url, checked)
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
-    const response = yield* settings.client.execute(request).pipe(
+    const response = yield* client.execute(request).pipe(
       Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrElse(init, () => ({})), redirect: "manual" }),
       Effect.mapError((e) => oauthError(failure, `${request.method} ${describe(url)} failed: ${e.reason}`))
     )

@@ -144,7 +144,8 @@ const ipv6Class = (groups: ReadonlyArray<number>): HostClass => {
 /**
  * Classifies a URL's host. Literal addresses are classified after the WHATWG URL parser has normalised them
  * (it rewrites decimal, octal and hex IPv4 forms to dotted quads). Host names are not resolved here: with a
- * `HostResolver`, `oauthHttp.checkResolved` classifies the addresses a name resolves to before each exchange.
+ * `HostResolver`, `oauthHttp.checkResolved` classifies the addresses a name resolves to before each exchange (and
+ * `oauthHttp.send` connects to those addresses when the resolver has `connect`).
  *
  * @internal
  */
