@@ -2,7 +2,13 @@
  * The walk over a listing that finds a stdio server's descendants: parent links followed to any depth, the members
  * of the server's session, and no process whose pid was given to another since it was seen.
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { spawn } from "node:child_process"
 import * as ProcessTree from "../src/internal/processTree.js"
 
 const entry = (pid: number, ppid: number, start = "s", session?: number): ProcessTree.Entry => ({
@@ -56,4 +62,24 @@ describe("ProcessTree", () => {
     // a root seen without a start time is not walked either
     assert.deepStrictEqual([...ProcessTree.walk(entries, 100, undefined, new Map(), false).keys()], [])
   })
+
+  it.live.skipIf(process.platform !== "linux")(
+    "each listing finds a child that left this process's group and session, with its start time",
+    () =>
+      Effect.gen(function*() {
+        const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" })
+        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+        const pid = child.pid ?? 0
+        const fs = yield* FileSystem.FileSystem
+        const executor = yield* CommandExecutor.CommandExecutor
+        const listers = [ProcessTree.procWalk(fs), ProcessTree.procScan(fs), ProcessTree.psLister(executor)]
+        for (const list of listers) {
+          const entries = Option.getOrThrow(yield* list([process.pid]))
+          const self = entries.find((entry) => entry.pid === process.pid)
+          assert.isDefined(self)
+          const found = ProcessTree.walk(entries, process.pid, self?.start, new Map(), false)
+          assert.isTrue(found.has(pid), `child ${pid} not found`)
+        }
+      }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+  )
 })

@@ -1,15 +1,17 @@
 /**
  * The descendants of a stdio server, found and ended when its connection closes. Killing the server's process group
  * misses a child that left it (a new session with `setsid`, `detached: true` in Node, a daemon): this module finds
- * those by their parent links. On Linux it reads `/proc/<pid>/stat` (through the platform's `FileSystem`, when the
- * application provides one); where `/proc` is absent (macOS, the BSDs) it runs `ps -A -o pid=,ppid=,lstart=`; on
- * Windows it does nothing (the executor's `taskkill /T` ends the tree there).
+ * those by their parent links. On Linux it reads `/proc` (through the platform's `FileSystem`, when the application
+ * provides one): from the server down through `/proc/<pid>/task/<tid>/children`, so the cost follows the size of
+ * the tree, not of the machine, or, on a kernel without those files, every `/proc/<pid>/stat`. Where `/proc` is
+ * absent (macOS, the BSDs) it runs `ps -A -o pid=,ppid=,lstart=`; on Windows it does nothing (the executor's
+ * `taskkill /T` ends the tree there).
  *
  * A snapshot taken while the server still runs keeps its descendants by pid and start time, so one re-parented to
  * init when the server exits is still found; a process whose start time no longer matches (its pid reused) is left
- * alone. On Linux the members of the server's session (the executor makes the server a session leader) are
- * included too, wherever their parent links lead. Every step is bounded: a listing by time, entries and bytes, the
- * walk by a number of rounds.
+ * alone. Where the listing holds session ids (a whole `/proc` scan), the members of the server's session (the
+ * executor makes the server a session leader) are included too, wherever their parent links lead. Every step is
+ * bounded: a listing by time, entries and bytes, the walk by a number of rounds.
  *
  * @internal
  */
@@ -35,8 +37,11 @@ export interface Entry {
 /** Processes by pid, each with its start time when it was seen. */
 export type Members = ReadonlyMap<number, string>
 
-/** Lists the processes of the machine, or nothing where that cannot be done. */
-export type Lister = Effect.Effect<Option.Option<ReadonlyArray<Entry>>>
+/**
+ * Lists at least the given processes and their descendants (a whole listing of the machine will do), or nothing
+ * where that cannot be done.
+ */
+export type Lister = (roots: ReadonlyArray<number>) => Effect.Effect<Option.Option<ReadonlyArray<Entry>>>
 
 // Bounds of one listing, and of the walk.
 const listTimeout = Duration.seconds(1)
@@ -78,7 +83,8 @@ export const parsePs = (text: string): ReadonlyArray<Entry> => {
   return entries
 }
 
-const procLister = (fs: FileSystem.FileSystem): Lister =>
+/** Every process of the machine: one read of `/proc/<pid>/stat` each. */
+export const procScan = (fs: FileSystem.FileSystem): Lister => () =>
   Effect.gen(function*() {
     const names = yield* fs.readDirectory("/proc")
     const pids = names.filter((name) => /^\d+$/.test(name)).slice(0, maxEntries)
@@ -95,7 +101,43 @@ const procLister = (fs: FileSystem.FileSystem): Lister =>
     return Option.some(entries.filter((entry): entry is Entry => entry !== undefined))
   }).pipe(Effect.orElseSucceed(() => Option.none()))
 
-const psLister = (executor: CommandExecutor.CommandExecutor): Lister =>
+// a process and its children, as the children files of its threads list them (nothing when it is gone)
+const readProcess = (fs: FileSystem.FileSystem, pid: number) =>
+  Effect.gen(function*() {
+    const entry = parseStat(yield* fs.readFileString(`/proc/${pid}/stat`))
+    if (entry === undefined) return undefined
+    const threads = yield* fs.readDirectory(`/proc/${pid}/task`)
+    const lists = yield* Effect.forEach(
+      threads.filter((name) => /^\d+$/.test(name)),
+      (tid) => Effect.orElseSucceed(fs.readFileString(`/proc/${pid}/task/${tid}/children`), () => ""),
+      { concurrency: 8 }
+    )
+    const children = lists.flatMap((list) => list.split(" ").filter((word) => word !== "").map(Number))
+    return { entry, children }
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/** The roots and their descendants, down the children files of their threads. */
+export const procWalk = (fs: FileSystem.FileSystem): Lister => (roots) =>
+  Effect.gen(function*() {
+    const seen = new Map<number, Entry>()
+    const visited = new Set<number>()
+    let frontier = [...new Set(roots)]
+    while (frontier.length > 0 && visited.size < maxEntries) {
+      for (const pid of frontier) visited.add(pid)
+      const found = yield* Effect.forEach(frontier, (pid) => readProcess(fs, pid), { concurrency: 8 })
+      const next = new Set<number>()
+      for (const proc of found) {
+        if (proc === undefined) continue
+        seen.set(proc.entry.pid, proc.entry)
+        for (const child of proc.children) if (!visited.has(child)) next.add(child)
+      }
+      frontier = [...next]
+    }
+    return Option.some([...seen.values()])
+  })
+
+/** Every process of the machine, as `ps` lists them. */
+export const psLister = (executor: CommandExecutor.CommandExecutor): Lister => () =>
   Effect.scoped(Effect.gen(function*() {
     const command = Command.make("ps", "-A", "-o", "pid=,ppid=,lstart=").pipe(
       Command.env({ LC_ALL: "C" })
@@ -114,16 +156,23 @@ const psLister = (executor: CommandExecutor.CommandExecutor): Lister =>
 const platform = (): string | undefined => typeof process === "undefined" ? undefined : process.platform
 
 /**
- * The lister for this machine: `/proc` when it can be read, `ps` elsewhere except on Windows; each listing is
- * bounded by a second.
+ * The lister for this machine: `/proc` when it can be read (down the children files where the kernel has them),
+ * `ps` elsewhere except on Windows; each listing is bounded by a second.
  */
 export const makeLister = (executor: CommandExecutor.CommandExecutor): Effect.Effect<Lister> =>
   Effect.gen(function*() {
-    if (platform() === "win32" || typeof process === "undefined") return Effect.succeed(Option.none())
-    const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
-    const hasProc = Option.isSome(fs) && (yield* fs.value.exists("/proc/self/stat").pipe(Effect.orElseSucceed(() => false)))
-    const list = hasProc && Option.isSome(fs) ? procLister(fs.value) : psLister(executor)
-    return list.pipe(Effect.timeoutTo({ duration: listTimeout, onTimeout: Option.none, onSuccess: (found) => found }))
+    if (typeof process === "undefined" || platform() === "win32") return () => Effect.succeed(Option.none())
+    const found = yield* Effect.serviceOption(FileSystem.FileSystem)
+    const fs = Option.getOrUndefined(found)
+    const exists = (path: string) =>
+      fs === undefined ? Effect.succeed(false) : fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+    const list: Lister = fs === undefined || !(yield* exists("/proc/self/stat"))
+      ? psLister(executor)
+      : (yield* exists("/proc/thread-self/children"))
+      ? procWalk(fs)
+      : procScan(fs)
+    return (roots) =>
+      list(roots).pipe(Effect.timeoutTo({ duration: listTimeout, onTimeout: Option.none, onSuccess: (all) => all }))
   })
 
 /**
@@ -188,7 +237,7 @@ export interface Snapshot {
 
 /** The descendants of `root` now (with the members of its session on Linux). */
 export const snapshot = (list: Lister, root: number): Effect.Effect<Option.Option<Snapshot>> =>
-  Effect.map(list, Option.map((entries) => {
+  Effect.map(list([root]), Option.map((entries) => {
     const rootStart = entries.find((entry) => entry.pid === root)?.start
     return { rootStart, members: walk(entries, root, rootStart, new Map(), true) }
   }))
@@ -207,6 +256,7 @@ export const terminate = (
   Effect.gen(function*() {
     const rootStart = Option.isSome(before) ? before.value.rootStart : undefined
     const known = new Map(Option.isSome(before) ? before.value.members : [])
+    const listTree = Effect.suspend(() => list([root, ...known.keys()]))
     const alive = (entries: ReadonlyArray<Entry>) => {
       const members = walk(entries, root, rootStart, known, true)
       for (const entry of entries) if (entry.zombie) members.delete(entry.pid)
@@ -215,7 +265,7 @@ export const terminate = (
     // SIGTERM every member found, again and again while listings find new ones (a process may fork meanwhile)
     const signalled = new Map<number, string>()
     for (let round = 0; round < maxRounds; round++) {
-      const entries = yield* list
+      const entries = yield* listTree
       if (Option.isNone(entries)) break
       const members = alive(entries.value)
       let fresh = 0
@@ -234,7 +284,7 @@ export const terminate = (
     yield* Effect.gen(function*() {
       while (left.size > 0) {
         yield* Effect.sleep(pollInterval)
-        const entries = yield* list
+        const entries = yield* listTree
         if (Option.isNone(entries)) return
         left = alive(entries.value)
       }
@@ -242,7 +292,7 @@ export const terminate = (
     // SIGKILL what is still there, and what appeared since
     for (let round = 0; round < maxRounds && left.size > 0; round++) {
       for (const pid of left.keys()) signal(pid, "SIGKILL")
-      const entries = yield* list
+      const entries = yield* listTree
       if (Option.isNone(entries)) break
       for (const [pid, start] of left) known.set(pid, start)
       left = alive(entries.value)
