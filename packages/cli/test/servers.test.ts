@@ -3,11 +3,12 @@
  * from, `--server <name>` alone finds its entry there (the user's files before the project's, a project's entry
  * only once approved), and a bad file or a missing `--server` is one clear sentence.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it as plainIt, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as ServerConfig from "../src/serverConfig.js"
 import * as Cli from "./utils/cli.js"
 import * as Tmux from "./utils/tmux.js"
 
@@ -179,4 +180,16 @@ layer(Cli.layer, { excludeTestServices: true })("project config files", (it) => 
       assert.deepStrictEqual(later, { code: 0, stdout: "hi\n", stderr: "" })
       assert.strictEqual(p.runs(), 2)
     }))
+})
+
+describe("known locations", () => {
+  plainIt("the user's files come first; a project path that is one of the user's (cwd is the home) is the user's", () => {
+    const home = Path.join(Path.sep, "home", "me")
+    const elsewhere = ServerConfig.locations(home, Path.join(home, "repo"), "darwin")
+    assert.deepStrictEqual(elsewhere.map((l) => l.origin), ["user", "user", "user", "project", "project", "project"])
+    const atHome = ServerConfig.locations(home, home, "darwin")
+    const cursor = atHome.filter((l) => l.path === Path.join(home, ".cursor", "mcp.json"))
+    assert.deepStrictEqual(cursor.map((l) => l.origin), ["user"])
+    assert.deepStrictEqual(atHome.map((l) => l.origin), ["user", "user", "user", "project", "project"])
+  })
 })
