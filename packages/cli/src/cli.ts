@@ -87,8 +87,15 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
   command({
     path: ["servers"],
     description: "List the servers of a --config file, or of the config files of Claude Desktop, Cursor, VS Code and " +
-      "the project (.mcp.json); --server <name> alone picks from those",
-    run: (p) => servers(connectionOf(p.options))
+      "the project (.mcp.json), with the file each comes from; --server <name> alone picks from those, the user's " +
+      "files first, and runs a project's server only once approved",
+    options: [{
+      name: "trust",
+      value: "<name>",
+      description: "Approve the project's server <name> (its command, args, env, cwd, url and headers are shown); a " +
+        "change to its definition asks again"
+    }],
+    run: (p) => servers(connectionOf(p.options), text(p.options, "trust"))
   }),
   command({
     path: ["probe"],

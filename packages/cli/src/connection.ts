@@ -34,6 +34,7 @@ import { type CliError, UsageError } from "./errors.js"
 import * as Sampling from "./sampling.js"
 import * as ServerConfig from "./serverConfig.js"
 import * as Output from "./output.js"
+import * as ProjectTrust from "./projectTrust.js"
 import * as ShellWords from "./shellWords.js"
 import * as Text from "./terminalText.js"
 import * as TaskStoreFile from "./taskStore.js"
@@ -202,12 +203,24 @@ const parseUrl = (text: string): Effect.Effect<URL, UsageError> =>
     )
   )
 
-// `--server <name>` alone: the first known config file (project files, then the user's) that names it
-const findKnown = (name: string) =>
+// `--server <name>` alone: the first known config file that names it, the user's before the project's; a project's
+// entry runs only once approved, and a file whose entry is shadowed is named on stderr
+const findKnown = (name: string, ask: ProjectTrust.Ask | undefined) =>
   Effect.gen(function*() {
     const found = yield* ServerConfig.discover()
-    const match = found.find((file) => Object.hasOwn(file.servers, name))
-    if (match !== undefined) return yield* ServerConfig.load(match.path, name)
+    const picked = ServerConfig.pick(found, name)
+    if (picked !== undefined) {
+      const { chosen, shadowed } = picked
+      const entry = yield* ServerConfig.load(chosen.path, name)
+      for (const other of shadowed) {
+        yield* Output.stderr(
+          `conduit: server ${Text.line(JSON.stringify(name))} is taken from ${Text.line(chosen.path)} ` +
+            `(${chosen.origin}); the one of ${Text.line(other.path)} (${other.origin}) is ignored`
+        )
+      }
+      if (chosen.origin === "project") yield* ProjectTrust.ensureApproved(chosen.path, name, entry, ask)
+      return entry
+    }
     const known = found.flatMap((file) => Object.keys(file.servers))
     return yield* usage(
       `no server named ${JSON.stringify(name)} in the known config files` +
@@ -218,12 +231,16 @@ const findKnown = (name: string) =>
   })
 
 /**
- * Checks the options and finds the target.
+ * Checks the options and finds the target. A server of a project's config file (found by `--server <name>` alone)
+ * must be approved: `ask` puts the question to a person at a terminal; without it, an unapproved one is refused.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, UsageError, FileSystem.FileSystem> =>
+export const resolve = (
+  options: ConnectionOptions,
+  ask?: ProjectTrust.Ask | undefined
+): Effect.Effect<Resolved, UsageError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const chosen = [
       Option.isSome(options.stdio) ? "--stdio" : undefined,
@@ -255,7 +272,7 @@ export const resolve = (options: ConnectionOptions): Effect.Effect<Resolved, Usa
     } else if (Option.isSome(options.server)) {
       const entry = Option.isSome(options.config)
         ? yield* ServerConfig.load(options.config.value, options.server.value)
-        : yield* findKnown(options.server.value)
+        : yield* findKnown(options.server.value, ask)
       if (entry.url !== undefined) {
         target = {
           _tag: "Http",

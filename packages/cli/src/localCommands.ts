@@ -16,27 +16,53 @@ import * as DemoServer from "./demoServer.js"
 import { UsageError } from "./errors.js"
 import * as HttpServer from "./httpServer.js"
 import * as Output from "./output.js"
+import * as ProjectTrust from "./projectTrust.js"
 import * as ServerConfig from "./serverConfig.js"
+import * as ShellWords from "./shellWords.js"
+import * as Text from "./terminalText.js"
+
+// a file listed: one the user named with --config, or a known one
+interface Listed {
+  readonly path: string
+  readonly origin: ServerConfig.Origin | "config"
+  readonly servers: Readonly<Record<string, ServerConfig.ServerEntry>>
+}
+
+const targetOf = (entry: ServerConfig.ServerEntry) =>
+  entry.url ?? [entry.command ?? "", ...(entry.args ?? [])].map(ShellWords.quote).join(" ")
 
 /**
- * `servers`: the servers of a --config file, or of the config files found.
+ * `servers`: the servers of a --config file, or of the config files found, each with the file it comes from and
+ * who wrote that file (the user, or the project, with its approval); a project's entry that a user's shadows is
+ * listed as ignored. `--trust <name>` approves a project's server after showing what it runs.
  *
  * @since 0.1.0
  * @category commands
  */
-export const servers = (connection: Connection.ConnectionOptions) =>
+export const servers = (connection: Connection.ConnectionOptions, trust: Option.Option<string> = Option.none()) =>
   Effect.gen(function*() {
-    const files = Option.isSome(connection.config)
-      ? [{ path: connection.config.value, servers: yield* ServerConfig.readAll(connection.config.value) }]
+    if (Option.isSome(trust)) return yield* trustServer(trust.value)
+    const config = Option.getOrUndefined(connection.config)
+    const files: ReadonlyArray<Listed> = config !== undefined
+      ? [{ path: config, origin: "config", servers: yield* ServerConfig.readAll(config) }]
       : yield* ServerConfig.discover()
-    const rows = files.flatMap((file) =>
-      Object.entries(file.servers).map(([name, entry]) => ({
-        name,
-        kind: entry.url !== undefined ? "http" : "stdio",
-        target: entry.url ?? [entry.command ?? "", ...(entry.args ?? [])].join(" "),
-        file: file.path
+    const rows = yield* Effect.forEach(files.flatMap((file) =>
+      Object.entries(file.servers).map(([name, entry]) => ({ name, entry, file }))
+    ), ({ entry, file, name }) =>
+      Effect.gen(function*() {
+        // the file a bare --server <name> takes it from
+        const first = files.find((other) => Object.hasOwn(other.servers, name))
+        const approval = file.origin === "project" ? yield* ProjectTrust.status(file.path, name, entry) : undefined
+        return {
+          name,
+          kind: entry.url !== undefined ? "http" : "stdio",
+          target: targetOf(entry),
+          file: file.path,
+          origin: file.origin,
+          ...(approval !== undefined ? { approval } : {}),
+          ...(first !== undefined && first !== file ? { shadowedBy: first.path } : {})
+        }
       }))
-    )
     if (connection.json) return yield* Output.json({ servers: rows })
     if (rows.length === 0) {
       return yield* Output.stdout(
@@ -45,7 +71,49 @@ export const servers = (connection: Connection.ConnectionOptions) =>
           : `(no config file found; looked in ${ServerConfig.knownLocations().join(", ")})`
       )
     }
-    yield* Output.stdout(Output.table(["NAME", "KIND", "COMMAND OR URL", "FILE"], rows.map((r) => [r.name, r.kind, r.target, r.file])))
+    const from = (row: (typeof rows)[number]) =>
+      row.shadowedBy !== undefined
+        ? `${row.origin}, ignored (shadowed)`
+        : row.approval === "new"
+        ? "project, not approved"
+        : row.approval === "changed"
+        ? "project, changed since approved"
+        : row.approval === "approved"
+        ? "project, approved"
+        : row.origin
+    yield* Output.stdout(
+      Output.table(
+        ["NAME", "KIND", "COMMAND OR URL", "FROM", "FILE"],
+        rows.map((r) => [r.name, r.kind, r.target, from(r), r.file])
+      )
+    )
+  })
+
+// `servers --trust <name>`: the project's entry of that name, shown, then approved
+const trustServer = (name: string) =>
+  Effect.gen(function*() {
+    const found = yield* ServerConfig.discover()
+    const project = found.find((file) => file.origin === "project" && Object.hasOwn(file.servers, name))
+    const user = found.find((file) => file.origin === "user" && Object.hasOwn(file.servers, name))
+    const quoted = Text.line(JSON.stringify(name))
+    if (project === undefined) {
+      return yield* new UsageError({
+        message: user !== undefined
+          ? `server ${quoted} comes from your own config file ${Text.line(user.path)}: it needs no approval`
+          : `no project config file here defines a server ${quoted} (conduit servers lists them)`
+      })
+    }
+    const entry = yield* ServerConfig.load(project.path, name)
+    yield* ProjectTrust.approve(project.path, name, entry)
+    yield* Output.stdout(
+      [
+        `approved server ${quoted} of ${Text.line(project.path)}; it runs until its definition changes:`,
+        ...ProjectTrust.describe(entry),
+        ...(user !== undefined
+          ? [`(your own ${Text.line(user.path)} also defines ${quoted}: that one is used, this one is ignored)`]
+          : [])
+      ].join("\n")
+    )
   })
 
 /**

@@ -90,9 +90,60 @@ export const readAll = (
   })
 
 /**
- * Where MCP hosts keep their server lists, in the order a bare `--server <name>` searches them: the project's
- * files in the working directory first (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`), then the user's
- * (Claude Desktop, Cursor, VS Code) for this platform.
+ * Who wrote a config file: the user (their own host configuration, in their home) or the project in the working
+ * directory (a cloned repository's `.mcp.json`, whose commands nobody has looked at yet).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Origin = "user" | "project"
+
+/**
+ * A config file's path and who wrote it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Location {
+  readonly path: string
+  readonly origin: Origin
+}
+
+/**
+ * Where MCP hosts keep their server lists, in the order a bare `--server <name>` searches them: the user's files
+ * first (Claude Desktop, Cursor, VS Code) for this platform, then the project's in the working directory
+ * (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`), so that a project cannot replace a server of the user's
+ * by giving its name. A project path that is one of the user's (the working directory is the home) is the user's.
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const locations = (
+  home: string = Os.homedir(),
+  cwd: string = process.cwd(),
+  platform: NodeJS.Platform = process.platform,
+  appData: string | undefined = process.env.APPDATA
+): ReadonlyArray<Location> => {
+  const join = NodePath.join
+  const userConfig = platform === "darwin"
+    ? join(home, "Library", "Application Support")
+    : platform === "win32"
+    ? appData ?? join(home, "AppData", "Roaming")
+    : process.env.XDG_CONFIG_HOME ?? join(home, ".config")
+  const user = [
+    join(userConfig, "Claude", "claude_desktop_config.json"),
+    join(home, ".cursor", "mcp.json"),
+    join(userConfig, "Code", "User", "mcp.json")
+  ].map((path): Location => ({ path, origin: "user" }))
+  const isUsers = new Set(user.map((location) => NodePath.resolve(location.path)))
+  const project = [join(cwd, ".mcp.json"), join(cwd, ".cursor", "mcp.json"), join(cwd, ".vscode", "mcp.json")]
+    .filter((path) => !isUsers.has(NodePath.resolve(path)))
+    .map((path): Location => ({ path, origin: "project" }))
+  return [...user, ...project]
+}
+
+/**
+ * The paths of {@link locations}, in the same order.
  *
  * @since 0.1.0
  * @category discovery
@@ -102,21 +153,16 @@ export const knownLocations = (
   cwd: string = process.cwd(),
   platform: NodeJS.Platform = process.platform,
   appData: string | undefined = process.env.APPDATA
-): ReadonlyArray<string> => {
-  const join = NodePath.join
-  const userConfig = platform === "darwin"
-    ? join(home, "Library", "Application Support")
-    : platform === "win32"
-    ? appData ?? join(home, "AppData", "Roaming")
-    : process.env.XDG_CONFIG_HOME ?? join(home, ".config")
-  return [
-    join(cwd, ".mcp.json"),
-    join(cwd, ".cursor", "mcp.json"),
-    join(cwd, ".vscode", "mcp.json"),
-    join(userConfig, "Claude", "claude_desktop_config.json"),
-    join(home, ".cursor", "mcp.json"),
-    join(userConfig, "Code", "User", "mcp.json")
-  ]
+): ReadonlyArray<string> => locations(home, cwd, platform, appData).map((location) => location.path)
+
+/**
+ * A known config file that exists, with its servers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Found extends Location {
+  readonly servers: Readonly<Record<string, ServerEntry>>
 }
 
 /**
@@ -126,19 +172,34 @@ export const knownLocations = (
  * @category discovery
  */
 export const discover = (
-  locations: ReadonlyArray<string> = knownLocations()
-): Effect.Effect<ReadonlyArray<{ readonly path: string; readonly servers: Readonly<Record<string, ServerEntry>> }>, never, FileSystem.FileSystem> =>
+  known: ReadonlyArray<Location> = locations()
+): Effect.Effect<ReadonlyArray<Found>, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const found: Array<{ readonly path: string; readonly servers: Readonly<Record<string, ServerEntry>> }> = []
-    for (const path of locations) {
-      const exists = yield* Effect.orElseSucceed(fs.exists(path), () => false)
+    const found: Array<Found> = []
+    for (const location of known) {
+      const exists = yield* Effect.orElseSucceed(fs.exists(location.path), () => false)
       if (!exists) continue
-      const servers = yield* Effect.option(readAll(path))
-      if (servers._tag === "Some") found.push({ path, servers: servers.value })
+      const servers = yield* Effect.option(readAll(location.path))
+      if (servers._tag === "Some") found.push({ ...location, servers: servers.value })
     }
     return found
   })
+
+/**
+ * Where a bare `--server <name>` finds its entry: the first file that names it (the user's before the project's),
+ * and the other files that name it too, which it shadows.
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const pick = (
+  found: ReadonlyArray<Found>,
+  name: string
+): { readonly chosen: Found; readonly shadowed: ReadonlyArray<Found> } | undefined => {
+  const naming = found.filter((file) => Object.hasOwn(file.servers, name))
+  return naming.length === 0 ? undefined : { chosen: naming[0], shadowed: naming.slice(1) }
+}
 
 /**
  * Loads server `name` from `path`.

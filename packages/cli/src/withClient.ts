@@ -20,6 +20,7 @@ import * as Connection from "./connection.js"
 import * as Elicitation from "./elicitation.js"
 import { type CliError, ExitCode, LoginNeeded, SystemFailure, TimedOut } from "./errors.js"
 import * as Output from "./output.js"
+import type * as ProjectTrust from "./projectTrust.js"
 import { SharedClient } from "./sharedClient.js"
 import * as Text from "./terminalText.js"
 
@@ -115,9 +116,17 @@ const loginHint = (resolved: Connection.Resolved) => (error: CliError): CliError
 
 const connect = (connection: Connection.ConnectionOptions, body: Body, options?: WithClientOptions) =>
   Effect.gen(function*() {
-    const resolved = yield* Connection.resolve(connection)
+    const interactive = options?.elicitation?.interactive ?? Elicitation.isInteractive()
+    // a project's server not yet approved is shown, and the person at the terminal answers
+    const prompter = options?.elicitation?.prompter
+    const ask: ProjectTrust.Ask | undefined = !interactive
+      ? undefined
+      : prompter !== undefined
+      ? prompter.ask
+      : (question) => Effect.scoped(Effect.flatMap(Elicitation.openPrompter, (opened) => opened.ask(question)))
+    const resolved = yield* Connection.resolve(connection, ask)
     const layer = Connection.clientLayer(resolved, {
-      interactive: options?.elicitation?.interactive ?? Elicitation.isInteractive(),
+      interactive,
       prompter: options?.elicitation?.prompter,
       version
     })

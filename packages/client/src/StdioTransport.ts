@@ -4,7 +4,9 @@
  * application provides the platform (for Node, `NodeContext.layer` from `@effect/platform-node`).
  *
  * Closing a connection's Scope closes the child's stdin, waits for it to exit, then signals its process group
- * with SIGTERM and SIGKILL; every step is bounded in time.
+ * with SIGTERM and SIGKILL, then its descendants outside that group (a child started in a new session, found by
+ * parent links in `/proc`, or with `ps` where `/proc` is absent, as listed before the server exited) with SIGTERM
+ * and, after `termTimeout`, SIGKILL; every step is bounded in time. SECURITY.md says what can still escape.
  *
  * @since 0.1.0
  */
@@ -54,7 +56,10 @@ export interface StdioTransportOptions {
   readonly stderrTailLines?: number | undefined
   /** How long to wait for the child to exit after its stdin is closed (default 2 seconds). */
   readonly closeTimeout?: Duration.DurationInput | undefined
-  /** How long to wait for the child to exit after SIGTERM before SIGKILL (default 2 seconds). */
+  /**
+   * How long to wait for the child to exit after SIGTERM before SIGKILL (default 2 seconds), and then as long for
+   * its descendants outside its process group.
+   */
   readonly termTimeout?: Duration.DurationInput | undefined
 }
 

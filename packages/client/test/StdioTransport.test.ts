@@ -1,4 +1,6 @@
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -545,4 +547,49 @@ describe("StdioTransport", () => {
       assert.isFalse(isAlive(pid))
       assert.isTrue((yield* awaitGone(grandchild))._tag === "Right", `grandchild ${grandchild} survived`)
     }).pipe(withStdio({ command: node, args: [fixture("stubborn.mjs")], ...fast })))
+
+  // the platform's FileSystem reads /proc; without one (and where /proc is absent, as on macOS) `ps` lists them
+  const platforms = [
+    ["/proc", NodeContext.layer],
+    ["ps", Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)]
+  ] as const
+  it.live.each(platforms)(
+    "descendants in new sessions are ended with the server, though it exits first and they ignore SIGTERM (%s)",
+    ([, platform]) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const session = yield* Scope.extend(open, scope)
+        const pid = session.connection.info.pid ?? 0
+        yield* reap([pid])
+        const { event } = yield* awaitEvent(session, isNotification)
+        assert.strictEqual(event.message.method, "fixture/escaped")
+        const params = event.message.params as { readonly grandchild?: unknown; readonly greatGrandchild?: unknown }
+        const { grandchild, greatGrandchild } = params
+        assert.isNumber(grandchild)
+        assert.isNumber(greatGrandchild)
+        if (typeof grandchild !== "number" || typeof greatGrandchild !== "number") return
+        yield* reap([grandchild, greatGrandchild])
+        assert.isTrue(isAlive(grandchild) && isAlive(greatGrandchild))
+        if (process.platform === "linux") {
+          // each leads a session of its own: neither the server's process group nor its session holds them
+          const sessionOf = (p: number) => Number(readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ")[3])
+          assert.deepStrictEqual([sessionOf(pid), sessionOf(grandchild), sessionOf(greatGrandchild)], [
+            pid,
+            grandchild,
+            greatGrandchild
+          ])
+        }
+        yield* within(Scope.close(scope, Exit.void), "the scope to close")
+        assert.isFalse(isAlive(pid))
+        assert.isTrue((yield* awaitGone(grandchild))._tag === "Right", `grandchild ${grandchild} survived`)
+        assert.isTrue((yield* awaitGone(greatGrandchild))._tag === "Right", `great-grandchild ${greatGrandchild} survived`)
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(
+          StdioTransport.layer({ command: node, args: [fixture("session-escape.mjs")], ...fast }).pipe(
+            Layer.provide(platform)
+          )
+        )
+      )
+  )
 })

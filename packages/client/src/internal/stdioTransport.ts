@@ -31,6 +31,7 @@ import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import * as lineDecoder from "./lineDecoder.js"
 import { madeOnUse } from "./madeOnUse.js"
+import * as ProcessTree from "./processTree.js"
 import * as Hooks from "./transportHooks.js"
 import { printable } from "./printable.js"
 import * as StdioIdentity from "./stdioIdentity.js"
@@ -226,6 +227,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
   Effect.gen(function*() {
     const resolved = yield* resolve(options)
     const executor = yield* CommandExecutor.CommandExecutor
+    const listProcesses = yield* ProcessTree.makeLister(executor)
     // The stderr hub is made by the first subscription: a subscriber only sees the lines written after it
     // subscribed anyway, so until then nothing is published, and a server nobody watches holds no hub (its ring of
     // 1 024 slots is the largest piece of a connection's heap Conduit chooses). It is shut down with the layer; one
@@ -249,8 +251,9 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
       )
     }
 
-    // Close stdin, wait; SIGTERM the process group, wait; SIGKILL it. Every step is bounded, and interruptible
-    // inside this finalizer, so a plain timeout fires.
+    // Close stdin, wait; SIGTERM the process group, wait; SIGKILL it; then the descendants that left the group
+    // (SIGTERM, SIGKILL after `termTimeout`). Every step is bounded, and interruptible inside this finalizer, so a
+    // plain timeout fires.
     const bounded = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.Duration) =>
       Effect.timeoutOption(Effect.interruptible(Effect.exit(self)), timeout)
     const shutdown = (
@@ -271,6 +274,14 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           )
         )
         if (first) onClosed()
+        // the server's descendants while it still runs: one that left its process group and is re-parented when
+        // the server exits is still found by its pid and start time
+        const before = (yield* isRunning)
+          ? Option.flatMap(
+            yield* bounded(ProcessTree.snapshot(listProcesses, proc.pid), killTimeout),
+            (exit) => Exit.isSuccess(exit) ? exit.value : Option.none()
+          )
+          : Option.none()
         yield* outbox.end
         if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
           yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
@@ -280,8 +291,16 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             yield* bounded(proc.kill("SIGKILL"), killTimeout)
           }
         }
-        // The server is gone; what it started in its process group must not outlive it.
+        // The server is gone; what it started in its process group must not outlive it, nor what it started
+        // elsewhere (a new session, a detached child).
         yield* bounded(proc.kill("SIGKILL"), killTimeout)
+        const ended = yield* bounded(
+          ProcessTree.terminate(listProcesses, proc.pid, before, resolved.termTimeout),
+          Duration.sum(resolved.termTimeout, Duration.times(killTimeout, 2))
+        )
+        if (Option.isSome(ended) && Exit.isSuccess(ended.value) && ended.value.value > 0) {
+          yield* Effect.logDebug(`signalled ${ended.value.value} descendant(s) of the server that outlived its process group`)
+        }
         yield* bounded(Effect.disconnect(Scope.close(processScope, Exit.void)), killTimeout)
       }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
 
