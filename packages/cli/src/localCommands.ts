@@ -17,6 +17,7 @@ import { UsageError } from "./errors.js"
 import * as HttpServer from "./httpServer.js"
 import * as Output from "./output.js"
 import * as ServerConfig from "./serverConfig.js"
+import * as Text from "./terminalText.js"
 
 /**
  * `servers`: the servers of a --config file, or of the config files found.
@@ -41,8 +42,8 @@ export const servers = (connection: Connection.ConnectionOptions) =>
     if (rows.length === 0) {
       return yield* Output.stdout(
         Option.isSome(connection.config)
-          ? `(no servers in ${connection.config.value})`
-          : `(no config file found; looked in ${ServerConfig.knownLocations().join(", ")})`
+          ? `(no servers in ${Text.line(connection.config.value)})`
+          : `(no config file found; looked in ${Text.line(ServerConfig.knownLocations().join(", "))})`
       )
     }
     yield* Output.stdout(Output.table(["NAME", "KIND", "COMMAND OR URL", "FILE"], rows.map((r) => [r.name, r.kind, r.target, r.file])))
@@ -82,7 +83,7 @@ export const demoServer = (options: DemoServerOptions) =>
         return yield* new UsageError({ message: `demo-server --http: not a port: ${options.http.value}` })
       }
       return yield* HttpServer.serve(server, { port }, (url) =>
-        Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${url}`))
+        Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${Text.line(url)}`))
     }
     yield* Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) over stdio`)
     yield* McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout }).pipe(

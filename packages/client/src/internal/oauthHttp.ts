@@ -24,6 +24,7 @@ import { requestProtocolVersion } from "./oauthRequestVersion.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
 import type * as HostResolver from "../HostResolver.js"
 import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 /** @internal */
 export interface HttpSettings {
@@ -153,7 +154,7 @@ export const fetchDocument = (
       if (version !== undefined) request = HttpClientRequest.setHeader(request, "mcp-protocol-version", version)
       const response = yield* send(settings, request, url, "Discovery")
       yield* Effect.logDebug("OAuth discovery fetch").pipe(
-        Effect.annotateLogs({ url: describe(url), status: response.status })
+        Effect.annotateLogs({ url: printable(describe(url)), status: response.status })
       )
       if (response.status >= 300 && response.status < 400) {
         const location = response.headers["location"]
