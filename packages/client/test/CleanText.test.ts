@@ -40,6 +40,8 @@ type Sink =
   | "text"
   /** the first argument is the message; later ones are rendered by the application's logger (a Cause, an error) */
   | "log"
+  /** `Effect.logWithLevel`: the level, then the message and what the logger renders */
+  | "logWithLevel"
   /** the values of an annotation record, or the value of a key-value annotation */
   | "annotation"
 
@@ -48,14 +50,17 @@ const LOG = /^Effect\.log(?:Trace|Debug|Info|Warning|Error|Fatal)?$/
 /** What a call is, read from its callee as written. */
 const sinkOf = (callee: string, file: string): Sink | undefined => {
   if (LOG.test(callee)) return "log"
+  if (callee === "Effect.logWithLevel") return "logWithLevel"
   if (callee === "Effect.annotateLogs" || callee === "Effect.annotateLogsScoped") return "annotation"
-  if (/^console\.\w+$/.test(callee)) return "text"
+  if (/^(?:console|Console)\.\w+$/.test(callee)) return "text"
   if (/^(?:globalThis\.)?process\.(?:stdout|stderr)\.write$/.test(callee)) return "text"
   // @effect/platform's Terminal, as the handlers and the CLI's prompts hold it
   if (/(?:^|\.)(?:terminal|Terminal)\.display$/.test(callee)) return "text"
   // the CLI's writers (output.ts), which filter what they write but let a newline through
   if (/^Output\.(?:stdout|stderr|stderrRaw)$/.test(callee)) return "text"
   if (file === "cli/src/output.ts" && /^(?:stdout|stderr|stderrRaw|stream\.write)$/.test(callee)) return "text"
+  // the CLI's prompts (elicitation, sampling, the shell), which readline writes to the terminal as they are
+  if (/^(?:prompter\.ask|reader\.read)$/.test(callee)) return "text"
   return undefined
 }
 
@@ -67,9 +72,10 @@ const ESCAPES = new Set([
   // the library's (packages/client/src/internal/printable.ts; public as McpError.printable)
   "printable",
   "McpError.printable",
-  // (and what is built on it there: a URL normalised, a device code's text)
+  // (and what is built on it: a URL normalised, a device code's text, the start of a value's JSON text)
   "printableUrl",
   "deviceCodeText",
+  "codec.preview",
   // the CLI's (packages/cli/src/terminalText.ts)
   "Text.line",
   "Text.block",
@@ -139,7 +145,7 @@ interface Finding {
 
 interface Context {
   readonly source: Ts.SourceFile
-  /** The `const` declarations and typed parameters of the file, by name. */
+  /** The variable declarations and parameters of the file, by name. */
   readonly declarations: ReadonlyMap<string, ReadonlyArray<Ts.VariableDeclaration | Ts.ParameterDeclaration>>
   readonly resolving: Set<Ts.Node>
 }
@@ -163,24 +169,38 @@ const isConstantType = (type: Ts.TypeNode): boolean =>
   (Ts.isLiteralTypeNode(type) && !Ts.isTemplateLiteralTypeNode(type)) ||
   (Ts.isUnionTypeNode(type) && type.types.every(isConstantType))
 
+/** Where a declaration is seen: a parameter in its function, a `const` in its block (or loop, or file). */
+const scopeOf = (declaration: Ts.VariableDeclaration | Ts.ParameterDeclaration): Ts.Node => {
+  if (Ts.isParameter(declaration)) return declaration.parent
+  let node: Ts.Node = declaration.parent
+  while (
+    !Ts.isBlock(node) && !Ts.isSourceFile(node) && !Ts.isCaseBlock(node) && !Ts.isForStatement(node) &&
+    !Ts.isForOfStatement(node) && !Ts.isForInStatement(node) && !Ts.isFunctionLike(node)
+  ) node = node.parent
+  return node
+}
+
 /**
- * A name is as safe as every declaration of it in the file: a `const` as its value, a parameter as its type (a
- * `let`, an untyped parameter or a name from another module is not looked into, and so not safe).
+ * A name is as safe as its declaration, the innermost one whose scope holds it: a `const` as its value, a parameter
+ * as its type (a `let`, an untyped parameter or a name from another module is not looked into, and so not safe).
  */
 const isSafeName = (name: Ts.Identifier, context: Context): boolean => {
-  const declarations = context.declarations.get(name.text) ?? []
-  return declarations.length > 0 && declarations.every((declaration) => {
-    if (Ts.isParameter(declaration)) return declaration.type !== undefined && isConstantType(declaration.type)
-    const list = declaration.parent
-    const constant = Ts.isVariableDeclarationList(list) && (list.flags & Ts.NodeFlags.Const) !== 0
-    if (!constant || declaration.initializer === undefined || context.resolving.has(declaration)) return false
-    context.resolving.add(declaration)
-    try {
-      return unsafeParts(declaration.initializer, context, true).length === 0
-    } finally {
-      context.resolving.delete(declaration)
-    }
+  const seen = (context.declarations.get(name.text) ?? []).flatMap((declaration) => {
+    const scope = scopeOf(declaration)
+    return scope.pos <= name.pos && name.end <= scope.end ? [{ declaration, width: scope.end - scope.pos }] : []
   })
+  const declaration = seen.sort((a, b) => a.width - b.width)[0]?.declaration
+  if (declaration === undefined) return false
+  if (Ts.isParameter(declaration)) return declaration.type !== undefined && isConstantType(declaration.type)
+  const list = declaration.parent
+  const constant = Ts.isVariableDeclarationList(list) && (list.flags & Ts.NodeFlags.Const) !== 0
+  if (!constant || declaration.initializer === undefined || context.resolving.has(declaration)) return false
+  context.resolving.add(declaration)
+  try {
+    return unsafeParts(declaration.initializer, context, true).length === 0
+  } finally {
+    context.resolving.delete(declaration)
+  }
 }
 
 const COMPARISON = new Set([
@@ -295,7 +315,13 @@ const findingsOf = (file: string): ReadonlyArray<Finding> => {
   const visit = (node: Ts.Node): void => {
     if (Ts.isCallExpression(node)) {
       const sink = sinkOf(calleeOf(node, source), file)
-      if (sink === "text" || sink === "log") {
+      if (sink === "logWithLevel") {
+        // (the level is a value of ours; the message follows)
+        node.arguments.slice(1).forEach((argument, index) => {
+          const bare = index === 0 || /\.message$/.test(textOf(argument, source))
+          report(node, unsafeParts(argument, context, false).filter((part) => bare || part !== argument))
+        })
+      } else if (sink === "text" || sink === "log") {
         node.arguments.forEach((argument, index) => {
           // a log call's later arguments are rendered by the logger (a Cause, an error) unless they are text: a
           // template, a concatenation, or an error's message
@@ -329,7 +355,7 @@ describe("server text in logs and displays", () => {
     const probe = "probe.ts"
     const parts = (code: string) => {
       const source = Ts.createSourceFile(probe, code, Ts.ScriptTarget.Latest, true, Ts.ScriptKind.TS)
-      const call = (source.statements[0] as Ts.ExpressionStatement).expression as Ts.CallExpression
+      const call = (source.statements.at(-1) as Ts.ExpressionStatement).expression as Ts.CallExpression
       const context: Context = { source, declarations: declarationsOf(source), resolving: new Set() }
       return call.arguments.flatMap((argument) => unsafeParts(argument, context, false)).map((n) => textOf(n, source))
     }
@@ -339,6 +365,10 @@ describe("server text in logs and displays", () => {
       "code.userCode"
     ])
     assert.deepStrictEqual(parts("Output.stdout(handle.taskId)"), ["handle.taskId"])
+    // a const is as safe as its value, seen where it is declared (not where another of its name is)
+    const shadowed = "const cut = (text: string) => text\nconst text = printable(raw)\n"
+    assert.deepStrictEqual(parts(`${shadowed}Effect.logInfo(\`said: \${text}\`)`), [])
+    assert.deepStrictEqual(parts("const text = raw.trim()\nEffect.logInfo(`said: ${text}`)"), ["text"])
   })
 
   it("every expression written into a log or a terminal is escaped, or a number or a constant of ours", () => {
