@@ -5,6 +5,10 @@
  * concatenation, an annotation's value, a value displayed as it is) goes through an escape helper, or is one of
  * the few expressions listed below as safe. The sources are parsed with the TypeScript compiler's parser (its
  * syntax tree, no type checking: a rule of this check can be read in the tree alone).
+ *
+ * Not looked into: what a call returns when it is written as it is (a formatter of its own, such as the CLI's
+ * listings, which the CLI's hostile tests cover), a Cause or a record given to a log call after its message (the
+ * application's logger renders it), and span attributes (exported to a tracer, not printed).
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
