@@ -27,7 +27,9 @@ describe("McpToolkit logs", () => {
       })
       const built = yield* Effect.gen(function*() {
         const hub = yield* McpHub.make({
-          servers: [McpHub.stdio("hostile", { command: process.execPath, args: [hostile], closeTimeout: "500 millis" })],
+          servers: [
+            McpHub.stdio("hostile", { command: process.execPath, args: [hostile], closeTimeout: "500 millis" })
+          ],
           client: { healthCheckInterval: false, probeTimeout: "300 millis" }
         })
         return yield* McpToolkit.make(McpToolkit.fromHub(hub))

@@ -61,7 +61,9 @@ export type LoginMode = "browser" | "no-browser" | "device"
 
 const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
   Effect.gen(function*() {
-    yield* Output.stderr(`Opening the authorization page in your browser. If nothing opens, visit:\n  ${Text.url(url.href)}`)
+    yield* Output.stderr(
+      `Opening the authorization page in your browser. If nothing opens, visit:\n  ${Text.url(url.href)}`
+    )
     const exit = yield* Command.exitCode(Browser.command(url.href)).pipe(
       Effect.provideService(CommandExecutor.CommandExecutor, executor),
       Effect.option

@@ -95,7 +95,9 @@ export const tools = [
           return `done after ${steps} steps`
         }).pipe(
           Effect.onInterrupt(() =>
-            Effect.logInfo(`request ${Text.line(String(request.requestId))} (tools/call slow) cancelled by the client`).pipe(
+            Effect.logInfo(
+              `request ${Text.line(String(request.requestId))} (tools/call slow) cancelled by the client`
+            ).pipe(
               Effect.annotateLogs({ server: name })
             )
           )

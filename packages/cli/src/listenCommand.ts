@@ -81,7 +81,8 @@ export const listen = (options: ListenOptions) =>
       }
       yield* Output.stderr(
         `conduit: listening to ${Text.line(Connection.describeTarget(resolved.target))}` +
-          `${methods.size > 0 ? ` for ${Text.line([...methods].join(", "))}` : ""}; ${shell ? "unlisten" : "Ctrl-C"} stops`
+          `${methods.size > 0 ? ` for ${Text.line([...methods].join(", "))}` : ""}; ` +
+          `${shell ? "unlisten" : "Ctrl-C"} stops`
       )
       // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
       const everything = methods.size === 0
@@ -96,7 +97,9 @@ export const listen = (options: ListenOptions) =>
           Stream.filter((n) => n.method !== "notifications/subscriptions/acknowledged"),
           Stream.catchTag("McpError", (error) =>
             Stream.fromEffect(
-              Output.stderr(`conduit: the server refused subscriptions/listen (${Text.line(error.message)}); showing what it sends`)
+              Output.stderr(
+                `conduit: the server refused subscriptions/listen (${Text.line(error.message)}); showing what it sends`
+              )
             ).pipe(Stream.zipRight(Stream.fromEffect(listening)), Stream.drain))
         )
         : Stream.fromEffect(listening).pipe(Stream.drain)

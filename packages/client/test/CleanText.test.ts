@@ -402,7 +402,9 @@ describe("server text in a log annotation", () => {
       }).pipe(
         Effect.provide(
           McpClient.layer({ healthCheckInterval: false, probeTimeout: "300 millis" }).pipe(
-            Layer.provide(StdioTransport.layer({ command: process.execPath, args: [stray], closeTimeout: "500 millis" })),
+            Layer.provide(
+              StdioTransport.layer({ command: process.execPath, args: [stray], closeTimeout: "500 millis" })
+            ),
             Layer.provide(NodeContext.layer)
           )
         ),

@@ -110,7 +110,8 @@ describe("AuthorizationHandler.layerPaste shows a device code", () => {
         deviceAnswer: (issuer) => ({
           user_code: userCode,
           verification_uri: `${issuer}/activate\u001b[2J`,
-          verification_uri_complete: `${issuer}/activate?code=\u001b]8;;https://evil.example/\u0007X\u001b]8;;\u0007\u009b`
+          verification_uri_complete:
+            `${issuer}/activate?code=\u001b]8;;https://evil.example/\u0007X\u001b]8;;\u0007\u009b`
         })
       })
       const shown: Array<string> = []

@@ -24,7 +24,9 @@ export const fromClient = (client: McpClient.McpClientService): McpToolkit.Sourc
   changes: client.listen({ toolsListChanged: true }).pipe(
     Stream.catchAll((error) =>
       Stream.fromEffect(
-        Effect.logDebug(McpError.printable(`McpToolkit: the client stopped sending tool list changes: ${error.message}`))
+        Effect.logDebug(
+          McpError.printable(`McpToolkit: the client stopped sending tool list changes: ${error.message}`)
+        )
       ).pipe(Stream.drain)
     )
   )
