@@ -62,7 +62,9 @@ export type LoginMode = "browser" | "no-browser" | "device"
 
 const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
   Effect.gen(function*() {
-    yield* Output.stderr(`Opening the authorization page in your browser. If nothing opens, visit:\n  ${url.href}`)
+    yield* Output.stderr(
+      `Opening the authorization page in your browser. If nothing opens, visit:\n  ${Text.url(url.href)}`
+    )
     const exit = yield* Command.exitCode(Browser.command(url.href)).pipe(
       Effect.provideService(CommandExecutor.CommandExecutor, executor),
       Effect.option
@@ -167,10 +169,10 @@ export const tokenJson = (info: OAuth.TokenInfo) => ({
 export const describeToken = (info: OAuth.TokenInfo): string => {
   const json = tokenJson(info)
   return [
-    `resource     ${json.resource}`,
-    `issuer       ${json.issuer}`,
-    `token        ${json.tokenType} (fingerprint ${json.fingerprint})`,
-    `scope        ${json.scope.length > 0 ? json.scope.join(" ") : "(none)"}`,
+    `resource     ${Text.line(json.resource)}`,
+    `issuer       ${Text.line(json.issuer)}`,
+    `token        ${Text.line(json.tokenType)} (fingerprint ${Text.line(json.fingerprint)})`,
+    `scope        ${json.scope.length > 0 ? Text.line(json.scope.join(" ")) : "(none)"}`,
     `expires      ${json.expiresAt ?? "(no expiry given)"}${json.refreshable ? ", refreshable" : ""}`
   ].join("\n")
 }

@@ -8,6 +8,7 @@
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Text from "./terminalText.js"
 
 /**
  * @since 0.1.0
@@ -94,7 +95,9 @@ export const tools = [
           return `done after ${steps} steps`
         }).pipe(
           Effect.onInterrupt(() =>
-            Effect.logInfo(`request ${request.requestId} (tools/call slow) cancelled by the client`).pipe(
+            Effect.logInfo(
+              `request ${Text.line(String(request.requestId))} (tools/call slow) cancelled by the client`
+            ).pipe(
               Effect.annotateLogs({ server: name })
             )
           )

@@ -229,7 +229,7 @@ const fillForm = (
         if (Option.isNone(answer)) return cancelled
         const parsed = parseAnswer(field, answer.value, isRequired)
         if (parsed._tag === "Retry") {
-          yield* Output.stderr(s.yellow(`  ${parsed.reason}`))
+          yield* Output.stderr(s.yellow(`  ${Text.line(parsed.reason)}`))
           continue
         }
         if (parsed._tag === "Value") {
@@ -272,7 +272,7 @@ const openUrl = (
     const warnings = request.warnings.map((warning) => {
       switch (warning) {
         case "cross-origin":
-          return `this URL is NOT on the server's origin (${request.serverOrigin})`
+          return `this URL is NOT on the server's origin (${Text.line(request.serverOrigin ?? "")})`
         case "no-server-origin":
           return "the server has no web origin to compare this URL with"
         case "insecure-loopback":
@@ -286,7 +286,7 @@ const openUrl = (
     yield* Output.stderr([
       `  URL:    ${Text.line(url)}`,
       `  origin: ${s.bold(Text.line(request.urlOrigin))}`,
-      ...warnings.map((warning) => s.yellow(`  warning: ${warning}`))
+      ...warnings.map((warning) => s.yellow(`  warning: ${Text.line(warning)}`))
     ].join("\n"))
     const answer = yield* prompter.ask(`Open this URL in your browser? ${s.dim("[y/N]")} `)
     if (Option.isNone(answer)) return cancelled
@@ -339,7 +339,7 @@ const declining: ElicitationHandler.Service = {
   elicit: (request, context) =>
     Effect.as(
       Output.stderr(
-        `conduit: ${Text.line(context.serverName ?? "the server")} asked for input (${request.mode}: ${
+        `conduit: ${Text.line(context.serverName ?? "the server")} asked for input (${Text.line(request.mode)}: ${
           Text.json(request.message)
         }); declined because this run is not interactive (stdin and stderr must be a terminal).`
       ),

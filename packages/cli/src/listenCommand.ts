@@ -58,7 +58,7 @@ export const listen = (options: ListenOptions) =>
         } else {
           yield* Output.stderr(
             `conduit: the server does not offer resource subscriptions (${session.era} era); ` +
-              `showing any update of ${uri} it sends`
+              `showing any update of ${Text.line(uri)} it sends`
           )
         }
       }
@@ -80,8 +80,9 @@ export const listen = (options: ListenOptions) =>
         return isRecord(params) && typeof params.uri === "string" && options.uri.includes(params.uri)
       }
       yield* Output.stderr(
-        `conduit: listening to ${Connection.describeTarget(resolved.target)}` +
-          `${methods.size > 0 ? ` for ${[...methods].join(", ")}` : ""}; ${shell ? "unlisten" : "Ctrl-C"} stops`
+        `conduit: listening to ${Text.line(Connection.describeTarget(resolved.target))}` +
+          `${methods.size > 0 ? ` for ${Text.line([...methods].join(", "))}` : ""}; ` +
+          `${shell ? "unlisten" : "Ctrl-C"} stops`
       )
       // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
       const everything = methods.size === 0
@@ -96,7 +97,9 @@ export const listen = (options: ListenOptions) =>
           Stream.filter((n) => n.method !== "notifications/subscriptions/acknowledged"),
           Stream.catchTag("McpError", (error) =>
             Stream.fromEffect(
-              Output.stderr(`conduit: the server refused subscriptions/listen (${error.message}); showing what it sends`)
+              Output.stderr(
+                `conduit: the server refused subscriptions/listen (${Text.line(error.message)}); showing what it sends`
+              )
             ).pipe(Stream.zipRight(Stream.fromEffect(listening)), Stream.drain))
         )
         : Stream.fromEffect(listening).pipe(Stream.drain)

@@ -67,8 +67,8 @@ export const servers = (connection: Connection.ConnectionOptions, trust: Option.
     if (rows.length === 0) {
       return yield* Output.stdout(
         Option.isSome(connection.config)
-          ? `(no servers in ${connection.config.value})`
-          : `(no config file found; looked in ${ServerConfig.knownLocations().join(", ")})`
+          ? `(no servers in ${Text.line(connection.config.value)})`
+          : `(no config file found; looked in ${Text.line(ServerConfig.knownLocations().join(", "))})`
       )
     }
     const from = (row: (typeof rows)[number]) =>
@@ -150,7 +150,7 @@ export const demoServer = (options: DemoServerOptions) =>
         return yield* new UsageError({ message: `demo-server --http: not a port: ${options.http.value}` })
       }
       return yield* HttpServer.serve(server, { port }, (url) =>
-        Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${url}`))
+        Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${Text.line(url)}`))
     }
     yield* Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) over stdio`)
     yield* McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout }).pipe(

@@ -12,6 +12,7 @@ import * as Auth from "./auth.js"
 import * as Connection from "./connection.js"
 import { type CliError, UsageError } from "./errors.js"
 import * as Output from "./output.js"
+import * as Text from "./terminalText.js"
 
 const httpTarget = (connection: Connection.ConnectionOptions, command: string) =>
   Effect.gen(function*() {
@@ -63,7 +64,7 @@ export const login = (options: LoginOptions) =>
     )
     yield* json
       ? Output.json(Auth.tokenJson(info))
-      : Output.stdout(`Logged in; the token is stored in ${Auth.tokenFile()}\n${Auth.describeToken(info)}`)
+      : Output.stdout(`Logged in; the token is stored in ${Text.line(Auth.tokenFile())}\n${Auth.describeToken(info)}`)
   })
 
 /**
@@ -78,7 +79,7 @@ export const logout = (connection: Connection.ConnectionOptions) =>
     // `current` tells whether there was anything to forget
     const held = yield* withAuthorizer(undefined, url, (authorizer) =>
       Effect.flatMap(authorizer.current, (current) => Effect.as(authorizer.logout, Option.isSome(current))))
-    yield* Output.stderr(held ? `Logged out of ${url.href}` : `No token was stored for ${url.href}`)
+    yield* Output.stderr(held ? `Logged out of ${Text.url(url.href)}` : `No token was stored for ${Text.url(url.href)}`)
   })
 
 /**

@@ -33,7 +33,10 @@ const program: Effect.Effect<number> = Cli.run(argv).pipe(
   Effect.as(ExitCode.Success),
   Effect.catchAll((error) => Report.failure(error, jsonOutput)),
   Effect.catchAllDefect((defect) =>
-    Effect.as(Output.stderr(`conduit: internal error: ${Cause.pretty(Cause.die(defect))}`), ExitCode.Internal)
+    Effect.as(
+      Output.stderr(`conduit: internal error: ${Text.block(Cause.pretty(Cause.die(defect)))}`),
+      ExitCode.Internal
+    )
   ),
   Logger.withMinimumLogLevel(LogLevel.Warning),
   Effect.provide(StderrLogger),

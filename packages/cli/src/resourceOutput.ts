@@ -72,6 +72,7 @@ export const toFile = (
     yield* json
       ? Output.json({ uri, file, bytes: data.length })
       : Output.stderr(
-        `wrote ${data.length} bytes${types.length > 0 ? ` (${Text.line(types.join(", "))})` : ""} of ${Text.line(uri)} to ${file}`
+        `wrote ${data.length} bytes${types.length > 0 ? ` (${Text.line(types.join(", "))})` : ""} of ` +
+          `${Text.line(uri)} to ${Text.line(file)}`
       )
   })

@@ -197,7 +197,7 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
             const session = yield* client.session
             const info = session.serverInfo
             yield* Output.stderr(
-              `Connected to ${Connection.describeTarget(resolved.target)}` +
+              `Connected to ${Text.line(Connection.describeTarget(resolved.target))}` +
                 `${info !== undefined ? ` (${Text.line(`${info.name} ${info.version}`)}, ${session.era} era)` : ""}. ` +
                 "help lists the commands; Ctrl-D leaves."
             )

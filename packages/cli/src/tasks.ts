@@ -138,10 +138,10 @@ export const callTool = (
       yield* handle.detach
       yield* options.json
         ? Output.json({ taskId: handle.taskId, status: handle.initial.status })
-        : Output.stdout(handle.taskId)
+        : Output.stdout(Text.line(handle.taskId))
       return Option.some(undefined)
     }
-    yield* Output.stderr(`conduit: ${tool.name} runs as task ${Text.line(handle.taskId)}; Ctrl-C cancels it`)
+    yield* Output.stderr(`conduit: ${Text.line(tool.name)} runs as task ${Text.line(handle.taskId)}; Ctrl-C cancels it`)
     return Option.some(yield* follow(handle, tool.name, options.json, progress))
   })
 

@@ -107,7 +107,9 @@ const wrap = (connection: Transport.TransportConnection): Transport.TransportCon
   respond: (message) => Effect.zipRight(show("→", message), connection.respond(message)),
   cancel: (id, reason) =>
     Effect.zipRight(
-      Output.stderr(`${Output.styles(process.stderr).dim("[trace] ✗")} cancel request ${Text.json(id)} (${reason})`),
+      Output.stderr(
+        `${Output.styles(process.stderr).dim("[trace] ✗")} cancel request ${Text.json(id)} (${Text.line(reason)})`
+      ),
       connection.cancel(id, reason)
     ),
   setSession: connection.setSession

@@ -29,7 +29,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Body from "./internal/httpResponse.js"
 import { oauthError, type OAuthError } from "./internal/oauthError.js"
-import { printable } from "./internal/printable.js"
+import { deviceCodeText, printable } from "./internal/printable.js"
 
 /**
  * One authorization in progress.
@@ -88,7 +88,7 @@ export class AuthorizationHandler extends Context.Tag("@conduit-mcp/client/Autho
 const isWebUrl = (url: URL) => url.protocol === "https:" || url.protocol === "http:"
 
 const logDeviceCode = (code: DeviceCode) =>
-  Effect.logInfo(printable(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`)).pipe(
+  Effect.logInfo(deviceCodeText(code.userCode, [code.verificationUri])).pipe(
     Effect.annotateLogs({ module: "AuthorizationHandler" })
   )
 
@@ -154,7 +154,7 @@ export const layerLoopback = (
       const redirectUri = `http://${host}:${port}${path}`
       const open = options?.open ??
         ((url: URL) =>
-          Effect.logInfo(`Open this URL in a browser to authorize: ${url.href}`).pipe(
+          Effect.logInfo(printable(`Open this URL in a browser to authorize: ${url.href}`)).pipe(
             Effect.annotateLogs({ module: "AuthorizationHandler" })
           ))
       return AuthorizationHandler.of({
@@ -206,7 +206,7 @@ export const layerPaste = (options: {
           complete: (authorizationUrl) =>
             Effect.gen(function*() {
               yield* terminal.display(
-                `Open this URL in a browser and authorize:\n\n  ${authorizationUrl.href}\n\n` +
+                `Open this URL in a browser and authorize:\n\n  ${printable(authorizationUrl.href)}\n\n` +
                   "Then paste the full address of the page you were redirected to:\n> "
               ).pipe(Effect.mapError(fail))
               const line = (yield* terminal.readLine.pipe(Effect.mapError(fail))).trim()
@@ -215,9 +215,11 @@ export const layerPaste = (options: {
               return pasted.searchParams
             })
         }),
+        // what the authorization server gave is shown escaped, its URLs normalised, and only an http(s) URL
+        // without credentials as one to visit
         showDeviceCode: (code) =>
           terminal.display(
-            `Visit ${code.verificationUriComplete ?? code.verificationUri} and enter the code ${code.userCode}\n`
+            `${deviceCodeText(code.userCode, [code.verificationUriComplete, code.verificationUri])}\n`
           ).pipe(Effect.ignore)
       })
     })

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as internalPrintable from "./internal/printable.js"
 
 /**
  * The family of a transport: it selects the era probe rules, the default probe timeout and telemetry
@@ -370,3 +371,22 @@ export const isMcpClientError = (u: unknown): u is McpClientError =>
   u instanceof TransportError || u instanceof AuthError || u instanceof SessionExpired || u instanceof McpError ||
   u instanceof ProtocolError || u instanceof RequestTimeout || u instanceof ResourceNotFound ||
   u instanceof UrlElicitationRequired || u instanceof MissingClientCapability || u instanceof UnsupportedProtocolVersion
+
+/**
+ * A server's text made fit for a log line or a display: every control character and every invisible one (C0 and
+ * C1 controls, DEL, format characters such as the bidirectional overrides and zero-width characters, the other
+ * default-ignorable code points, line and paragraph separators) is written as a visible escape (`\x1b`, `\u202e`,
+ * `\u{e0041}`), so that nothing a server wrote reaches a terminal as a control or unseen. The messages of these
+ * errors hold a server's text as it was sent (its error message, a transport's detail, a child's stderr): escape
+ * them before logging or printing them. The library's own logs already do.
+ *
+ * @example
+ * import { McpError } from "@conduit-mcp/client"
+ * import { Effect } from "effect"
+ *
+ * const report = (error: McpError.McpClientError) => Effect.logWarning(McpError.printable(error.message))
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const printable: (text: string) => string = internalPrintable.printable

@@ -328,3 +328,31 @@ describe("RedisKeyValueStore against redis-server", () => {
       for (const node of nodes) assert.strictEqual(yield* call(() => node.admin.dbsize()), 0)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
+
+describe("RedisKeyValueStore against a hostile server", () => {
+  it.scopedLive("an error reply's terminal controls reach the store's error escaped", () =>
+    Effect.gen(function*() {
+      // answers every command with an error whose text holds an OSC title, a screen clear, a C1 CSI and a
+      // right-to-left override (a RESP error line ends at CR LF: it may hold anything else)
+      const hostile = "ERR \u001b]0;owned\u0007\u001b[2Jevil\u009b31m\u202eend"
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Net.Server>((resume) => {
+          const created = Net.createServer((socket) => socket.on("data", () => socket.write(`-${hostile}\r\n`)))
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (server) =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const appClient = yield* Effect.acquireRelease(
+        Effect.sync(() => new Redis({ host: "127.0.0.1", port, enableReadyCheck: false, maxRetriesPerRequest: null })),
+        (client) => Effect.sync(() => client.disconnect())
+      )
+      const error = yield* Effect.flip(RedisKeyValueStore.fromClient(appClient).get("k"))
+      assert.notMatch(error.message, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/)
+      assert.include(error.message, "ERR \\x1b]0;owned\\x07\\x1b[2Jevil\\x9b31m\\u202eend")
+    }))
+})

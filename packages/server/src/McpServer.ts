@@ -38,6 +38,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as Sink from "effect/Sink"
 import type * as Stream from "effect/Stream"
+import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type { DefinitionContext, Prompt, Resource, ResourceTemplate, Tool } from "./internal/serverDefinitions.js"
 import * as engine from "./internal/serverEngine.js"
@@ -451,7 +452,7 @@ export const layerStdio = <EI, EO, RI = never, RO = never>(
     Effect.forkScoped(
       serve(server, options).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("the stdio binding stopped", cause)),
-        Effect.annotateLogs({ module: "McpServer", server: server.info.name })
+        Effect.annotateLogs({ module: "McpServer", server: McpError.printable(server.info.name) })
       )
     )
   )

@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -116,7 +117,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
         .pipe(Scope.extend(scope))
       session = { id, connection, scope, replies, progressOwners, standalone }
       sessions.set(id, session)
-      yield* Effect.logInfo(`session ${id} opened`)
+      yield* Effect.logInfo(McpError.printable(`session ${id} opened`))
       return session
     })
 
@@ -193,7 +194,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
         const session = sessionId !== undefined ? sessions.get(sessionId) : undefined
         if (session === undefined) return jsonError(404, -32001, "Session not found")
         yield* closeSession(session)
-        yield* Effect.logInfo(`session ${session.id} closed by the client`)
+        yield* Effect.logInfo(McpError.printable(`session ${session.id} closed by the client`))
         return HttpServerResponse.empty({ status: 200 })
       })
 

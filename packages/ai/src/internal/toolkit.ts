@@ -4,7 +4,7 @@
  * @internal
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
-import type * as McpError from "@conduit-mcp/client/McpError"
+import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Tool from "@effect/ai/Tool"
@@ -23,8 +23,11 @@ export const fromClient = (client: McpClient.McpClientService): McpToolkit.Sourc
   call: (name, args, options) => client.callTool({ name, arguments: args }, options),
   changes: client.listen({ toolsListChanged: true }).pipe(
     Stream.catchAll((error) =>
-      Stream.fromEffect(Effect.logDebug(`McpToolkit: the client stopped sending tool list changes: ${error.message}`))
-        .pipe(Stream.drain)
+      Stream.fromEffect(
+        Effect.logDebug(
+          McpError.printable(`McpToolkit: the client stopped sending tool list changes: ${error.message}`)
+        )
+      ).pipe(Stream.drain)
     )
   )
 })
@@ -33,9 +36,11 @@ export const fromClient = (client: McpClient.McpClientService): McpToolkit.Sourc
 export const fromHub = (hub: McpHub.Service): McpToolkit.Source<never> => ({
   tools: Effect.flatMap(hub.listTools(), ({ errors, items }) =>
     Effect.as(
-      Effect.forEach(errors, (error) => Effect.logWarning(`McpToolkit: tools left out: ${error.message}`), {
-        discard: true
-      }),
+      Effect.forEach(
+        errors,
+        (error) => Effect.logWarning(McpError.printable(`McpToolkit: tools left out: ${error.message}`)),
+        { discard: true }
+      ),
       items.map((item) => ({ name: item.name, server: item.server, tool: item.tool }))
     )),
   call: (name, args, options) => hub.callTool(name, args, options),

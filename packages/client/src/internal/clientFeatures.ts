@@ -271,9 +271,9 @@ export const fulfil = (
             })
             if (dropped.length === 0) return Effect.succeed(answer)
             return Effect.as(
-              Effect.logWarning(`roots not exposed (a root is a file:// URI that does not climb with ..): ${
+              Effect.logWarning(printable(`roots not exposed (a root is a file:// URI that does not climb with ..): ${
                 dropped.map((root) => root.uri).join(", ")
-              }`).pipe(Effect.annotateLogs({ module: "McpClient", method: "roots/list" })),
+              }`)).pipe(Effect.annotateLogs({ module: "McpClient", method: "roots/list" })),
               answer
             )
           })

@@ -204,9 +204,11 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
           })
       if (frame.invalid.length === 0) return from(0)
       return Effect.zipRight(
-        Effect.forEach(frame.invalid, (problem) => Effect.logWarning(`dropped a message from the server: ${problem}`), {
-          discard: true
-        }),
+        Effect.forEach(
+          frame.invalid,
+          (problem) => Effect.logWarning(printable(`dropped a message from the server: ${problem}`)),
+          { discard: true }
+        ),
         Effect.suspend(() => from(0))
       )
     })

@@ -19,6 +19,7 @@ import type { Session } from "./httpLegacyStreams.js"
 import * as LegacyStreams from "./httpLegacyStreams.js"
 import type { Binding, Parked, Resolved, State } from "./httpState.js"
 import { ACCEPT_BOTH, redactSession } from "./httpState.js"
+import { printable } from "./printable.js"
 
 const SESSION_ID = /^[\x21-\x7e]+$/
 
@@ -136,7 +137,7 @@ export const make = (
     Effect.scoped(
       Effect.gen(function*() {
         if (state.expiredSession !== undefined) {
-          return yield* Effect.logDebug(`dropped ${what}: the session expired`)
+          return yield* Effect.logDebug(printable(`dropped ${what}: the session expired`))
         }
         const sessionId = state.sessionId
         const headers = LegacyStreams.sessionHeaders(session, ACCEPT_BOTH)

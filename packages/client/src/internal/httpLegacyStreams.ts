@@ -186,7 +186,9 @@ export const getStream = (session: Session): Effect.Effect<void> => {
           yield* Effect.logWarning(printable(`the GET stream was refused: ${sent.left.message}`))
           return false
         }
-        yield* Effect.logDebug(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
+        yield* Effect.logDebug(
+          printable(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
+        )
         return true
       }
       const response = sent.right

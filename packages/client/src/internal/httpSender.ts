@@ -24,6 +24,7 @@ import { JSON_TYPE } from "./httpState.js"
 import * as Idempotent from "./idempotent.js"
 import { lazyImport } from "./lazyImport.js"
 import type * as RequestVersion from "./oauthRequestVersion.js"
+import { printable } from "./printable.js"
 
 // OAuth's module, and the fiber ref that gives OAuth discovery the refused request's version, loaded with the
 // first request an authorizer handles: a transport without OAuth never loads them (whoever gave the transport the
@@ -164,9 +165,11 @@ export const make = (
       (error) =>
         Effect.zipRight(
           Effect.logDebug(
-            Body.isNeverSent(error)
-              ? `${what}: the connection failed before the request was written; sending it again`
-              : `${what}: the connection was closed before any answer; sending it again`,
+            printable(
+              Body.isNeverSent(error)
+                ? `${what}: the connection failed before the request was written; sending it again`
+                : `${what}: the connection was closed before any answer; sending it again`
+            ),
             error.cause
           ),
           execute(posted)

@@ -14,6 +14,7 @@ import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type * as Transport from "../Transport.js"
 import type * as McpHeaders from "./mcpHeaders.js"
+import { printable } from "./printable.js"
 
 /** @internal */
 export type BindingOption = "auto" | "streamable-http" | "sse"
@@ -172,7 +173,7 @@ export const redactSession = (id: string): string => id.length <= 8 ? "…" : `$
  */
 export const unexpected = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<McpError.TransportError> =>
   Effect.as(
-    Effect.logError(`${what} failed unexpectedly`, cause),
+    Effect.logError(printable(`${what} failed unexpectedly`), cause),
     transportError("Read", `${what} failed unexpectedly`, Cause.squash(cause))
   )
 

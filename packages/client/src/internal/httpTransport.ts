@@ -284,7 +284,9 @@ export const make = (
         )
 
       const notify = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
-        handshakeStep(oneWay(message)).pipe(Effect.annotateLogs({ module: "HttpTransport", method: message.method }))
+        handshakeStep(oneWay(message)).pipe(
+          Effect.annotateLogs({ module: "HttpTransport", method: printable(message.method) })
+        )
 
       const respond = (message: McpSchema.JsonRpcResponse): Effect.Effect<void, McpError.TransportFailure> =>
         Effect.suspend(() => {

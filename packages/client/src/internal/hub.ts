@@ -192,10 +192,10 @@ export const make = <R>(
     const entries = checkDefinitions(options, separator)
     const order = [...entries.keys()]
     for (const name of Object.keys(options.filters ?? {})) {
-      if (!entries.has(name)) yield* Effect.logWarning(`McpHub: a tool filter names no server: ${name}`)
+      if (!entries.has(name)) yield* Effect.logWarning(printable(`McpHub: a tool filter names no server: ${name}`))
     }
     for (const entry of entries.values()) {
-      if (entry._tag === "Invalid") yield* Effect.logWarning(`McpHub: ${entry.error.message}`)
+      if (entry._tag === "Invalid") yield* Effect.logWarning(printable(`McpHub: ${entry.error.message}`))
     }
     const hubScope = yield* Effect.scope
     const states = yield* SubscriptionRef.make<ReadonlyMap<string, McpHub.ServerState>>(
@@ -320,7 +320,7 @@ export const make = <R>(
         connected = true
         yield* watch(server, generation, client)
         return client
-      }).pipe(Effect.annotateLogs({ module: "McpHub", server }))
+      }).pipe(Effect.annotateLogs({ module: "McpHub", server: printable(server) }))
 
     const layerMap: LayerMap.LayerMap<string, McpClient.McpClient, McpHub.ServerError> = yield* LayerMap.make(
       (server: string) => Layer.scoped(McpClient.McpClient, connect(server)),

@@ -23,6 +23,7 @@ import { oauthError, type OAuthError } from "./oauthError.js"
 import * as flow from "./oauthFlow.js"
 import { defaultMaxBytes, defaultTimeout, type HttpSettings } from "./oauthHttp.js"
 import { canonicalResource, defaultPolicy, parseUrl } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 interface Current {
   readonly stored: TokenStore.StoredTokens
@@ -179,7 +180,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       serverNonce: string | undefined
     } = { loaded: false, discovery: undefined, current: undefined, requested: [], serverNonce: undefined }
 
-    const annotate = Effect.annotateLogs({ module: "OAuth", resource })
+    const annotate = Effect.annotateLogs({ module: "OAuth", resource: printable(resource) })
 
     const toCurrent = (raw: Redacted.Redacted<string>) =>
       Effect.gen(function*() {
@@ -321,9 +322,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         const dpopKey = wantsDpop(discovery, challenges) ? yield* generateDpopKey : undefined
         yield* Effect.logDebug("OAuth authorization starts").pipe(
           Effect.annotateLogs({
-            issuer: discovery.issuer,
+            issuer: printable(discovery.issuer),
             grant: grant._tag,
-            scope: scope.join(" "),
+            scope: printable(scope.join(" ")),
             dpop: dpopKey !== undefined
           }),
           annotate
@@ -332,7 +333,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         const current = yield* save(discovery, issued, scope)
         state.requested = scope
         yield* Effect.logDebug("OAuth authorization done").pipe(
-          Effect.annotateLogs({ issuer: discovery.issuer, fingerprint: current.fingerprint }),
+          Effect.annotateLogs({ issuer: printable(discovery.issuer), fingerprint: printable(current.fingerprint) }),
           annotate
         )
         return current
@@ -384,7 +385,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         const issued = yield* flow.refresh(context, discovery, client, refreshToken, current.dpopKey)
         const next = yield* save(discovery, issued, splitScope(current.stored.scope))
         yield* Effect.logDebug("OAuth token refreshed").pipe(
-          Effect.annotateLogs({ from: current.fingerprint, to: next.fingerprint }),
+          Effect.annotateLogs({ from: printable(current.fingerprint), to: printable(next.fingerprint) }),
           annotate
         )
         return next
@@ -418,7 +419,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
               Effect.catchAll((e) =>
                 Effect.as(
                   Effect.logDebug("OAuth proactive refresh failed").pipe(
-                    Effect.annotateLogs({ reason: e.reason }),
+                    Effect.annotateLogs({ reason: printable(e.reason) }),
                     annotate
                   ),
                   state.current

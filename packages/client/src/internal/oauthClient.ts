@@ -17,6 +17,7 @@ import { oauthError, type OAuthError } from "./oauthError.js"
 import { type HttpSettings, postJson } from "./oauthHttp.js"
 import { errorOf, RegistrationResponse } from "./oauthMetadata.js"
 import { checkUrl } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 /** Everything a flow needs. @internal */
 export interface FlowContext {
@@ -203,7 +204,7 @@ const register = (
     let authMethod: OAuth.ClientAuthMethod = isAuthMethod(answered) ? answered : requested
     if (secret === undefined && authMethod !== "none") authMethod = "none"
     yield* Effect.logDebug("OAuth client registered").pipe(
-      Effect.annotateLogs({ issuer: discovery.issuer, authMethod })
+      Effect.annotateLogs({ issuer: printable(discovery.issuer), authMethod: printable(authMethod) })
     )
     return { clientId: registered.client_id, secret, authMethod, signingKey: undefined, source: "dynamic" }
   })

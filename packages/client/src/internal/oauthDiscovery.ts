@@ -19,6 +19,7 @@ import {
   protectedResourceMetadataUrls,
   resourceCovers
 } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 /** What discovery found for one MCP server. @internal */
 export interface Discovery {
@@ -79,7 +80,11 @@ const findAuthorizationServer = (settings: HttpSettings, issuer: string) =>
       if (decoded.right.issuer !== issuer) {
         mismatched = decoded.right.issuer
         yield* Effect.logWarning("discarding authorization server metadata with a different issuer").pipe(
-          Effect.annotateLogs({ url: url.href, expected: issuer, declared: decoded.right.issuer })
+          Effect.annotateLogs({
+            url: printable(url.href),
+            expected: printable(issuer),
+            declared: printable(decoded.right.issuer)
+          })
         )
         continue
       }

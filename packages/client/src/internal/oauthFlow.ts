@@ -19,7 +19,7 @@ import { oauthError, type OAuthError } from "./oauthError.js"
 import { basicCredentials, type FormResponse, postForm } from "./oauthHttp.js"
 import { DeviceAuthorizationResponse, errorOf, TokenResponse } from "./oauthMetadata.js"
 import { checkUrl, hostClass } from "./oauthUrl.js"
-import { printable } from "./printable.js"
+import { deviceCodeText, printable } from "./printable.js"
 
 /** A redirect URI the authorization code may be sent to: https, or http on localhost or a loopback address. */
 const isAllowedRedirect = (uri: string): boolean => {
@@ -252,9 +252,9 @@ export const authorizationCode = (
     for (const [key, value] of query) url.searchParams.set(key, value)
     yield* Effect.logDebug("OAuth authorization request").pipe(
       Effect.annotateLogs({
-        issuer: discovery.issuer,
-        endpoint: `${url.origin}${url.pathname}`,
-        scope: scope.join(" ")
+        issuer: printable(discovery.issuer),
+        endpoint: printable(`${url.origin}${url.pathname}`),
+        scope: printable(scope.join(" "))
       })
     )
     const callback = yield* pending.complete(url)
@@ -428,19 +428,20 @@ export const deviceCode = (
     const device = Option.flatMap(started.json, Schema.decodeUnknownOption(DeviceAuthorizationResponse))
     if (Option.isNone(device)) return yield* oauthError("TokenRequest", `${what} answered an invalid response`)
     const verification = yield* checkUrl(device.value.verification_uri, context.settings.policy, "verification URI")
-    const complete = device.value.verification_uri_complete
-    const showComplete = complete !== undefined &&
-      Either.isRight(checkUrl(complete, context.settings.policy, "verification URI"))
+    // (the complete URI is shown normalised, as the other is, or not at all)
+    const complete = Option.flatMap(
+      Option.fromNullable(device.value.verification_uri_complete),
+      (uri) => Either.getRight(checkUrl(uri, context.settings.policy, "verification URI"))
+    )
     const lifetime = clamp(device.value.expires_in, 1, DEVICE_MAX_LIFETIME_SECONDS)
     const code: AuthorizationHandler.DeviceCode = {
       userCode: device.value.user_code,
       verificationUri: verification.href,
       expiresInSeconds: lifetime,
-      ...(showComplete ? { verificationUriComplete: complete } : {})
+      ...(Option.isSome(complete) ? { verificationUriComplete: complete.value.href } : {})
     }
     yield* Option.match(context.handler, {
-      onNone: () =>
-        Effect.logInfo(printable(`To authorize, visit ${code.verificationUri} and enter the code ${code.userCode}`)),
+      onNone: () => Effect.logInfo(deviceCodeText(code.userCode, [code.verificationUri])),
       onSome: (handler) => handler.showDeviceCode(code)
     })
     const deadline = (yield* Clock.currentTimeMillis) + lifetime * 1000

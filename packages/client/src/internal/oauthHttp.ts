@@ -25,6 +25,7 @@ import { oauthError, type OAuthError } from "./oauthError.js"
 import type * as HostResolver from "../HostResolver.js"
 import { makePin } from "./hostPin.js"
 import { checkUrl, hostClass, parseUrl, type UrlPolicy } from "./oauthUrl.js"
+import { printable } from "./printable.js"
 
 /** @internal */
 export interface HttpSettings {
@@ -176,7 +177,7 @@ export const fetchDocument = (
       if (version !== undefined) request = HttpClientRequest.setHeader(request, "mcp-protocol-version", version)
       const response = yield* send(settings, request, url, "Discovery")
       yield* Effect.logDebug("OAuth discovery fetch").pipe(
-        Effect.annotateLogs({ url: describe(url), status: response.status })
+        Effect.annotateLogs({ url: printable(describe(url)), status: response.status })
       )
       if (response.status >= 300 && response.status < 400) {
         const location = response.headers["location"]

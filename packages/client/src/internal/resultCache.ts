@@ -27,6 +27,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as ResultCache from "../ResultCache.js"
 import * as keys from "./resultCacheKey.js"
+import { printable } from "./printable.js"
 
 const Lookup = Data.taggedEnum<ResultCache.Lookup>()
 
@@ -111,8 +112,8 @@ export const make = (
     const flights = new Map<string, Flight>()
 
     const failed = (operation: string) => (error: PlatformError.PlatformError | ParseResult.ParseError) =>
-      Effect.logWarning(`result cache: ${operation} failed`, error.message).pipe(
-        Effect.annotateLogs({ module: "ResultCache", method: operation })
+      Effect.logWarning(printable(`result cache: ${operation} failed`), printable(error.message)).pipe(
+        Effect.annotateLogs({ module: "ResultCache", method: printable(operation) })
       )
 
     const entryKey = (key: ResultCache.CacheKey, partition: keys.Partition) =>

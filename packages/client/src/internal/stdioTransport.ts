@@ -451,7 +451,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         yield* proc.stderr.pipe(
           Stream.runForEach((chunk) => Effect.suspend(() => onStderr(stderrLines.push(chunk).lines))),
           Effect.zipRight(Effect.suspend(() => onStderr(stderrLines.end().lines))),
-          Effect.catchAll((cause) => Effect.logDebug(`stderr of the server failed: ${cause.message}`)),
+          Effect.catchAll((cause) => Effect.logDebug(printable(`stderr of the server failed: ${cause.message}`))),
           Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
           Effect.annotateLogs({ module: "StdioTransport", method: "stderr", pid: proc.pid }),
           Effect.interruptible,
@@ -470,7 +470,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         yield* Channel.pipeTo(writes, Sink.toChannel(proc.stdin)).pipe(
           Channel.runDrain,
           Effect.catchAll((cause) =>
-            Effect.logDebug(`writing to the server failed: ${cause.message}`).pipe(
+            Effect.logDebug(printable(`writing to the server failed: ${cause.message}`)).pipe(
               // an exit usually explains a broken pipe better: give the exit monitor the first word
               Effect.zipRight(Effect.sleep(exitGrace)),
               Effect.zipRight(

@@ -27,13 +27,32 @@ const scanCount = 500
 const systemError = (method: string, reason: PlatformError.SystemErrorReason, description: string) =>
   new PlatformError.SystemError({ module: "KeyValueStore", method, reason, description })
 
-/** The first line of a client error's message, bounded: never the error object itself. */
+// C0 and C1 controls, DEL, and what a terminal draws as nothing or in another order (format characters, the other
+// default-ignorable code points, line and paragraph separators): the rule of the client's printable text, kept
+// here so that the store depends on no other package
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\p{Cf}\p{DI}\p{Zl}\p{Zp}]/gu
+
+/** Text Redis wrote, each control or invisible character as a visible escape (`\x1b`, `\u202e`). */
+const printable = (text: string): string =>
+  text.replace(UNPRINTABLE, (char) => {
+    const code = char.codePointAt(0)!
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : code <= 0xffff
+      ? `\\u${code.toString(16).padStart(4, "0")}`
+      : `\\u{${code.toString(16)}}`
+  })
+
+/**
+ * The first line of a client error's message, bounded and escaped (a Redis error may quote what a server or a key
+ * holds): never the error object itself.
+ */
 const describeFailure = (error: unknown): string => {
   const message = error instanceof Error ? error.message : "unknown failure"
   // what ioredis says of a command refused while it has no connection (the store's own do not queue)
   if (/enableOfflineQueue options is false/.test(message)) return "Redis: not connected"
   const line = message.split("\n", 1)[0] ?? ""
-  return `Redis: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`
+  return `Redis: ${printable(line.length > 200 ? `${line.slice(0, 200)}…` : line)}`
 }
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&")

@@ -10,7 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import type * as Scope from "effect/Scope"
-import type * as McpError from "@conduit-mcp/client/McpError"
+import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 import * as Ask from "./serverAsk.js"
@@ -187,7 +187,9 @@ const answer = (wired: Wired, request: McpSchema.JsonRpcRequest): Effect.Effect<
     ),
     Effect.catchAllDefect((defect) =>
       Effect.as(
-        Effect.logError("request handler died", defect).pipe(Effect.annotateLogs({ method: request.method })),
+        Effect.logError("request handler died", defect).pipe(
+          Effect.annotateLogs({ method: McpError.printable(request.method) })
+        ),
         {
           jsonrpc: "2.0",
           id: request.id,

@@ -10,7 +10,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type * as McpError from "@conduit-mcp/client/McpError"
+import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 import type * as Definitions from "./serverDefinitions.js"
@@ -252,7 +252,7 @@ const callTool = (methods: Methods, request: RequestInfo) =>
       }),
       Effect.catchAllDefect((defect) =>
         Effect.as(
-          Effect.logError("tool handler died", defect).pipe(Effect.annotateLogs({ tool: name })),
+          Effect.logError("tool handler died", defect).pipe(Effect.annotateLogs({ tool: McpError.printable(name) })),
           { content: [textContent(`Tool ${name} failed: internal error`)], isError: true }
         )
       )

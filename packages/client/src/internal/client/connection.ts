@@ -369,8 +369,8 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
       era: session.era,
       protocolVersion: session.protocolVersion
     })
-    yield* Effect.logDebug(`connected: ${session.era} ${session.protocolVersion}`).pipe(
-      Effect.annotateLogs({ module: "McpClient", transport: kind })
+    yield* Effect.logDebug(printable(`connected: ${session.era} ${session.protocolVersion}`)).pipe(
+      Effect.annotateLogs({ module: "McpClient", transport: printable(kind) })
     )
     yield* ctx.hooks.onSession(session, ctx.renewed)
     ctx.renewed = true

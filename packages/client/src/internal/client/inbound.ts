@@ -112,7 +112,7 @@ export const make = (options: {
     const entry = requests.get(message.id) ?? ("error" in message ? requests.pendingProbe() : undefined)
     if (entry === undefined) {
       return Effect.logDebug("dropped a response to an unknown or abandoned request").pipe(
-        Effect.annotateLogs({ module: "McpClient", id: String(message.id) })
+        Effect.annotateLogs({ module: "McpClient", id: printable(String(message.id)) })
       )
     }
     requests.settleResponse(message, entry)

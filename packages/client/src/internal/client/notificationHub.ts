@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as McpSchema from "../../McpSchema.js"
+import { printable } from "../printable.js"
 
 /**
  * The method of the notice a reader receives after notifications were dropped for it.
@@ -73,9 +74,9 @@ export const makeInbox = <E = never>(capacity: number, reader: string): Effect.E
         if (dropped > 1) return counted
         return Effect.zipRight(
           counted,
-          Effect.logWarning(
+          Effect.logWarning(printable(
             `a ${reader} reader is slower than the server: dropping its oldest notifications (buffer of ${capacity})`
-          ).pipe(Effect.annotateLogs({ module: "McpClient" }))
+          )).pipe(Effect.annotateLogs({ module: "McpClient" }))
         )
       })
     const stream = Stream.mapChunks(Mailbox.toStream(mailbox), (chunk) => {

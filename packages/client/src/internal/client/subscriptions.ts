@@ -176,7 +176,7 @@ export const make = (deps: {
           const missing = unacknowledged(asked, notification.params)
           if (missing.length > 0) {
             return Effect.zipRight(
-              Effect.logWarning(`the server does not honour: ${missing.join(", ")}`).pipe(
+              Effect.logWarning(printable(`the server does not honour: ${missing.join(", ")}`)).pipe(
                 Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
               ),
               items.offer(notification)
