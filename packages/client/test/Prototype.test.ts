@@ -8,6 +8,7 @@ import { McpServer } from "@conduit-mcp/server"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Url from "node:url"
@@ -153,6 +154,31 @@ describe("__proto__ from a server", () => {
       assertPrototypeSafe(result, "in-process")
       assert.deepStrictEqual(result.structuredContent, { ok: 1 })
     }))
+
+  it("property: injected __proto__ members, plain or escaped, are removed from any JSON value and nothing else", () => {
+    const key = FastCheck.constantFrom(`"__proto__"`, `"\\u005f_proto__"`, `"__pr\\u006fto__"`, `"\\u005F\\u005Fproto__"`)
+    // writes the value with a __proto__ member (spelled one of the ways above) first in every object
+    const hostile = (value: unknown, spelling: string): string => {
+      if (Array.isArray(value)) return `[${value.map((element) => hostile(element, spelling)).join(",")}]`
+      if (typeof value !== "object" || value === null) return JSON.stringify(value)
+      const members = Object.entries(value).map(([name, member]) => `${JSON.stringify(name)}:${hostile(member, spelling)}`)
+      return `{${[`${spelling}:{"polluted":true}`, ...members].join(",")}}`
+    }
+    // values holding such a name, or the marker, of their own are not what this property is about
+    const values = FastCheck.jsonValue({ maxDepth: 6 }).filter((value) => !/__proto__|polluted/.test(JSON.stringify(value)))
+    FastCheck.assert(
+      FastCheck.property(values, key, (value, spelling) => {
+        const text = `{"jsonrpc":"2.0","id":1,"result":{"value":${hostile(value, spelling)}}}`
+        const frame = codec.decodeFrame(text)
+        assert.deepStrictEqual(frame.invalid, [])
+        const result = (frame.messages[0] as { result: { value: unknown } }).result
+        assertPrototypeSafe(result, "decoded")
+        assert.deepStrictEqual(result.value, JSON.parse(JSON.stringify(value)))
+        assert.isFalse(objectsOf(result).some((object) => "polluted" in object))
+      }),
+      { numRuns: 300 }
+    )
+  })
 
   it("a frame nested 100,000 deep with a __proto__ at the bottom is cleaned without recursion", () => {
     const depth = 100_000
