@@ -10,8 +10,15 @@
  * with `isError`, a transport failure or a server error comes back to the model as `{ error: "…" }` rather than
  * ending the generation.
  *
- * Names: model providers accept `[A-Za-z0-9_-]{1,64}`; any other character becomes `_`, and a name too long or
- * taken by another tool is cut and given a short hash of the original, so every tool stays reachable.
+ * Names: model providers accept `[A-Za-z0-9_-]{1,64}`; any other character becomes `_`, and a name too long,
+ * taken by another tool, or one every JavaScript object already answers (`__proto__`, `constructor`, `toString`, …)
+ * is cut and given a short hash of the original, so every tool stays reachable. A call of a name the toolkit does
+ * not have fails with `AiError.MalformedOutput`.
+ *
+ * Bounds: a provider serializes every tool's JSON Schema into each request, so a schema nested deeper than
+ * `maxSchemaDepth` levels ({@link defaultMaxSchemaDepth}) or longer than `maxSchemaLength` characters of JSON
+ * ({@link defaultMaxSchemaLength}) is not offered: its tool is left out of the toolkit, logged as a warning and
+ * listed in {@link McpToolkit.leftOut} as a {@link ToolLeftOut}; the other tools are offered.
  *
  * A toolkit is a snapshot of the tool lists. {@link live} keeps one current: it is rebuilt, on next use, after a
  * server's tool list changes.
@@ -33,7 +40,7 @@
  * @since 0.1.0
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
-import type * as McpError from "@conduit-mcp/client/McpError"
+import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as Tool from "@effect/ai/Tool"
@@ -170,6 +177,45 @@ export interface ProgressEvent {
 }
 
 /**
+ * The deepest nesting of a tool's `inputSchema` offered to a model: 64 levels (the schema is level 1, each object
+ * or array inside it one more). `JSON.stringify`, which every provider runs on it, recurses.
+ *
+ * @since 0.2.0
+ * @category bounds
+ */
+export const defaultMaxSchemaDepth = 64
+
+/**
+ * The longest `inputSchema` offered to a model: 65,536 characters of compact JSON (sent with every request).
+ *
+ * @since 0.2.0
+ * @category bounds
+ */
+export const defaultMaxSchemaLength = 65_536
+
+/**
+ * A tool not offered to the model: its `inputSchema` passes a bound (`SchemaDepth`, `SchemaSize`). `tool` is the
+ * source's name for it; the message is escaped for a log line (the name is the server's).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ToolLeftOut extends Schema.TaggedError<ToolLeftOut>("@conduit-mcp/ai/McpToolkit/ToolLeftOut")(
+  "ToolLeftOut",
+  {
+    tool: Schema.String,
+    server: Schema.optional(Schema.String),
+    reason: Schema.Literal("SchemaDepth", "SchemaSize"),
+    detail: Schema.String
+  }
+) {
+  override get message(): string {
+    const from = this.server === undefined ? "" : ` of server ${this.server}`
+    return McpError.printable(`McpToolkit: the tool ${this.tool}${from} is left out: ${this.detail}`)
+  }
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -180,6 +226,10 @@ export interface Options {
   readonly requestOptions?: Omit<McpClient.RequestOptions, "onProgress"> | undefined
   /** Longest tool name given to the model (default 64). */
   readonly maxNameLength?: number | undefined
+  /** Deepest `inputSchema` offered to the model, in levels (default {@link defaultMaxSchemaDepth}). */
+  readonly maxSchemaDepth?: number | undefined
+  /** Longest `inputSchema` offered to the model, in characters of JSON (default {@link defaultMaxSchemaLength}). */
+  readonly maxSchemaLength?: number | undefined
 }
 
 /**
@@ -196,6 +246,8 @@ export interface McpToolkit {
   readonly withHandler: Effect.Effect<Toolkit.WithHandler<Tools>>
   /** Model-visible name → where it comes from. */
   readonly origins: ReadonlyMap<string, SourceTool>
+  /** The tools not offered, and why (each was also logged as a warning). */
+  readonly leftOut: ReadonlyArray<ToolLeftOut>
 }
 
 /**

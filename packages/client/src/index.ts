@@ -112,3 +112,7 @@ export * as McpHub from "./McpHub.js"
  * @since 0.1.0
  */
 export * as ExtensionHandler from "./ExtensionHandler.js"
+
+/**
+ * @since 0.2.0
+ */

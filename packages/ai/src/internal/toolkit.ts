@@ -7,6 +7,7 @@ import type * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as AiError from "@effect/ai/AiError"
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
@@ -16,6 +17,7 @@ import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import type * as Scope from "effect/Scope"
 import * as McpToolkit from "../McpToolkit.js"
+import * as SchemaBounds from "./schemaBounds.js"
 
 /** @internal */
 export const fromClient = (client: McpClient.McpClientService): McpToolkit.Source<McpError.McpClientError> => ({
@@ -49,15 +51,20 @@ export const fromHub = (hub: McpHub.Service): McpToolkit.Source<never> => ({
 
 const UNSAFE = /[^A-Za-z0-9_-]/g
 
+// @effect/ai keeps a toolkit's tools in a plain object, and so do providers: a name an object already answers
+// (`__proto__`, `constructor`, `toString`, …) is taken, so that no tool is stored or looked up as one of them
+const isTaken = (name: string, taken: ReadonlySet<string>): boolean =>
+  taken.has(name) || Object.hasOwn(Object.prototype, name)
+
 /** @internal */
 export const modelName = (name: string, taken: ReadonlySet<string>, maxLength = 64): string => {
   const safe = name.replace(UNSAFE, "_")
-  if (safe !== "" && safe.length <= maxLength && !taken.has(safe)) return safe
+  if (safe !== "" && safe.length <= maxLength && !isTaken(safe, taken)) return safe
   const digest = (Hash.string(name) >>> 0).toString(16).padStart(8, "0")
   for (let attempt = 0;; attempt++) {
     const suffix = attempt === 0 ? `_${digest}` : `_${digest}_${attempt}`
     const candidate = `${safe.slice(0, Math.max(1, maxLength - suffix.length))}${suffix}`
-    if (!taken.has(candidate)) return candidate
+    if (!isTaken(candidate, taken)) return candidate
   }
 }
 
@@ -121,21 +128,44 @@ const handlerFor = <E>(
   )
 }
 
+/** A call of a name the toolkit does not have fails as @effect/ai fails it, even when every object answers it. */
+const unknownTool = (name: string) =>
+  new AiError.MalformedOutput({
+    module: "McpToolkit",
+    method: "handle",
+    description: McpError.printable(`the toolkit has no tool named ${name.slice(0, 256)}`)
+  })
+
 /** @internal */
 export const build = <E>(
   source: McpToolkit.Source<E>,
   tools: ReadonlyArray<McpToolkit.SourceTool>,
   options: McpToolkit.Options | undefined
 ): McpToolkit.McpToolkit => {
+  const maxDepth = options?.maxSchemaDepth ?? McpToolkit.defaultMaxSchemaDepth
+  const maxLength = options?.maxSchemaLength ?? McpToolkit.defaultMaxSchemaLength
   const origins = new Map<string, McpToolkit.SourceTool>()
+  const leftOut: Array<McpToolkit.ToolLeftOut> = []
   for (const origin of tools) {
+    const excess = SchemaBounds.check(origin.tool.inputSchema, maxDepth, maxLength)
+    if (excess !== undefined) {
+      leftOut.push(new McpToolkit.ToolLeftOut({ tool: origin.name, server: origin.server, ...excess }))
+      continue
+    }
     origins.set(modelName(origin.name, new Set(origins.keys()), options?.maxNameLength), origin)
   }
   const toolkit = Toolkit.make(...[...origins].map(([name, origin]) => toTool(name, origin)))
-  const handlers: Record<string, ReturnType<typeof handlerFor>> = {}
+  const handlers: Record<string, ReturnType<typeof handlerFor>> = Object.create(null)
   for (const [name, origin] of origins) handlers[name] = handlerFor(source, name, origin, options)
   const layer = toolkit.toLayer(handlers)
-  return { toolkit, layer, withHandler: Effect.provide(toolkit, layer), origins }
+  const withHandler = Effect.map(Effect.provide(toolkit, layer), (resolved): Toolkit.WithHandler<McpToolkit.Tools> => ({
+    tools: resolved.tools,
+    handle: ((name, params) =>
+      typeof name === "string" && origins.has(name)
+        ? resolved.handle(name, params)
+        : Effect.fail(unknownTool(String(name)))) as typeof resolved.handle
+  }))
+  return { toolkit, layer, withHandler, origins, leftOut }
 }
 
 /** @internal */
@@ -143,7 +173,13 @@ export const make = <E>(
   source: McpToolkit.Source<E>,
   options?: McpToolkit.Options
 ): Effect.Effect<McpToolkit.McpToolkit, E> =>
-  Effect.map(source.tools, (tools) => build(source, tools, options))
+  Effect.flatMap(source.tools, (tools) => {
+    const built = build(source, tools, options)
+    return Effect.as(
+      Effect.forEach(built.leftOut, (left) => Effect.logWarning(left.message), { discard: true }),
+      built
+    )
+  })
 
 /** @internal */
 export const live = <E>(

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as McpSchema from "../McpSchema.js"
 import { TransportEvent } from "../Transport.js"
 import { printable } from "./printable.js"
+import * as protoKeys from "./protoKeys.js"
 
 /**
  * What one text frame (a stdio line, an SSE `data` field, an HTTP body) decodes to: the messages it holds (a
@@ -109,11 +110,14 @@ export const decodeFrame = (text: string): DecodedFrame => {
 }
 
 /**
- * Decodes an already parsed JSON value (a single message or a batch).
+ * Decodes an already parsed JSON value (a single message or a batch), given with its text when there is one. Every
+ * frame from a server comes through here: its `__proto__` members are removed first (see `protoKeys`), looked for
+ * only when the text may hold one.
  *
  * @internal
  */
 export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
+  if (text === undefined || protoKeys.mayHold(text)) protoKeys.remove(parsed)
   if (Array.isArray(parsed)) {
     const messages: Array<McpSchema.JsonRpcMessage> = []
     const invalid: Array<string> = []

@@ -23,9 +23,11 @@ const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
  */
 const cross = (message: McpSchema.JsonRpcMessage): Either.Either<McpSchema.JsonRpcMessage, string> =>
   Either.try({ try: () => codec.encode(message), catch: (cause) => `not serializable: ${String(cause)}` }).pipe(
-    Either.flatMap((text) => Either.mapLeft(parseJson(text), () => "not valid JSON once serialized")),
-    Either.flatMap((parsed) => {
-      const frame = codec.decodeValue(parsed)
+    Either.flatMap((text) =>
+      Either.map(Either.mapLeft(parseJson(text), () => "not valid JSON once serialized"), (parsed) => ({ parsed, text }))
+    ),
+    Either.flatMap(({ parsed, text }) => {
+      const frame = codec.decodeValue(parsed, text)
       return frame.messages.length === 1 && frame.invalid.length === 0
         ? Either.right(frame.messages[0])
         : Either.left(frame.invalid.join("; "))

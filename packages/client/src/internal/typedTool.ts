@@ -12,6 +12,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as McpSchema from "../McpSchema.js"
 import * as Codec from "./codec.js"
+import * as protoKeys from "./protoKeys.js"
 import * as Value from "./jsonSchemaValue.js"
 
 /** @internal */
@@ -287,7 +288,7 @@ export const decodeResult = <R, RI>(
   if (result.structuredContent !== undefined) return decode(result.structuredContent)
   const text = textOf(result)
   return Effect.catchAll(decode(text), (asText) => {
-    const parsed = Either.try(() => JSON.parse(text) as unknown)
+    const parsed = Either.try(() => protoKeys.parse(text))
     return Either.isRight(parsed) ? decode(parsed.right) : Effect.fail(asText)
   })
 }
