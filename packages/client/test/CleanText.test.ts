@@ -106,7 +106,11 @@ const FORMATTERS = new Set([
   // a progress bar: numbers and Text.line of the message (progress.ts)
   "renderBar",
   // a stored token: Text.line of each value the authorization server gave (auth.ts)
-  "Auth.describeToken"
+  "Auth.describeToken",
+  // a project server's definition: Text.line of its command, env, cwd and headers, Text.url of its URL
+  // (projectTrust.ts, used there and in localCommands.ts)
+  "describe",
+  "ProjectTrust.describe"
 ])
 
 /**
@@ -115,7 +119,8 @@ const FORMATTERS = new Set([
  */
 const SAFE: ReadonlyArray<readonly [RegExp, string]> = [
   [/\.(?:length|size)$/, "a count"],
-  [/^(?:[\w.]+\.)?(?:status|pid|port|exitCode|attemptNumber|lineNumber|maxTokens|maxServerRequests)$/, "a number"],
+  [/^(?:[\w.]+\.)?(?:status|pid|port|exitCode|attemptNumber|lineNumber|maxTokens|maxServerRequests|descendants)$/, "a number"],
+  [/(?:^|\.)origin$/, "where conduit found a config file: the user's or the project's, a value of ours"],
   [/\._tag$/, "the tag of one of our errors"],
   [/(?:^|\.)era$/, "the era of a session, which the client classifies (legacy or modern)"],
   [/^(?:version|options\.version|DemoServer\.(?:name|version))$/, "conduit's own name and version"],
@@ -240,6 +245,8 @@ const unsafeParts = (node: Ts.Expression, context: Context, interpolated: boolea
     Ts.isParenthesizedExpression(node) || Ts.isAsExpression(node) || Ts.isNonNullExpression(node) ||
     Ts.isSpreadElement(node)
   ) return unsafeParts(node.expression, context, interpolated || Ts.isSpreadElement(node))
+  // an array of parts (spread into a list of lines): each part is written
+  if (Ts.isArrayLiteralExpression(node)) return node.elements.flatMap((element) => unsafeParts(element, context, true))
   if (Ts.isConditionalExpression(node)) {
     return [...unsafeParts(node.whenTrue, context, interpolated), ...unsafeParts(node.whenFalse, context, interpolated)]
   }

@@ -176,7 +176,7 @@ export const make = <E>(
   Effect.flatMap(source.tools, (tools) => {
     const built = build(source, tools, options)
     return Effect.as(
-      Effect.forEach(built.leftOut, (left) => Effect.logWarning(left.message), { discard: true }),
+      Effect.forEach(built.leftOut, (left) => Effect.logWarning(McpError.printable(left.message)), { discard: true }),
       built
     )
   })

@@ -298,8 +298,9 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           ProcessTree.terminate(listProcesses, proc.pid, before, resolved.termTimeout),
           Duration.sum(resolved.termTimeout, Duration.times(killTimeout, 2))
         )
-        if (Option.isSome(ended) && Exit.isSuccess(ended.value) && ended.value.value > 0) {
-          yield* Effect.logDebug(`signalled ${ended.value.value} descendant(s) of the server that outlived its process group`)
+        const descendants = Option.isSome(ended) && Exit.isSuccess(ended.value) ? ended.value.value : 0
+        if (descendants > 0) {
+          yield* Effect.logDebug(`signalled ${descendants} descendant(s) of the server that outlived its process group`)
         }
         yield* bounded(Effect.disconnect(Scope.close(processScope, Exit.void)), killTimeout)
       }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
