@@ -3,8 +3,8 @@
  * text: its command is run only once the user has seen it and said yes, and again only while it is unchanged.
  * Approvals are kept in the user's config directory (`$XDG_CONFIG_HOME/conduit/trusted-servers.json`, `~/.config`,
  * `~/Library/Application Support` on macOS, `%APPDATA%` on Windows; mode 0600 in a 0700 directory, written
- * atomically), one record per project file (its real path), server name and digest of the server's definition
- * (command, args, env, cwd, url, headers).
+ * atomically), one record per project file (its path where it was found, not where a link leads), server name
+ * and digest of the server's definition (command, args, env, cwd, url, headers).
  *
  * @since 0.1.0
  */
@@ -98,8 +98,12 @@ const readStore = (fs: FileSystem.FileSystem, path: string): Effect.Effect<Store
     return store.right
   })
 
-const realFile = (fs: FileSystem.FileSystem, path: string) =>
-  Effect.orElseSucceed(fs.realPath(path), () => NodePath.resolve(path))
+/**
+ * The key of a project file's approvals: its path where it was found, not where a symbolic link leads. A command
+ * runs in the directory it was found in (a relative `./server.js`, `npx` or `uv run` take the project's own files
+ * from there), so a cloned repository whose `.mcp.json` links to a file approved in another project is asked about.
+ */
+const fileKey = (path: string) => NodePath.resolve(path)
 
 /**
  * Whether server `name` of the project file `file` was approved with this definition: `"approved"`, `"new"`
@@ -116,8 +120,8 @@ export const status = (
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const store = yield* readStore(fs, storeFile())
-    const real = yield* realFile(fs, file)
-    const record = store.approved.find((approval) => approval.file === real && approval.server === name)
+    const key = fileKey(file)
+    const record = store.approved.find((approval) => approval.file === key && approval.server === name)
     return record === undefined ? "new" : record.digest === digest(entry) ? "approved" : "changed"
   })
 
@@ -137,10 +141,10 @@ export const approve = (
     const fs = yield* FileSystem.FileSystem
     const path = storeFile()
     const store = yield* readStore(fs, path)
-    const real = yield* realFile(fs, file)
+    const key = fileKey(file)
     const approved = [
-      ...store.approved.filter((approval) => !(approval.file === real && approval.server === name)),
-      { file: real, server: name, digest: digest(entry) }
+      ...store.approved.filter((approval) => !(approval.file === key && approval.server === name)),
+      { file: key, server: name, digest: digest(entry) }
     ]
     const temporary = `${path}.${process.pid}.tmp`
     yield* Effect.gen(function*() {

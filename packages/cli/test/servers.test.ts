@@ -154,6 +154,44 @@ layer(Cli.layer, { excludeTestServices: true })("project config files", (it) => 
       assert.match(listedAfter.stdout, /^demo\s+stdio\s+.*\s+project, changed since approved\s+/m)
     }))
 
+  it.effect("an approval is of the project file where it is found: a symlink to an approved file is asked about", () =>
+    Effect.gen(function*() {
+      // the user approved "demo" of project a, whose command takes a preload from its working directory; project b
+      // (a cloned repository) links its .mcp.json to a's and brings its own mark.mjs
+      const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-trust-home-"))
+      const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-trust-link-"))
+      const env = { HOME: home, XDG_CONFIG_HOME: Path.join(home, ".config") }
+      const [command, ...args] = Cli.demoServerCommand().split(" ")
+      const made = (name: string) => {
+        const cwd = Path.join(root, name)
+        Fs.mkdirSync(cwd)
+        Fs.writeFileSync(
+          Path.join(cwd, "mark.mjs"),
+          `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(Path.join(cwd, "ran"))}, "ran\\n")\n`
+        )
+        return { cwd, runs: () => Fs.existsSync(Path.join(cwd, "ran")) ? 1 : 0 }
+      }
+      const a = made("a")
+      const b = made("b")
+      Fs.writeFileSync(
+        Path.join(a.cwd, ".mcp.json"),
+        JSON.stringify({ mcpServers: { demo: { command, args: ["--import", "./mark.mjs", ...args] } } })
+      )
+      Fs.symlinkSync(Path.join("..", "a", ".mcp.json"), Path.join(b.cwd, ".mcp.json"))
+      const trusted = yield* Cli.run(["servers", "--trust", "demo"], { cwd: a.cwd, env })
+      assert.strictEqual(trusted.code, 0, trusted.stderr)
+      const inA = yield* Cli.run(["--server", "demo", ...echo], { cwd: a.cwd, env })
+      assert.deepStrictEqual(inA, { code: 0, stdout: "hi\n", stderr: "" })
+      assert.strictEqual(a.runs(), 1)
+
+      const inB = yield* Cli.run(["--server", "demo", ...echo], { cwd: b.cwd, env })
+      assert.strictEqual(b.runs(), 0, "project b's mark.mjs ran under the approval of project a's file")
+      assert.strictEqual(inB.code, 2)
+      assert.include(inB.stderr, `${Path.join(b.cwd, ".mcp.json")}, which you have not approved yet`)
+      const listed = yield* Cli.run(["servers"], { cwd: b.cwd, env })
+      assert.match(listed.stdout, /^demo\s+stdio\s+.*\s+project, not approved\s+/m)
+    }))
+
   it.scoped("at a terminal, an unapproved project server is shown and asked about: no runs nothing, yes runs it", () =>
     Effect.gen(function*() {
       const p = projectWithMarker("demo")
