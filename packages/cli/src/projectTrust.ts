@@ -18,7 +18,7 @@ import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { UsageError } from "./errors.js"
 import * as Output from "./output.js"
-import type * as ServerConfig from "./serverConfig.js"
+import * as ServerConfig from "./serverConfig.js"
 import * as ShellWords from "./shellWords.js"
 import * as Text from "./terminalText.js"
 
@@ -30,13 +30,12 @@ import * as Text from "./terminalText.js"
  */
 export const storeFile = (): string => {
   const home = Os.homedir()
-  const base = process.env.XDG_CONFIG_HOME !== undefined && process.env.XDG_CONFIG_HOME !== ""
-    ? process.env.XDG_CONFIG_HOME
-    : process.platform === "darwin"
+  const base = ServerConfig.xdgConfigHome() ??
+    (process.platform === "darwin"
     ? NodePath.join(home, "Library", "Application Support")
     : process.platform === "win32"
     ? process.env.APPDATA ?? NodePath.join(home, "AppData", "Roaming")
-    : NodePath.join(home, ".config")
+    : NodePath.join(home, ".config"))
   return NodePath.join(base, "conduit", "trusted-servers.json")
 }
 

@@ -110,6 +110,18 @@ export interface Location {
 }
 
 /**
+ * `$XDG_CONFIG_HOME` when it is an absolute path; the XDG spec has an empty or relative value ignored, and taken as
+ * it is it would name a directory under the working directory, which a cloned repository controls.
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const xdgConfigHome = (): string | undefined => {
+  const value = process.env.XDG_CONFIG_HOME
+  return value !== undefined && NodePath.isAbsolute(value) ? value : undefined
+}
+
+/**
  * Where MCP hosts keep their server lists, in the order a bare `--server <name>` searches them: the user's files
  * first (Claude Desktop, Cursor, VS Code) for this platform, then the project's in the working directory
  * (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`), so that a project cannot replace a server of the user's
@@ -129,7 +141,7 @@ export const locations = (
     ? join(home, "Library", "Application Support")
     : platform === "win32"
     ? appData ?? join(home, "AppData", "Roaming")
-    : process.env.XDG_CONFIG_HOME ?? join(home, ".config")
+    : xdgConfigHome() ?? join(home, ".config")
   const user = [
     join(userConfig, "Claude", "claude_desktop_config.json"),
     join(home, ".cursor", "mcp.json"),

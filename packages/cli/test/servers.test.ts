@@ -192,6 +192,26 @@ layer(Cli.layer, { excludeTestServices: true })("project config files", (it) => 
       assert.match(listed.stdout, /^demo\s+stdio\s+.*\s+project, not approved\s+/m)
     }))
 
+  it.effect("an empty or relative XDG_CONFIG_HOME does not make the project's files the user's", () =>
+    Effect.gen(function*() {
+      // the XDG spec ignores such a value; taken as it is, the user's Linux config files were looked for in the
+      // working directory, where a repository can ship Code/User/mcp.json and have it run as the user's own
+      const p = projectWithMarker("demo")
+      p.define({})
+      for (const dir of [Path.join(p.cwd, "Code", "User"), Path.join(p.cwd, "config", "Code", "User")]) {
+        Fs.mkdirSync(dir, { recursive: true })
+        Fs.copyFileSync(Path.join(p.cwd, ".mcp.json"), Path.join(dir, "mcp.json"))
+      }
+      Fs.rmSync(Path.join(p.cwd, ".mcp.json"))
+      for (const xdg of ["", "config"]) {
+        const env = { ...p.env, XDG_CONFIG_HOME: xdg }
+        const called = yield* Cli.run(["--server", "demo", ...echo], { cwd: p.cwd, env })
+        assert.strictEqual(p.runs(), 0, `the repository's Code/User/mcp.json ran as the user's (XDG_CONFIG_HOME=${xdg})`)
+        assert.strictEqual(called.code, 2, called.stderr)
+      }
+      assert.isFalse(Fs.existsSync(Path.join(p.cwd, "config", "conduit")), "approvals kept in the project")
+    }))
+
   it.scoped("at a terminal, an unapproved project server is shown and asked about: no runs nothing, yes runs it", () =>
     Effect.gen(function*() {
       const p = projectWithMarker("demo")
