@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as protoKeys from "./internal/protoKeys.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Revisions
@@ -105,6 +106,17 @@ export const ErrorCode = {
   UrlElicitationRequired: -32042,
   ResourceNotFound: -32002
 } as const
+
+/**
+ * `JSON.parse` for a message's text from a peer, with every member named `__proto__` removed at any depth (written
+ * plainly or with `\u` escapes): Effect Schema's decode of a `Record`, or of a value whose extra members are kept,
+ * copies by assignment, which would make such a member's value the copy's prototype. The client's transports decode
+ * every frame so; `@conduit-mcp/server` decodes a client's messages with it. Throws what `JSON.parse` throws.
+ *
+ * @since 0.2.0
+ * @category decoding
+ */
+export const parseJson: (text: string) => unknown = protoKeys.parse
 
 // The JSON-RPC envelope, the lifecycle and content types and the feature types live in internal modules of their own,
 // re-exported here as they are.

@@ -155,7 +155,11 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
 
     const post = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
-        const body = yield* Effect.either(request.json)
+        // a client's text: its `__proto__` members are removed before any schema copies them
+        const body = Either.flatMap(
+          yield* Effect.either(request.text),
+          (text) => Either.try(() => McpSchema.parseJson(text))
+        )
         const decoded = Either.flatMap(body, (json) => McpSchema.decodeMessage(json))
         if (Either.isLeft(decoded)) return jsonError(400, McpSchema.ErrorCode.ParseError, "Parse error")
         const message = decoded.right

@@ -4,13 +4,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
-import * as Schema from "effect/Schema"
 import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 
-const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+// a client's text: its `__proto__` members are removed before any schema copies them
+const parseJson = (line: string) => Either.try(() => McpSchema.parseJson(line))
 
 const describe = (text: string): string => text.length > 200 ? `${text.slice(0, 200)}…` : text
 
