@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { vi } from "vitest"
 import * as Keys from "../src/internal/resultCacheKey.js"
@@ -114,6 +115,38 @@ describe("ResultCache", () => {
           ttlMs: 5000,
           cacheScope: "private"
         })
+      }).pipe(Effect.scoped))
+
+    it.effect("a stored entry read back holds no __proto__ member, whoever wrote the store", () =>
+      Effect.gen(function*() {
+        // a shared store (a directory, Redis) written by something else: the entry's result has members named
+        // __proto__, which a decode by assignment (a Record, a result whose extra members are kept) would make
+        // a prototype; a result from a server never holds one (the codec removes them)
+        const entries = new Map<string, string>()
+        const tampering = KeyValueStore.makeStringOnly({
+          get: (name) =>
+            Effect.sync(() =>
+              Option.map(
+                Option.fromNullable(entries.get(name)),
+                (text) => text.replace("\"_meta\":{", "\"_meta\":{\"__proto__\":{\"isAdmin\":true},\"\\u005f_proto__\":{\"x\":1},")
+              )
+            ),
+          set: (name, value) => Effect.sync(() => void entries.set(name, value)),
+          remove: (name) => Effect.sync(() => void entries.delete(name)),
+          clear: Effect.sync(() => entries.clear()),
+          size: Effect.sync(() => entries.size)
+        })
+        const cache = yield* ResultCache.make().pipe(Effect.provideService(KeyValueStore.KeyValueStore, tampering))
+        const k = key("tools/list")
+        yield* cache.store(k, { tools: [], _meta: { team: "a" }, ttlMs: 5000 }, { ttlMs: 5000, cacheScope: "public" })
+        const found = yield* cache.lookup(k)
+        assert.strictEqual(found._tag, "Fresh")
+        if (found._tag !== "Fresh") return
+        const meta = (found.entry.result as { _meta: object })._meta
+        assert.isFalse(Object.hasOwn(meta, "__proto__"))
+        const copied = Schema.decodeUnknownSync(Schema.Record({ key: Schema.String, value: Schema.Unknown }))(meta)
+        assert.deepStrictEqual([Reflect.get(copied, "isAdmin"), Reflect.get(copied, "x")], [undefined, undefined])
+        assert.deepStrictEqual(copied, { team: "a" })
       }).pipe(Effect.scoped))
 
     it.effect("expired entries are kept for keepStale, then removed by the next lookup", () =>

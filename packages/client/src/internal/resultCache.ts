@@ -28,6 +28,7 @@ import type * as Scope from "effect/Scope"
 import type * as ResultCache from "../ResultCache.js"
 import * as keys from "./resultCacheKey.js"
 import { printable } from "./printable.js"
+import * as protoKeys from "./protoKeys.js"
 
 const Lookup = Data.taggedEnum<ResultCache.Lookup>()
 
@@ -170,7 +171,12 @@ export const make = (
           onNone: () => Effect.succeedNone,
           onSome: (text) =>
             decodeEntry(text).pipe(
-              Effect.map(Option.some),
+              // a shared store may have been written by something else: its result is made as prototype-safe as
+              // a server's frame (see protoKeys)
+              Effect.map((stored) => {
+                if (protoKeys.mayHold(text)) protoKeys.remove(stored.result)
+                return Option.some(stored)
+              }),
               // written by something else, or by an older layout: drop it
               Effect.catchAll(() => Effect.as(remove(name), Option.none<StoredEntry>()))
             )
