@@ -1,5 +1,5 @@
 /**
- * McpToolkit against a hostile server (a real child process, fixtures/hostileTools.mjs): a tool whose inputSchema is
+ * McpToolkit against a hostile server (a real child process, fixtures/hostile-schemas.mjs): a tool whose inputSchema is
  * nested 20,000 deep, one of about 2 MB, and tools named `__proto__`, `constructor` and `toString`, offered to a
  * scripted model that serializes every tool's JSON Schema as a provider does to build its request.
  */
@@ -18,7 +18,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as Url from "node:url"
 
-const fixture = Url.fileURLToPath(new URL("./fixtures/hostileTools.mjs", import.meta.url))
+const fixture = Url.fileURLToPath(new URL("./fixtures/hostile-schemas.mjs", import.meta.url))
 const stdio: StdioTransport.StdioTransportOptions = { command: process.execPath, args: [fixture], closeTimeout: "500 millis" }
 const deepName = "deep\u001b]0;owned\u0007\u202e"
 

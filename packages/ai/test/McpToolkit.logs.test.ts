@@ -11,7 +11,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Url from "node:url"
 
-const hostile = Url.fileURLToPath(new URL("./fixtures/hostile-tools.mjs", import.meta.url))
+const hostile = Url.fileURLToPath(new URL("./fixtures/hostile-list-error.mjs", import.meta.url))
 
 // what a terminal acts on or draws as nothing: C0 (a newline included: a log line is one line), DEL, C1, the
 // bidirectional controls, tag characters
