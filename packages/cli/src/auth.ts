@@ -26,10 +26,10 @@ import * as Redacted from "effect/Redacted"
 import * as Dns from "node:dns/promises"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Os from "node:os"
 import * as NodePath from "node:path"
 import * as Browser from "./browser.js"
 import * as Output from "./output.js"
+import * as ServerConfig from "./serverConfig.js"
 import * as Text from "./terminalText.js"
 
 /**
@@ -41,15 +41,7 @@ import * as Text from "./terminalText.js"
 export const tokenFile = (): string => {
   const explicit = process.env.CONDUIT_TOKEN_FILE
   if (explicit !== undefined && explicit !== "") return explicit
-  const home = Os.homedir()
-  const base = process.env.XDG_CONFIG_HOME !== undefined && process.env.XDG_CONFIG_HOME !== ""
-    ? process.env.XDG_CONFIG_HOME
-    : process.platform === "darwin"
-    ? NodePath.join(home, "Library", "Application Support")
-    : process.platform === "win32"
-    ? process.env.APPDATA ?? NodePath.join(home, "AppData", "Roaming")
-    : NodePath.join(home, ".config")
-  return NodePath.join(base, "conduit", "tokens.json")
+  return NodePath.join(ServerConfig.conduitConfigDirectory(), "tokens.json")
 }
 
 /**

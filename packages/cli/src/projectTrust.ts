@@ -14,7 +14,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Crypto from "node:crypto"
-import * as Os from "node:os"
 import * as NodePath from "node:path"
 import { UsageError } from "./errors.js"
 import * as Output from "./output.js"
@@ -28,16 +27,8 @@ import * as Text from "./terminalText.js"
  * @since 0.1.0
  * @category constants
  */
-export const storeFile = (): string => {
-  const home = Os.homedir()
-  const base = ServerConfig.xdgConfigHome() ??
-    (process.platform === "darwin"
-    ? NodePath.join(home, "Library", "Application Support")
-    : process.platform === "win32"
-    ? process.env.APPDATA ?? NodePath.join(home, "AppData", "Roaming")
-    : NodePath.join(home, ".config"))
-  return NodePath.join(base, "conduit", "trusted-servers.json")
-}
+export const storeFile = (): string =>
+  NodePath.join(ServerConfig.conduitConfigDirectory(), "trusted-servers.json")
 
 const Approval = Schema.Struct({ file: Schema.String, server: Schema.String, digest: Schema.String })
 const Store = Schema.Struct({ version: Schema.Literal(1), approved: Schema.Array(Approval) })

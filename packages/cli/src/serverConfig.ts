@@ -122,6 +122,25 @@ export const xdgConfigHome = (): string | undefined => {
 }
 
 /**
+ * The directory of conduit's own files (its tokens, its approvals of project servers): `$XDG_CONFIG_HOME` when it
+ * is an absolute path, else `~/Library/Application Support` on macOS, `%APPDATA%` on Windows, `~/.config`
+ * elsewhere; `conduit` under it.
+ *
+ * @since 0.1.0
+ * @category discovery
+ */
+export const conduitConfigDirectory = (): string => {
+  const home = Os.homedir()
+  const base = xdgConfigHome() ??
+    (process.platform === "darwin"
+      ? NodePath.join(home, "Library", "Application Support")
+      : process.platform === "win32"
+      ? process.env.APPDATA ?? NodePath.join(home, "AppData", "Roaming")
+      : NodePath.join(home, ".config"))
+  return NodePath.join(base, "conduit")
+}
+
+/**
  * Where MCP hosts keep their server lists, in the order a bare `--server <name>` searches them: the user's files
  * first (Claude Desktop, Cursor, VS Code) for this platform, then the project's in the working directory
  * (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`), so that a project cannot replace a server of the user's

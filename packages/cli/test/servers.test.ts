@@ -8,6 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Auth from "../src/auth.js"
+import * as ProjectTrust from "../src/projectTrust.js"
 import * as ServerConfig from "../src/serverConfig.js"
 import * as Cli from "./utils/cli.js"
 import * as Tmux from "./utils/tmux.js"
@@ -241,6 +243,25 @@ layer(Cli.layer, { excludeTestServices: true })("project config files", (it) => 
 })
 
 describe("known locations", () => {
+  plainIt("conduit's own files (tokens, approvals) ignore an empty or relative XDG_CONFIG_HOME", () => {
+    const saved = process.env.XDG_CONFIG_HOME
+    try {
+      for (const xdg of ["", "config"]) {
+        process.env.XDG_CONFIG_HOME = xdg
+        for (const file of [Auth.tokenFile(), ProjectTrust.storeFile()]) {
+          assert.isTrue(Path.isAbsolute(file), `${file} (XDG_CONFIG_HOME=${xdg}) is under the working directory`)
+        }
+      }
+      process.env.XDG_CONFIG_HOME = Path.join(Path.sep, "xdg")
+      assert.strictEqual(Auth.tokenFile(), Path.join(Path.sep, "xdg", "conduit", "tokens.json"))
+      assert.strictEqual(ProjectTrust.storeFile(), Path.join(Path.sep, "xdg", "conduit", "trusted-servers.json"))
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CONFIG_HOME
+      else process.env.XDG_CONFIG_HOME = saved
+    }
+  })
+
+
   plainIt("the user's files come first; a project path that is one of the user's (cwd is the home) is the user's", () => {
     const home = Path.join(Path.sep, "home", "me")
     const elsewhere = ServerConfig.locations(home, Path.join(home, "repo"), "darwin")
