@@ -5,6 +5,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
@@ -13,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as McpServer from "../src/McpServer.js"
 import * as McpServerHttp from "../src/McpServerHttp.js"
+import * as Input from "../src/internal/serverInput.js"
 
 // answers what the handler sees of its arguments: an inherited isAdmin, and whether their prototype is the usual one
 const makeServer = McpServer.make({
@@ -96,4 +99,18 @@ describe("a client's __proto__ members", () => {
         assert.strictEqual(message.result.content[0].text, expected, call)
       }
     }).pipe(Effect.orDie))
+
+  it("never become a prototype of the answers a requestState carries", () => {
+    // the state of an MRTR round comes back from the client as base64url JSON: its answers are Records
+    const text = `{"v":1,"method":"tools/call","target":"t","answers":{"__proto__":{"x":{}},` +
+      `"elicit:1":{"\\u005f_proto__":{"action":"accept"},"content":{}}}}`
+    const state = Input.decodeRequestState(Encoding.encodeBase64Url(text))
+    assert.isTrue(Either.isRight(state))
+    if (Either.isLeft(state)) return
+    const answers = state.right.answers
+    assert.strictEqual(Object.getPrototypeOf(answers), Object.prototype)
+    assert.deepStrictEqual(Object.keys(answers), ["elicit:1"])
+    assert.strictEqual(Object.getPrototypeOf(answers["elicit:1"]), Object.prototype)
+    assert.isUndefined(Reflect.get(answers["elicit:1"]!, "action"))
+  })
 })

@@ -7,6 +7,7 @@
  */
 import * as Encoding from "effect/Encoding"
 import type * as Deferred from "effect/Deferred"
+import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
@@ -43,8 +44,22 @@ export const RequestState = Schema.Struct({
 })
 export type RequestState = typeof RequestState.Type
 
+// the state is the client's text: parsed like its messages, so no `__proto__` member of it reaches a Record's copy
+const PrototypeSafeJson = Schema.transformOrFail(Schema.String, Schema.Unknown, {
+  strict: true,
+  decode: (text, _, ast) =>
+    ParseResult.try({
+      try: () => McpSchema.parseJson(text),
+      catch: () => new ParseResult.Type(ast, text, "not JSON")
+    }),
+  encode: (value, _, ast) =>
+    ParseResult.try({
+      try: () => JSON.stringify(value),
+      catch: () => new ParseResult.Type(ast, value, "not serializable")
+    })
+})
 export const decodeRequestState = Schema.decodeUnknownEither(
-  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(RequestState))
+  Schema.compose(Schema.compose(Schema.StringFromBase64Url, PrototypeSafeJson), RequestState)
 )
 export const decodeAnswers = Schema.decodeUnknownEither(Answers)
 export const encodeRequestState = (state: RequestState): string => Encoding.encodeBase64Url(JSON.stringify(state))
