@@ -6,6 +6,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -149,4 +150,36 @@ describe("a change storm", () => {
       for (let i = 0; i < 20; i++) count = yield* stats
       assert.strictEqual(count, 3, "one refresh for every change of the interval")
     }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+})
+
+describe("McpClient.coalescedRefresh", () => {
+  const settle = Effect.repeatN(Effect.yieldNow(), 50)
+  it.scoped("asks while a refresh runs make one more, no sooner than the interval; a quiet one runs at once", () =>
+    Effect.gen(function*() {
+      let runs = 0
+      const gate = yield* Deferred.make<void>()
+      const ask = yield* McpClient.coalescedRefresh(
+        Effect.suspend(() => ++runs === 1 ? Deferred.await(gate) : Effect.void),
+        "1 second"
+      )
+      yield* ask
+      yield* settle
+      assert.strictEqual(runs, 1)
+      for (let i = 0; i < 100; i++) yield* ask
+      yield* Deferred.succeed(gate, undefined)
+      yield* settle
+      assert.strictEqual(runs, 1, "the one more waits for the interval")
+      yield* TestClock.adjust("999 millis")
+      yield* settle
+      assert.strictEqual(runs, 1)
+      yield* TestClock.adjust("1 millis")
+      yield* settle
+      assert.strictEqual(runs, 2, "100 asks, one more refresh")
+      yield* TestClock.adjust("10 seconds")
+      yield* settle
+      assert.strictEqual(runs, 2, "nothing asked since")
+      yield* ask
+      yield* settle
+      assert.strictEqual(runs, 3, "after a quiet interval, at once")
+    }))
 })
