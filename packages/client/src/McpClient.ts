@@ -37,6 +37,7 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import * as coalesce from "./internal/client/coalesce.js"
+import * as Pagination from "./internal/client/pagination.js"
 import type * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as ExtensionHandler from "./ExtensionHandler.js"
 import type * as HttpTransport from "./HttpTransport.js"
@@ -590,3 +591,44 @@ export const coalescedRefresh: (
   refresh: Effect.Effect<void>,
   minInterval?: Duration.DurationInput
 ) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope> = coalesce.make
+
+/**
+ * The budget of a listing collected with {@link collectPages}; each defaults to the client option of the same name
+ * (100 pages, 50,000 items, 32 MiB).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ListingBudget {
+  readonly maxPages?: number | undefined
+  readonly maxListItems?: number | undefined
+  readonly maxListBytes?: number | undefined
+}
+
+/**
+ * Every page of a paginated method the client has no listing of its own for (`tasks/list`, `skills/list`, an
+ * extension's), following `nextCursor` from the first page, within a total budget as the client's own listings
+ * are: a listing that would pass it fails with `ProtocolError` `ListingBudgetExceeded` naming the budget, one whose
+ * server gives a cursor again with `RepeatedCursor`, and a failed listing returns nothing.
+ *
+ * @since 0.2.0
+ * @category operations
+ */
+export const collectPages: <T, E>(
+  method: string,
+  fetchPage: (cursor: string | undefined) => Effect.Effect<
+    { readonly items: ReadonlyArray<T>; readonly nextCursor: string | undefined },
+    E
+  >,
+  budget?: ListingBudget
+) => Effect.Effect<ReadonlyArray<T>, E | McpError.ProtocolError> = (method, fetchPage, budget) => {
+  // (a budget that is not a positive integer counts as 1)
+  const count = (given: number | undefined, fallback: number) =>
+    given === undefined ? fallback : Math.max(1, Math.floor(given))
+  const pagination = Pagination.make({
+    maxPages: count(budget?.maxPages, Pagination.defaultBudget.maxPages),
+    maxItems: count(budget?.maxListItems, Pagination.defaultBudget.maxItems),
+    maxBytes: count(budget?.maxListBytes, Pagination.defaultBudget.maxBytes)
+  }, {})
+  return pagination.collect((refused) => pagination.paginate(method, fetchPage, refused), method)
+}

@@ -59,15 +59,15 @@ export const defaultBudget: Budget = { maxPages: 100, maxItems: 50_000, maxBytes
  * @internal
  */
 export interface Pagination {
-  readonly paginate: <T>(
+  readonly paginate: <T, E = McpError.McpClientError>(
     method: string,
-    fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, McpError.McpClientError>,
+    fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, E>,
     refused?: CursorRefused
-  ) => Stream.Stream<T, McpError.McpClientError>
-  readonly collect: <T>(
-    pages: (refused: CursorRefused) => Stream.Stream<T, McpError.McpClientError>,
+  ) => Stream.Stream<T, E | McpError.ProtocolError>
+  readonly collect: <T, E = McpError.McpClientError>(
+    pages: (refused: CursorRefused) => Stream.Stream<T, E>,
     method: string
-  ) => Effect.Effect<ReadonlyArray<T>, McpError.McpClientError>
+  ) => Effect.Effect<ReadonlyArray<T>, E>
 }
 
 /**
@@ -189,11 +189,11 @@ const check = (
  * @internal
  */
 export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unknown>>): Pagination => {
-  const paginate = <T>(
+  const paginate = <T, E = McpError.McpClientError>(
     method: string,
-    fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, McpError.McpClientError>,
+    fetchPage: (cursor: string | undefined) => Effect.Effect<Page<T>, E>,
     refused?: CursorRefused
-  ): Stream.Stream<T, McpError.McpClientError> =>
+  ): Stream.Stream<T, E | McpError.ProtocolError> =>
     // (what one run has taken is its own: a stream run twice starts from nothing each time)
     Stream.suspend(() => {
       const taken: Taken = { pages: 0, items: 0, bytes: 0, cursors: new Set() }
@@ -203,9 +203,14 @@ export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unk
             ? fetchPage(cursor)
             : Effect.tapError(fetchPage(cursor), (error) =>
               Effect.sync(() => {
-                if (error._tag === "McpError" && error.code === McpSchema.ErrorCode.InvalidParams) refused.value = true
+                if (error instanceof McpError.McpError && error.code === McpSchema.ErrorCode.InvalidParams) {
+                  refused.value = true
+                }
               })),
-          (page) => {
+          (page): Effect.Effect<
+            readonly [Chunk.Chunk<T>, Option.Option<string>],
+            McpError.ProtocolError
+          > => {
             const error = check(method, budget, taken, page)
             if (error !== undefined) return Effect.fail(error)
             return Effect.succeed([Chunk.fromIterable(page.items), Option.fromNullable(page.nextCursor)] as const)
@@ -213,8 +218,8 @@ export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unk
         ))
     })
 
-  const collect = <T>(
-    pages: (refused: CursorRefused) => Stream.Stream<T, McpError.McpClientError>,
+  const collect = <T, E = McpError.McpClientError>(
+    pages: (refused: CursorRefused) => Stream.Stream<T, E>,
     method: string
   ) =>
     Effect.suspend(() => {
