@@ -93,7 +93,9 @@ describe("a listing has a total budget", () => {
     Effect.gen(function*() {
       const mcp = yield* McpClient.McpClient
       assert.strictEqual((yield* mcp.listTools()).length, 50)
-    }).pipe(Effect.provide(client(["pages", "pages=5", "items=10", "bytes=1000"], { maxListItems: 50, maxListBytes: 60_000 }))), 60_000)
+    }).pipe(Effect.provide(
+      client(["pages", "pages=5", "items=10", "bytes=1000"], { maxListItems: 50, maxListBytes: 60_000 })
+    )), 60_000)
 
   it.live("the byte budget is an option", () =>
     Effect.gen(function*() {
