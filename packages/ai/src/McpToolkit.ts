@@ -21,7 +21,10 @@
  * listed in {@link McpToolkit.leftOut} as a {@link ToolLeftOut}; the other tools are offered.
  *
  * A toolkit is a snapshot of the tool lists. {@link live} keeps one current: it is rebuilt, on next use, after a
- * server's tool list changes.
+ * server's tool list changes (changes coalesced, see `minRefreshInterval`). Each listing is the client's, within
+ * its budget (`maxPages`, `maxListItems`, `maxListBytes`): a list over budget fails {@link make} and {@link live}'s
+ * `toolkit` with the client's `ProtocolError` (`ListingBudgetExceeded`) from `fromClient`, and leaves that server
+ * out (logged) from `fromHub`.
  *
  * @example
  * ```ts
@@ -46,6 +49,7 @@ import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -230,6 +234,13 @@ export interface Options {
   readonly maxSchemaDepth?: number | undefined
   /** Longest `inputSchema` offered to the model, in characters of JSON (default {@link defaultMaxSchemaLength}). */
   readonly maxSchemaLength?: number | undefined
+  /**
+   * {@link live}: the least time between two of the source's changes that drop the current build (default 1
+   * second, `McpClient.defaultMinRefreshInterval`). Changes that come while one waits make at most one more, so a
+   * server that announces a change before every answer to `tools/list` makes the toolkit list its tools at most
+   * once per interval; a change after a quiet interval drops the build at once.
+   */
+  readonly minRefreshInterval?: Duration.DurationInput | undefined
 }
 
 /**

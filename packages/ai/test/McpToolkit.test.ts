@@ -15,10 +15,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -281,6 +283,36 @@ describe("McpToolkit", () => {
         { content: [{ type: "text", text: "3" }], structuredContent: { sum: 3 } }
       ])
     }).pipe(Effect.scoped))
+
+  it.scoped("a live toolkit over a source that announces a change with every listing lists once per interval", () =>
+    Effect.gen(function*() {
+      const changes = yield* PubSub.unbounded<void>()
+      let listed = 0
+      const source: McpToolkit.Source<never> = {
+        // a server that sends tools/list_changed before every tools/list answer
+        tools: Effect.suspend(() => {
+          listed++
+          return Effect.as(PubSub.publish(changes, undefined), [])
+        }),
+        call: () => Effect.die("not called"),
+        changes: Stream.fromPubSub(changes)
+      }
+      const settle = Effect.repeatN(Effect.yieldNow(), 50)
+      const live = yield* McpToolkit.live(source)
+      yield* settle
+      const use = Effect.gen(function*() {
+        for (let i = 0; i < 20; i++) {
+          yield* live.current
+          yield* settle
+        }
+      })
+      // the first change (after a quiet interval) drops the build at once; the next waits a second on the Clock
+      yield* use
+      assert.strictEqual(listed, 2)
+      yield* TestClock.adjust("1 second")
+      yield* use
+      assert.strictEqual(listed, 3)
+    }))
 
   it.scoped("the README's agent loop: the model asks, reads the results, answers", () =>
     Effect.gen(function*() {

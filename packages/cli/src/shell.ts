@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type * as McpClient from "@conduit-mcp/client/McpClient"
+import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -184,10 +184,15 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                 Effect.map((result) => Completion.suggested(question, result.completion.values)),
                 Effect.orElseSucceed((): ReadonlyArray<string> => [])
               )
-            const refresh = Effect.gen(function*() {
-              catalog = yield* readCatalog(client)
-            })
-            yield* Effect.forkScoped(refresh)
+            // the catalog is read with the client's listings (within their budget), at once and on each change,
+            // coalesced: a server announcing a change before every answer is listed once a second at most
+            const refresh = yield* McpClient.coalescedRefresh(
+              Effect.gen(function*() {
+                catalog = yield* readCatalog(client)
+              }),
+              McpClient.defaultMinRefreshInterval
+            )
+            yield* refresh
             const notifications = yield* client.subscribe
             yield* notifications.pipe(
               Stream.filter((n) => n.method.endsWith("/list_changed")),

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type * as McpClient from "@conduit-mcp/client/McpClient"
+import * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpTasks from "@conduit-mcp/client/McpTasks"
 import * as Effect from "effect/Effect"
@@ -145,19 +145,12 @@ export const callTool = (
     return Option.some(yield* follow(handle, tool.name, options.json, progress))
   })
 
-/** Every page of `tasks/list` (at most 100). */
+/** Every page of `tasks/list`, within the listing budget of the client's listings (100 pages, 50,000, 32 MiB). */
 const listAll = (client: McpClient.McpClientService) =>
-  Effect.gen(function*() {
-    const all: Array<McpTasks.TaskState> = []
-    let cursor: string | undefined
-    for (let page = 0; page < 100; page++) {
-      const next = yield* client.tasks.list(cursor)
-      all.push(...next.tasks)
-      cursor = next.nextCursor
-      if (cursor === undefined) break
-    }
-    return all
-  })
+  McpClient.collectPages(
+    "tasks/list",
+    (cursor) => Effect.map(client.tasks.list(cursor), (page) => ({ items: page.tasks, nextCursor: page.nextCursor }))
+  )
 
 const idArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }
 

@@ -36,6 +36,8 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
+import * as coalesce from "./internal/client/coalesce.js"
+import * as Pagination from "./internal/client/pagination.js"
 import type * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as ExtensionHandler from "./ExtensionHandler.js"
 import type * as HttpTransport from "./HttpTransport.js"
@@ -106,8 +108,22 @@ export interface McpClientOptions<R = never> extends Features<R> {
   readonly completionCacheTtl?: Duration.DurationInput | false | undefined
   /** The most `input_required` rounds one modern call may take (default 10). */
   readonly maxInputRounds?: number | undefined
-  /** The most pages a collected list call fetches (default 100). */
+  /**
+   * The most pages one listing fetches (default 100): `listTools`, `listPrompts`, `listResources`,
+   * `listResourceTemplates` and their `stream…` forms. With `maxListItems` and `maxListBytes` it is the listing's
+   * total budget; a listing that would pass one fails with a `ProtocolError` whose reason is
+   * `ListingBudgetExceeded` and whose `budget` names the option. A collected listing that fails returns nothing
+   * (a stream has emitted the pages before the one that passed); a server whose next cursor is one it gave before
+   * in the same listing fails it with `RepeatedCursor`.
+   */
   readonly maxPages?: number | undefined
+  /** The most items one listing collects, over all its pages (default 50,000). */
+  readonly maxListItems?: number | undefined
+  /**
+   * The most bytes one listing holds, over all its pages (default 32 MiB = 33,554,432): its items measured as
+   * compact JSON (a character of a string counts one), plus the cursors it keeps to notice a repeated one.
+   */
+  readonly maxListBytes?: number | undefined
   /**
    * How many notifications each reader (a `notifications` or `subscribe` stream, a `listen` stream, a call's
    * progress stream) may have waiting (default 1,000). The connection never waits for a reader: when a reader's
@@ -554,3 +570,68 @@ export const layer = <const O extends McpClientOptions<unknown> = {}>(
   options?: O
 ): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport | Requirements<O>> =>
   Layer.scoped(McpClient, make(options))
+
+/**
+ * The default minimum interval between two refreshes of {@link coalescedRefresh} (1 second): also the default of
+ * `McpHub`'s `minRefreshInterval`, of `McpToolkit.live` and the interval of the CLI shell's catalog.
+ *
+ * @since 0.2.0
+ * @category refreshing
+ */
+export const defaultMinRefreshInterval: Duration.Duration = coalesce.defaultMinInterval
+
+/**
+ * Runs `refresh` when asked, coalesced, for the life of the Scope: gives the effect to run on each change
+ * notification (it never waits). Changes that arrive while a refresh waits or runs make at most one more refresh,
+ * and a refresh starts no sooner than `minInterval` (default 1 second) after the previous one started. A server
+ * that announces a change before every answer to the listing that change makes us send (a change storm) is then
+ * listed at most once per interval, not as fast as it answers; a change after a quiet interval is read at once.
+ *
+ * @since 0.2.0
+ * @category refreshing
+ */
+export const coalescedRefresh: (
+  refresh: Effect.Effect<void>,
+  minInterval?: Duration.DurationInput
+) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope> = coalesce.make
+
+/**
+ * The budget of a listing collected with {@link collectPages}; each defaults to the client option of the same name
+ * (100 pages, 50,000 items, 32 MiB).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ListingBudget {
+  readonly maxPages?: number | undefined
+  readonly maxListItems?: number | undefined
+  readonly maxListBytes?: number | undefined
+}
+
+/**
+ * Every page of a paginated method the client has no listing of its own for (`tasks/list`, `skills/list`, an
+ * extension's), following `nextCursor` from the first page, within a total budget as the client's own listings
+ * are: a listing that would pass it fails with `ProtocolError` `ListingBudgetExceeded` naming the budget, one whose
+ * server gives a cursor again with `RepeatedCursor`, and a failed listing returns nothing.
+ *
+ * @since 0.2.0
+ * @category operations
+ */
+export const collectPages: <T, E>(
+  method: string,
+  fetchPage: (cursor: string | undefined) => Effect.Effect<
+    { readonly items: ReadonlyArray<T>; readonly nextCursor: string | undefined },
+    E
+  >,
+  budget?: ListingBudget
+) => Effect.Effect<ReadonlyArray<T>, E | McpError.ProtocolError> = (method, fetchPage, budget) => {
+  // (a budget that is not a positive integer counts as 1)
+  const count = (given: number | undefined, fallback: number) =>
+    given === undefined ? fallback : Math.max(1, Math.floor(given))
+  const pagination = Pagination.make({
+    maxPages: count(budget?.maxPages, Pagination.defaultBudget.maxPages),
+    maxItems: count(budget?.maxListItems, Pagination.defaultBudget.maxItems),
+    maxBytes: count(budget?.maxListBytes, Pagination.defaultBudget.maxBytes)
+  }, {})
+  return pagination.collect((refused) => pagination.paginate(method, fetchPage, refused), method)
+}

@@ -249,8 +249,27 @@ export class UnsupportedProtocolVersion
 export type SpecError = ResourceNotFound | UrlElicitationRequired | MissingClientCapability | UnsupportedProtocolVersion
 
 /**
+ * The budgets of one listing (every page of `tools/list`, `prompts/list`, `resources/list`,
+ * `resources/templates/list`), named as the client's options that set them.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ListingBudget = Schema.Literal("maxPages", "maxListItems", "maxListBytes")
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type ListingBudget = typeof ListingBudget.Type
+
+/**
  * The peer broke the protocol, or the two sides could not agree: an invalid result, an unknown `resultType`,
  * no shared protocol version, a failed negotiation.
+ *
+ * A listing that would pass one of its budgets fails with `ListingBudgetExceeded`: `budget` names the option
+ * (`maxPages`, `maxListItems`, `maxListBytes`) and `limit` its value. One whose server answers a cursor it gave
+ * before in the same listing (which would page forever) fails with `RepeatedCursor`.
  *
  * @since 0.1.0
  * @category errors
@@ -265,10 +284,16 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
       "Negotiation",
       "InputRoundsExceeded",
       "CapabilityMissing",
-      "InputFailed"
+      "InputFailed",
+      "ListingBudgetExceeded",
+      "RepeatedCursor"
     ),
     detail: Schema.String,
     method: Schema.optional(Schema.String),
+    /** `ListingBudgetExceeded`: the budget the listing would have passed. */
+    budget: Schema.optional(ListingBudget),
+    /** `ListingBudgetExceeded`: that budget's value. */
+    limit: Schema.optional(Schema.Number),
     /** `InputRoundsExceeded`: the last interim (`input_required`) result, as the server sent it. */
     lastResult: Schema.optional(Schema.Unknown),
     cause: Schema.optional(Schema.Defect)

@@ -267,6 +267,14 @@ export interface McpHubOptions<S extends ServerSpec<unknown> = ServerSpec> {
    * (default 30 seconds); the connection attempt goes on in the background.
    */
   readonly listTimeout?: Duration.DurationInput | undefined
+  /**
+   * The least time between two refreshes of one list of one server on its change notifications (default 1
+   * second, `McpClient.defaultMinRefreshInterval`). Changes announced while a refresh waits or runs make at most
+   * one more; a server that announces a change before every answer is listed at most once per interval. Each
+   * refresh is one listing of the client, within its budget (`maxPages`, `maxListItems`, `maxListBytes` in the
+   * `client` options): a list over budget is not taken, the last one is kept and the failure logged.
+   */
+  readonly minRefreshInterval?: Duration.DurationInput | undefined
 }
 
 /**

@@ -183,6 +183,10 @@ export interface LoadedSkill {
 export interface ListOptions {
   /** The most pages to fetch (default 100). */
   readonly maxPages?: number | undefined
+  /** The most skills to collect over all pages (default 50,000, as the client option). */
+  readonly maxListItems?: number | undefined
+  /** The most bytes of entries and cursors to hold over all pages (default 32 MiB, as the client option). */
+  readonly maxListBytes?: number | undefined
   readonly request?: McpClient.RequestOptions | undefined
 }
 
@@ -202,7 +206,9 @@ export const listPage = (
   ).pipe(Effect.withSpan("Skills.listPage", { attributes: { "rpc.method": "skills/list" } }))
 
 /**
- * Every skill the server lists, following `nextCursor`. Reads no skill file.
+ * Every skill the server lists, following `nextCursor`. Reads no skill file. A listing within the client's listing
+ * budget (`McpClient.collectPages`): past `maxPages` (default 100), `maxListItems` or `maxListBytes` it fails with
+ * `ProtocolError` `ListingBudgetExceeded`, and a cursor the server gave before fails it with `RepeatedCursor`.
  *
  * @since 0.1.0
  * @category operations
@@ -210,22 +216,16 @@ export const listPage = (
 export const list = (
   options?: ListOptions
 ): Effect.Effect<ReadonlyArray<SkillEntry>, McpError.McpClientError, McpClient.McpClient> =>
-  Effect.gen(function*() {
-    const maxPages = options?.maxPages ?? 100
-    const skills: Array<SkillEntry> = []
-    const seen = new Set<string>()
-    let cursor: string | undefined
-    for (let page = 0; page < maxPages; page++) {
-      const result = yield* listPage(cursor, options?.request)
-      skills.push(...result.skills)
-      const next = result.nextCursor
-      // a cursor seen before would loop forever
-      if (next === undefined || seen.has(next)) break
-      seen.add(next)
-      cursor = next
-    }
-    return skills
-  }).pipe(Effect.withSpan("Skills.list"))
+  Effect.flatMap(McpClient.McpClient, (client) =>
+    McpClient.collectPages(
+      "skills/list",
+      (cursor) =>
+        Effect.map(
+          Effect.provideService(listPage(cursor, options?.request), McpClient.McpClient, client),
+          (result) => ({ items: result.skills, nextCursor: result.nextCursor })
+        ),
+      { maxPages: options?.maxPages, maxListItems: options?.maxListItems, maxListBytes: options?.maxListBytes }
+    )).pipe(Effect.withSpan("Skills.list"))
 
 const refuse = (reason: SkillVerificationError["reason"], uri: string, detail: string) =>
   Effect.fail(new SkillVerificationError({ reason, uri, detail }))

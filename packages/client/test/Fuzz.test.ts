@@ -5,7 +5,10 @@
  * parsers before (deep nesting, long runs of one character, control characters).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
+import * as Pagination from "../src/internal/client/pagination.js"
 import * as codec from "../src/internal/codec.js"
 import * as Frontmatter from "../src/internal/skillsFrontmatter.js"
 import * as Sse from "../src/internal/sse.js"
@@ -124,6 +127,98 @@ describe("fuzz: parsers of hostile input never throw and finish in bounded time"
       FastCheck.property(FastCheck.array(hostileText, { maxLength: 3 }), (values) => {
         const challenges = bounded(() => WwwAuthenticate.parseAll(values))
         assert.isArray(challenges)
+      }),
+      runs
+    )
+  })
+})
+
+describe("fuzz: a listing stays within its budget", () => {
+  interface FuzzPage {
+    readonly items: ReadonlyArray<{ readonly name: string }>
+    readonly nextCursor: string | undefined
+  }
+  /** Pages of tools with names of random lengths; cursors from a small set (so they repeat) or unique. */
+  const pages = FastCheck.array(
+    FastCheck.record({
+      sizes: FastCheck.array(FastCheck.integer({ min: 0, max: 400 }), { maxLength: 12 }),
+      cursor: FastCheck.oneof(FastCheck.constantFrom("a", "b", "c", "d", ""), FastCheck.string({ maxLength: 8 }))
+    }),
+    { minLength: 1, maxLength: 30 }
+  ).map((specs) =>
+    specs.map(({ cursor, sizes }, index): FuzzPage => ({
+      items: sizes.map((size) => ({ name: "x".repeat(size) })),
+      // the last page ends the listing
+      nextCursor: index === specs.length - 1 ? undefined : cursor
+    }))
+  )
+  const budget = FastCheck.record({
+    maxPages: FastCheck.integer({ min: 1, max: 40 }),
+    maxItems: FastCheck.integer({ min: 1, max: 200 }),
+    maxBytes: FastCheck.integer({ min: 1, max: 40_000 })
+  })
+  /** What the budget charges for a page: its items as JSON (the names need no escape) and its cursor. */
+  const charge = (page: FuzzPage) => JSON.stringify(page.items).length + (page.nextCursor?.length ?? 0)
+  const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
+
+  it("the listing returns every page within budget, or fails with the budget it would pass, never fetching more", () => {
+    FastCheck.assert(
+      FastCheck.property(pages, budget, (served, limits) => {
+        const pagination = Pagination.make(limits, {})
+        let fetched = 0
+        const fetchPage = () => Effect.sync(() => served[Math.min(fetched++, served.length - 1)]!)
+        const result = Effect.runSync(Effect.either(
+          pagination.collect((refused) => pagination.paginate("tools/list", fetchPage, refused), "tools/list")
+        ))
+        const seen = served.slice(0, fetched)
+        assert.isAtMost(fetched, limits.maxPages)
+        if (Either.isRight(result)) {
+          assert.strictEqual(fetched, served.length)
+          assert.deepStrictEqual(result.right, served.flatMap((page) => page.items))
+          assert.isAtMost(result.right.length, limits.maxItems)
+          assert.isAtMost(sum(served.map(charge)), limits.maxBytes)
+          const cursors = served.flatMap((page) => page.nextCursor === undefined ? [] : [page.nextCursor])
+          assert.strictEqual(new Set(cursors).size, cursors.length)
+          return
+        }
+        const error = result.left
+        assert.strictEqual(error._tag, "ProtocolError")
+        if (error._tag !== "ProtocolError") return
+        const last = seen[seen.length - 1]!
+        const before = seen.slice(0, -1)
+        switch (error.reason) {
+          case "ListingBudgetExceeded": {
+            const limit = { maxPages: limits.maxPages, maxListItems: limits.maxItems, maxListBytes: limits.maxBytes }
+            assert.strictEqual(error.limit, limit[error.budget!])
+            if (error.budget === "maxListItems") {
+              assert.isAbove(sum(seen.map((page) => page.items.length)), limits.maxItems)
+            }
+            if (error.budget === "maxListBytes") assert.isAbove(sum(seen.map(charge)), limits.maxBytes)
+            if (error.budget === "maxPages") assert.strictEqual(fetched, limits.maxPages)
+            break
+          }
+          case "RepeatedCursor":
+            assert.include(before.map((page) => page.nextCursor), last.nextCursor)
+            break
+          default:
+            assert.fail(`unexpected reason ${error.reason}`)
+        }
+      }),
+      runs
+    )
+  })
+
+  it("the measure is the JSON length of values needing no escape, a lower bound of any, and stops past its limit", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.jsonValue(), FastCheck.integer({ min: 0, max: 2_000 }), (value, limit) => {
+        const whole = Pagination.measure(value, Infinity)
+        const text = JSON.stringify(value)
+        assert.isAtMost(whole, text.length)
+        // (JSON.stringify writes a backslash for every escape)
+        if (!text.includes("\\")) assert.strictEqual(whole, text.length)
+        const cut = Pagination.measure(value, limit)
+        assert.strictEqual(cut > limit, whole > limit)
+        if (whole <= limit) assert.strictEqual(cut, whole)
       }),
       runs
     )

@@ -350,12 +350,15 @@ describe("requests", () => {
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.listTools())
-      assert.strictEqual(error._tag === "ProtocolError" ? error.reason : error._tag, "InvalidResult")
+      assert.deepStrictEqual(
+        error._tag === "ProtocolError" ? [error.reason, error.budget, error.limit] : error._tag,
+        ["ListingBudgetExceeded", "maxPages", 3]
+      )
       const log = yield* Scripted.ScriptLog
       assert.strictEqual(requests(yield* Ref.get(log.sent)).filter((m) => m.method === "tools/list").length, 3)
     }).pipe(Effect.provide(clientLayer(Scripted.modernScript((message, ctx) =>
       "method" in message && "id" in message && message.method === "tools/list"
-        ? ctx.reply(message.id, { tools: [], nextCursor: "" })
+        ? ctx.reply(message.id, { tools: [], nextCursor: `after-${JSON.stringify(message.params ?? null)}` })
         : Effect.void
     ), { maxPages: 3 }))))
 

@@ -37,12 +37,13 @@ const hostile = {
 const deepMarker = "deep listed value"
 const deepJson = `${"[".repeat(20_000)}"x"${"]".repeat(20_000)}`
 
-type Tamper = "none" | "digest" | "size" | "frontmatter" | "deepListing" | keyof typeof hostile
+type Tamper = "none" | "digest" | "size" | "frontmatter" | "deepListing" | "cursorLoop" | keyof typeof hostile
 
 const served = (tamper: Tamper): string => {
   switch (tamper) {
     case "none":
     case "deepListing":
+    case "cursorLoop":
       return skillMd
     case "digest":
       return skillMd.replace("# Body", "# Evil")
@@ -103,7 +104,11 @@ const startServer = (tamper: Tamper) =>
               lists.push(cursor)
               return cursor === undefined
                 ? answer(res, message.id, { skills: [entry("pdf-processing", tamper)], nextCursor: "page-2" })
-                : answer(res, message.id, { skills: [entry("other", "none")] })
+                : answer(res, message.id, {
+                  skills: [entry("other", "none")],
+                  // (cursorLoop: the second page gives its own cursor again)
+                  ...(tamper === "cursorLoop" ? { nextCursor: "page-2" } : {})
+                })
             }
             case "resources/read": {
               const uri = String(message.params?.uri)
@@ -166,6 +171,20 @@ describe("Skills", () => {
       assert.deepStrictEqual(skills.map((s) => s.uri), ["skill://pdf-processing/SKILL.md", "skill://other/SKILL.md"])
       assert.deepStrictEqual(fixture.lists, [undefined, "page-2"])
       assert.deepStrictEqual(fixture.reads, [])
+    }))
+
+  it.scoped("skills/list is a listing with a budget: a repeated cursor or too many skills fail it, typed", () =>
+    Effect.gen(function*() {
+      const fixture = yield* startServer("cursorLoop")
+      const [repeated, overItems] = yield* withClient(
+        fixture.url,
+        Effect.all([Effect.flip(Skills.list()), Effect.flip(Skills.list({ maxListItems: 1 }))])
+      )
+      assert.deepStrictEqual(
+        [repeated, overItems].map((e) => e._tag === "ProtocolError" ? [e.reason, e.budget, e.limit] : e._tag),
+        [["RepeatedCursor", undefined, undefined], ["ListingBudgetExceeded", "maxListItems", 1]]
+      )
+      assert.deepStrictEqual(fixture.lists, [undefined, "page-2", undefined, "page-2"])
     }))
 
   it.scoped("loads a verified skill and its supporting file", () =>

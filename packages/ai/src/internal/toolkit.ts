@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type * as McpClient from "@conduit-mcp/client/McpClient"
+import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
@@ -189,7 +189,9 @@ export const live = <E>(
   Effect.gen(function*() {
     const current = yield* SynchronizedRef.make(Option.none<McpToolkit.McpToolkit>())
     const invalidate = SynchronizedRef.set(current, Option.none())
-    yield* source.changes.pipe(Stream.runForEach(() => invalidate), Effect.forkScoped)
+    // coalesced: a server announcing a change before every tools/list answer is listed once per interval at most
+    const changed = yield* McpClient.coalescedRefresh(invalidate, options?.minRefreshInterval)
+    yield* source.changes.pipe(Stream.runForEach(() => changed), Effect.forkScoped)
     const get = SynchronizedRef.modifyEffect(current, (cached) =>
       Option.match(cached, {
         onSome: (built) => Effect.succeed([built, cached] as const),

@@ -109,7 +109,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const features = wireFeatures(core, options.reconnect !== false, () => forgetTaskSupport())
     const { calls, subscriptions, telemetry } = features
     yield* connect(core, features)
-    const pagination = Pagination.make(resolved.maxPages, resolved.spanAttributes)
+    const pagination = Pagination.make(resolved.listing, resolved.spanAttributes)
     const { learnTools, taskCalls } = wireTasks(core, features, { tasksResolved, taskStore, pagination })
     forgetTaskSupport = taskCalls.forget
     yield* taskCalls.prepare

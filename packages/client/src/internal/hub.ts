@@ -198,6 +198,7 @@ export const make = <R>(
       if (entry._tag === "Invalid") yield* Effect.logWarning(printable(`McpHub: ${entry.error.message}`))
     }
     const hubScope = yield* Effect.scope
+    const minRefreshInterval = options.minRefreshInterval ?? McpClient.defaultMinRefreshInterval
     const states = yield* SubscriptionRef.make<ReadonlyMap<string, McpHub.ServerState>>(
       new Map(order.map((name) => {
         const entry = entries.get(name)!
@@ -271,18 +272,22 @@ export const make = <R>(
           ),
           Effect.forkScoped
         )
+        // each list refreshed on its changes, coalesced: a change storm is listed once per interval at most
+        const refresher = (refreshed: Effect.Effect<void>) => McpClient.coalescedRefresh(refreshed, minRefreshInterval)
+        const tools = yield* refresher(refresh(server, client, "tools"))
+        const prompts = yield* refresher(refresh(server, client, "prompts"))
+        const resources = yield* refresher(
+          Effect.zipRight(refresh(server, client, "resources"), refresh(server, client, "resourceTemplates"))
+        )
         yield* client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }).pipe(
           Stream.runForEach((notification) => {
             switch (notification.method) {
               case "notifications/tools/list_changed":
-                return refresh(server, client, "tools")
+                return tools
               case "notifications/prompts/list_changed":
-                return refresh(server, client, "prompts")
+                return prompts
               case "notifications/resources/list_changed":
-                return Effect.zipRight(
-                  refresh(server, client, "resources"),
-                  refresh(server, client, "resourceTemplates")
-                )
+                return resources
               default:
                 return Effect.void
             }

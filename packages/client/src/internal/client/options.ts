@@ -10,6 +10,7 @@ import * as Schedule from "effect/Schedule"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
+import * as Pagination from "./pagination.js"
 
 /** Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind. */
 const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000
@@ -27,7 +28,8 @@ export interface Resolved {
   readonly healthTimeout: number
   /** Undefined: no health checks. */
   readonly healthInterval: number | undefined
-  readonly maxPages: number
+  /** The total budget of every listing. */
+  readonly listing: Pagination.Budget
   readonly maxInputRounds: number
   /** Capability gating. */
   readonly strict: boolean
@@ -124,7 +126,11 @@ export const resolve: (
   const healthInterval = options.healthCheckInterval === false
     ? undefined
     : yield* millis("healthCheckInterval", options.healthCheckInterval, 30_000)
-  const maxPages = yield* count("maxPages", options.maxPages, 100)
+  const listing: Pagination.Budget = {
+    maxPages: yield* count("maxPages", options.maxPages, Pagination.defaultBudget.maxPages),
+    maxItems: yield* count("maxListItems", options.maxListItems, Pagination.defaultBudget.maxItems),
+    maxBytes: yield* count("maxListBytes", options.maxListBytes, Pagination.defaultBudget.maxBytes)
+  }
   const notificationBufferSize = yield* count("notificationBufferSize", options.notificationBufferSize, 1_000)
   const maxServerRequests = yield* count("maxServerRequests", options.maxServerRequests, 32)
   const eraOption = options.era ?? "auto"
@@ -140,7 +146,7 @@ export const resolve: (
     requestTimeout,
     healthTimeout,
     healthInterval,
-    maxPages,
+    listing,
     maxInputRounds: options.maxInputRounds ?? 10,
     strict: options.strict ?? false,
     completionCacheTtl,
