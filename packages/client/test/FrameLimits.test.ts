@@ -246,6 +246,27 @@ describe("HTTP: a hostile server's deep bodies and events", () => {
       assert.strictEqual(after._tag, "TransportError")
     }).pipe(Effect.scoped))
 
+  it.live("deep events on a legacy session's GET stream count too: past the budget, the session is closed", () => {
+    const capture = makeCapture()
+    return Effect.gen(function*() {
+      let gets = 0
+      const legacy = yield* Scripted.mcpServer("legacy", {
+        get: (_seen, res) => {
+          gets++
+          Scripted.startSse(res)
+          res.write(`event: message\ndata: ${deep}\n\n`)
+          res.write(`event: message\ndata: ${deep}\n\n`)
+        },
+        request: (seen, res) => answers("ok", Scripted.idOf(seen), res)
+      })
+      const { client } = yield* Common.connect({ url: legacy.url, maxRefusedFrames: 1 })
+      yield* eventually(() => capture.logs.some((line) => line.includes("TooManyRefusedFrames")), "the close")
+      const error = yield* Effect.flip(client.callTool({ name: "ok" }, { timeout: "20 seconds" }))
+      assert.strictEqual(error._tag === "TransportError" ? error.reason : error._tag, "TooManyRefusedFrames")
+      assert.strictEqual(gets, 1)
+    }).pipe(Effect.scoped, capture.observe)
+  })
+
   it.live("a body larger than maxEventBytes counts against maxRefusedFrames", () =>
     Effect.gen(function*() {
       const { url } = yield* server(answers)
