@@ -5,6 +5,7 @@
  * frames than its budget (`maxRefusedFrames`, a rate) is closed with `TooManyRefusedFrames`.
  */
 import { NodeContext } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -12,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import type * as Http from "node:http"
 import * as Url from "node:url"
+import * as HttpTransport from "../src/HttpTransport.js"
 import * as codec from "../src/internal/codec.js"
 import * as lineDecoder from "../src/internal/lineDecoder.js"
 import * as McpClient from "../src/McpClient.js"
@@ -181,6 +183,14 @@ describe("stdio: a hostile server's deep lines", () => {
         )
         assert.strictEqual(error._tag, "InvalidOption")
         if (error._tag === "InvalidOption") assert.strictEqual(error.option, option)
+        for (const value of [1.5, -1, "many"]) {
+          const http = yield* Effect.flip(
+            HttpTransport.make({ url: "http://127.0.0.1:1/mcp", [option]: value as number }).pipe(
+              Effect.provide(NodeHttpClient.layerUndici)
+            )
+          )
+          assert.strictEqual(http.option, option)
+        }
       }
     }))
 })

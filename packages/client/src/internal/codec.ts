@@ -220,13 +220,13 @@ export const defaultMaxRefusedFrames = 100
 
 /**
  * A connection's budget of refused frames (malformed, past the limits, not JSON-RPC, too large): `max` at once,
- * earned back at `max` per {@link REFUSED_FRAMES_INTERVAL} (a token bucket, read on the given clock). `refuse`
+ * earned back at `max` per {@link REFUSED_FRAMES_INTERVAL} (a token bucket, read on the given clock). `charge`
  * charges one frame and returns false when the budget had none left for it: the connection is then closed.
  *
  * @internal
  */
 export interface RefusedFrames {
-  readonly refuse: () => boolean
+  readonly charge: () => boolean
 }
 
 /** @internal */
@@ -234,7 +234,7 @@ export const refusedFrames = (max: number, now: () => number): RefusedFrames => 
   let left = max
   let last = now()
   return {
-    refuse: () => {
+    charge: () => {
       const time = now()
       left = Math.min(max, left + ((time - last) * max) / REFUSED_FRAMES_INTERVAL)
       last = time

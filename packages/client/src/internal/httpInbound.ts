@@ -163,7 +163,7 @@ export const make = (
    * pending request fails with the error, as when the stream broke) and the frame's reading fails with the error.
    */
   const refuse = (reason: string): Effect.Effect<void, McpError.TransportError> => {
-    if (budget.refuse()) return Effect.void
+    if (budget.charge()) return Effect.void
     const error = codec.tooManyRefusedFrames("http", resolved.maxRefusedFrames, reason)
     return Effect.zipRight(
       Effect.suspend(() => {

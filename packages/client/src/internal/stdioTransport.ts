@@ -361,7 +361,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             const frame = codec.decodeFrame(line, resolved.limits)
             for (const reason of frame.invalid) items.push(reason)
             for (const message of frame.messages) items.push(codec.toEvent(message))
-            if (frame.invalid.length > 0 && !refused.refuse()) {
+            if (frame.invalid.length > 0 && !refused.charge()) {
               spent = codec.tooManyRefusedFrames("stdio", resolved.maxRefusedFrames, frame.invalid[0]!)
               break
             }
