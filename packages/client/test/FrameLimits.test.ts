@@ -22,7 +22,7 @@ import * as StdioTransport from "../src/StdioTransport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { makeCapture } from "./utils/capture.js"
-import { eventually } from "./utils/eventually.js"
+import { realSleep } from "./utils/eventually.js"
 
 const frames = Url.fileURLToPath(new URL("./fixtures/stdio/frames.mjs", import.meta.url))
 
@@ -36,6 +36,16 @@ const stdioClient = (options: Partial<StdioTransport.StdioTransportOptions> = {}
 
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
+
+/** Polls `condition` every 10 ms for up to 20 s (a loaded machine may take its time to pipe megabytes). */
+const eventually = (condition: () => boolean, what: string) =>
+  Effect.gen(function*() {
+    const start = performance.now()
+    while (!condition()) {
+      if (performance.now() - start > 20_000) assert.fail(`timed out waiting for ${what}`)
+      yield* realSleep(10)
+    }
+  })
 
 const DEPTH_REFUSAL = "nested deeper than maxFrameDepth (512)"
 
