@@ -141,9 +141,8 @@ export interface FrameRefusal {
  * Checks a frame's text against the limits without parsing it: one pass over its characters, allocating nothing
  * (but the refusal), so its cost is linear in the text whatever the text. Strings are skipped (a bracket or comma
  * inside one counts for nothing; a backslash escapes the character after it), up to the end of the text when one
- * is never closed. Any text is accepted as input: on
- * text that is not JSON the depth it counts may be off, but never for the part JSON.parse reads before it fails
- * (a valid prefix), so what JSON.parse builds is bounded either way.
+ * is never closed. Any text is accepted as input: on text that is not JSON the depth it counts may be off, but never
+ * for the part JSON.parse reads before it fails (a valid prefix), so what JSON.parse builds is bounded either way.
  *
  * @internal
  */
@@ -262,6 +261,9 @@ export const tooManyRefusedFrames = (
     detail: `the server sent more refused frames than maxRefusedFrames allows (${max} a minute); the last: ${last}`
   })
 
+/** How many of a batch's invalid elements are described (and logged) one by one; the others are counted. */
+const BATCH_PREVIEWS = 10
+
 /**
  * Decodes an already parsed JSON value (a single message or a batch).
  *
@@ -271,11 +273,14 @@ export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
   if (Array.isArray(parsed)) {
     const messages: Array<McpSchema.JsonRpcMessage> = []
     const invalid: Array<string> = []
+    let unnamed = 0
     for (const element of parsed) {
       const decoded = McpSchema.decodeMessage(element)
       if (Either.isRight(decoded)) messages.push(decoded.right)
-      else invalid.push(`batch element is not JSON-RPC: ${preview(element)}`)
+      else if (invalid.length < BATCH_PREVIEWS) invalid.push(`batch element is not JSON-RPC: ${preview(element)}`)
+      else unnamed++
     }
+    if (unnamed > 0) invalid.push(`and ${unnamed} more batch elements that are not JSON-RPC`)
     if (parsed.length === 0) invalid.push("empty batch")
     return { messages, invalid }
   }
