@@ -68,6 +68,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Admission from "./internal/httpAdmission.js"
+import * as Codec from "./internal/codec.js"
 import * as HttpAuth from "./internal/httpAuth.js"
 import * as internal from "./internal/httpTransport.js"
 import * as McpHeaders from "./internal/mcpHeaders.js"
@@ -130,6 +131,24 @@ export interface HttpTransportOptions<R = never> {
   readonly binding?: BindingOption | undefined
   /** The largest message (an SSE event or a JSON body) the server may send, in bytes (default 64 MiB). */
   readonly maxEventBytes?: number | undefined
+  /**
+   * How deep the arrays and objects of one message (an SSE event or a JSON body) may nest (default 512), checked in
+   * one pass over its text before it is parsed; a deeper one is dropped and logged, and counts against
+   * `maxRefusedFrames`.
+   */
+  readonly maxFrameDepth?: number | undefined
+  /**
+   * How many values one message may hold, counted as its arrays, objects and the commas between values (default
+   * 1 000 000), checked with the depth; a message with more is dropped and logged, and counts against
+   * `maxRefusedFrames`.
+   */
+  readonly maxFrameValues?: number | undefined
+  /**
+   * How many messages the server may send that are refused (malformed JSON, past `maxFrameDepth` or
+   * `maxFrameValues`, not JSON-RPC, larger than `maxEventBytes`) before the connection is closed with
+   * `TransportError` `TooManyRefusedFrames` (default 100): that many at once, earned back at that many a minute.
+   */
+  readonly maxRefusedFrames?: number | undefined
   /** How long to wait for the HTTP+SSE `endpoint` event and for a notification to be acknowledged (default 10 s). */
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** How long the DELETE of a legacy session may take when the connection closes (default 2 s). */
@@ -157,6 +176,9 @@ export interface HttpTransportOptions<R = never> {
 
 const defaults = {
   maxEventBytes: 64 * 1024 * 1024,
+  maxFrameDepth: Codec.defaultLimits.maxDepth,
+  maxFrameValues: Codec.defaultLimits.maxValues,
+  maxRefusedFrames: Codec.defaultMaxRefusedFrames,
   connectTimeout: Duration.seconds(10),
   closeTimeout: Duration.seconds(2),
   maxRetryDelay: Duration.seconds(30),
@@ -231,6 +253,14 @@ const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal
   if (typeof maxEventBytes !== "number" || !Number.isSafeInteger(maxEventBytes) || maxEventBytes <= 0) {
     return invalid("maxEventBytes", "must be a positive integer")
   }
+  const positive = (value: unknown): value is number =>
+    typeof value === "number" && Number.isSafeInteger(value) && value > 0
+  const maxFrameDepth = options.maxFrameDepth ?? defaults.maxFrameDepth
+  if (!positive(maxFrameDepth)) return invalid("maxFrameDepth", "must be a positive integer")
+  const maxFrameValues = options.maxFrameValues ?? defaults.maxFrameValues
+  if (!positive(maxFrameValues)) return invalid("maxFrameValues", "must be a positive integer")
+  const maxRefusedFrames = options.maxRefusedFrames ?? defaults.maxRefusedFrames
+  if (!positive(maxRefusedFrames)) return invalid("maxRefusedFrames", "must be a positive integer")
   const resumeAttempts = options.resumeAttempts ?? defaults.resumeAttempts
   if (typeof resumeAttempts !== "number" || !Number.isSafeInteger(resumeAttempts) || resumeAttempts < 0) {
     return invalid("resumeAttempts", "must be a non-negative integer")
@@ -254,6 +284,8 @@ const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal
       bearerToken: token,
       binding,
       maxEventBytes,
+      limits: { maxDepth: maxFrameDepth, maxValues: maxFrameValues },
+      maxRefusedFrames,
       connectTimeout,
       closeTimeout,
       maxRetryDelay,

@@ -31,6 +31,11 @@ export type TransportKind = typeof TransportKind.Type
  * `completion/complete`, `server/discover`, `ping`) is then issued once more as a new request, with a new id, and
  * its caller sees this error only when that one is lost too.
  *
+ * `TooManyRefusedFrames`: the server sent more frames the transport had to drop (malformed JSON, nested deeper
+ * than `maxFrameDepth`, more values than `maxFrameValues`, not JSON-RPC; over HTTP also larger than
+ * `maxEventBytes`) than its `maxRefusedFrames` budget allows (default 100 at once, earned back at 100 a minute),
+ * and the connection was closed.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -48,7 +53,8 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
       "Closed",
       "HttpStatus",
       "StreamEnded",
-      "Timeout"
+      "Timeout",
+      "TooManyRefusedFrames"
     ),
     detail: Schema.optional(Schema.String),
     /** HTTP status of a refused request, when there was one. */

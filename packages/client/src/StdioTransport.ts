@@ -52,6 +52,23 @@ export interface StdioTransportOptions {
   readonly envPolicy?: EnvPolicy | undefined
   /** Largest message the server may send, in bytes (default 64 MiB). A larger one closes the connection. */
   readonly maxFrameBytes?: number | undefined
+  /**
+   * How deep the arrays and objects of one line may nest (default 512), checked in one pass over the line before it
+   * is parsed; a deeper line is dropped and logged, and counts against `maxRefusedFrames`.
+   */
+  readonly maxFrameDepth?: number | undefined
+  /**
+   * How many values one line may hold, counted as its arrays, objects and the commas between values (default
+   * 1 000 000), checked with the depth; a line with more is dropped and logged, and counts against
+   * `maxRefusedFrames`.
+   */
+  readonly maxFrameValues?: number | undefined
+  /**
+   * How many lines the server may send that are dropped (malformed JSON, past `maxFrameDepth` or `maxFrameValues`,
+   * not JSON-RPC) before the connection is closed with `TransportError` `TooManyRefusedFrames` (default 100): that
+   * many at once, earned back at that many a minute.
+   */
+  readonly maxRefusedFrames?: number | undefined
   /** How many of the child's last stderr lines to keep for error reports (default 50). */
   readonly stderrTailLines?: number | undefined
   /** How long to wait for the child to exit after its stdin is closed (default 2 seconds). */

@@ -111,6 +111,17 @@ describe("codec.decodeFrame on hostile frames", () => {
     assert.isAtMost(decoded.invalid[0].length, 300)
   })
 
+  it("a batch of 100 000 elements that are not JSON-RPC: ten are described, the others counted", () => {
+    const decoded = codec.decodeFrame(`[${Array.from({ length: 100_000 }, (_, i) => `{"n":${i}}`).join(",")}]`)
+    assert.deepStrictEqual(decoded.messages, [])
+    assert.deepStrictEqual(decoded.invalid.slice(0, 2), [
+      "batch element is not JSON-RPC: {\"n\":0}",
+      "batch element is not JSON-RPC: {\"n\":1}"
+    ])
+    assert.strictEqual(decoded.invalid.length, 11)
+    assert.strictEqual(decoded.invalid[10], "and 99990 more batch elements that are not JSON-RPC")
+  })
+
   it("deep members of a message, deep objects and huge elements: previews stay short", () => {
     const frames = [
       `{"jsonrpc":"2.0","id":1,"bad":${deep(100_000)}}`,

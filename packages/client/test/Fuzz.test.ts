@@ -224,3 +224,91 @@ describe("fuzz: a listing stays within its budget", () => {
     )
   })
 })
+
+/** A string JSON would have to escape or a scan could mistake for structure: brackets, quotes, backslashes. */
+const trickyString = FastCheck.array(
+  FastCheck.oneof(
+    FastCheck.constantFrom("[", "]", "{", "}", ",", ":", "\"", "\\", "\\\"", "\\\\", "\\u005b", "\n", "\u0000", "é", "😀"),
+    FastCheck.string({ maxLength: 5 })
+  ),
+  { maxLength: 8 }
+).map((pieces) => pieces.join(""))
+
+/** JSON values nested up to 40 deep: arrays, objects (tricky keys), strings with brackets and escapes. */
+const { value: jsonTree } = FastCheck.letrec<{ value: unknown }>((tie) => ({
+  value: FastCheck.oneof(
+    { depthSize: "small", maxDepth: 40 },
+    trickyString,
+    FastCheck.integer(),
+    FastCheck.constantFrom(null, true, false, 1.5e300),
+    FastCheck.array(tie("value"), { maxLength: 4 }),
+    FastCheck.dictionary(trickyString, tie("value"), { maxKeys: 3 })
+  )
+}))
+
+/** The depth and the count of values a scan must find, computed from what JSON.parse built, without recursion. */
+const reference = (root: unknown) => {
+  let depth = 0
+  let values = 0
+  const stack: Array<readonly [unknown, number]> = [[root, 0]]
+  while (stack.length > 0) {
+    const [value, level] = stack.pop()!
+    if (typeof value !== "object" || value === null) continue
+    const children = Array.isArray(value) ? value : Object.values(value)
+    depth = Math.max(depth, level + 1)
+    // the container itself, and one comma between each two of its elements or members
+    values += 1 + Math.max(children.length - 1, 0)
+    for (const child of children) stack.push([child, level + 1])
+  }
+  return { depth, values }
+}
+
+describe("fuzz: the frame scan agrees with JSON.parse", () => {
+  it("its verdict is the one the depth and values of the parsed value give, whatever the whitespace", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        jsonTree,
+        FastCheck.constantFrom(undefined, 0, 1, "\t", " \r\n"),
+        FastCheck.nat(45),
+        FastCheck.nat(200),
+        (value, space, maxDepth, maxValues) => {
+          const text = JSON.stringify(value, null, space)
+          const actual = reference(JSON.parse(text))
+          const refusal = codec.scanFrame(text, { maxDepth, maxValues })
+          const tooDeep = actual.depth > maxDepth
+          const tooMany = actual.values > maxValues
+          assert.strictEqual(refusal !== undefined, tooDeep || tooMany, text)
+          if (tooDeep && !tooMany) assert.strictEqual(refusal?.limit, "maxFrameDepth", text)
+          if (tooMany && !tooDeep) assert.strictEqual(refusal?.limit, "maxFrameValues", text)
+          // at the limits found, the frame passes
+          assert.isUndefined(codec.scanFrame(text, { maxDepth: actual.depth, maxValues: actual.values }), text)
+        }
+      ),
+      { numRuns: 1000 }
+    )
+  })
+
+  it("never throws on any text, and refuses what is deeper than the limit", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.oneof(hostileText, deepJson, FastCheck.string({ unit: "binary", maxLength: 200 })),
+        FastCheck.nat(100),
+        (text, maxDepth) => {
+          const refusal = bounded(() => codec.scanFrame(text, { maxDepth, maxValues: 1_000 }))
+          if (refusal !== undefined) assert.isAtMost(refusal.at, text.length - 1)
+          // (the deepest texts are JSON.parse's to build, not this test's)
+          if (text.length > 10_000) return
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(text)
+          } catch {
+            return
+          }
+          const actual = reference(parsed)
+          if (actual.depth > maxDepth) assert.isDefined(refusal, text.slice(0, 200))
+        }
+      ),
+      runs
+    )
+  })
+})

@@ -5,11 +5,13 @@
 import { McpServer } from "@conduit-mcp/server"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { expectTypeOf } from "vitest"
+import { expectTypeOf, vi } from "vitest"
 import * as InProcessTransport from "../src/InProcessTransport.js"
+import * as TypedToolInternal from "../src/internal/typedTool.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpError from "../src/McpError.js"
 import * as TypedTool from "../src/TypedTool.js"
@@ -104,6 +106,24 @@ describe("TypedTool", () => {
       const weather = yield* TypedTool.bind(Weather)
       assert.deepStrictEqual(yield* weather({ city: "Oslo" }), { city: "Oslo", degrees: 21 })
     }).pipe(Effect.provide(Client)))
+
+  it.effect("a text nested past the frame limits is not given to JSON.parse: it decodes as the string alone", () =>
+    Effect.gen(function*() {
+      const deep = "[".repeat(16 * 1024 * 1024)
+      const parse = vi.spyOn(JSON, "parse")
+      const exit = yield* Effect.exit(
+        TypedToolInternal.decodeResult(Schema.Struct({ a: Schema.Number }), { content: [{ type: "text", text: deep }] })
+      )
+      const calls = parse.mock.calls.filter(([text]) => text === deep).length
+      parse.mockRestore()
+      assert.isTrue(Exit.isFailure(exit))
+      assert.strictEqual(calls, 0)
+      // within the limits, the JSON in the text still decodes
+      const value = yield* TypedToolInternal.decodeResult(Schema.Struct({ a: Schema.Number }), {
+        content: [{ type: "text", text: "{\"a\":1}" }]
+      })
+      assert.deepStrictEqual(value, { a: 1 })
+    }))
 
   it.effect("an isError result is a ToolFailed carrying the tool's text", () =>
     Effect.gen(function*() {

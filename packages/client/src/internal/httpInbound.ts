@@ -75,8 +75,11 @@ export interface Inbound {
     request: McpSchema.JsonRpcRequest,
     error: McpSchema.JsonRpcErrorObject
   ) => Effect.Effect<void>
-  /** Reports the messages of one frame, in order; `answered` when it held the answer to the source's request. */
-  readonly deliver: (text: string, source: Source) => Effect.Effect<Delivered>
+  /**
+   * Reports the messages of one frame, in order; `answered` when it held the answer to the source's request. A
+   * frame refused past the connection's budget of refused frames closes the connection and fails with its error.
+   */
+  readonly deliver: (text: string, source: Source) => Effect.Effect<Delivered, McpError.TransportError>
   /** Reads an event stream until it ends or carries the answer to the source's request. */
   readonly readEvents: (
     response: HttpClientResponse.HttpClientResponse,
@@ -141,9 +144,40 @@ const learn = (
   )
 }
 
-/** @internal */
-export const make = (resolved: Resolved, state: State, sender: Sender, emit: Transport.Emit): Inbound => {
+/**
+ * `now`: the clock the connection's budget of refused frames is read on.
+ *
+ * @internal
+ */
+export const make = (
+  resolved: Resolved,
+  state: State,
+  sender: Sender,
+  emit: Transport.Emit,
+  now: () => number
+): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+  const budget = codec.refusedFrames(resolved.maxRefusedFrames, now)
+  /**
+   * Charges one refused frame (`reason`: why) to the connection's budget; past it, the connection is closed (every
+   * pending request fails with the error, as when the stream broke) and the frame's reading fails with the error.
+   */
+  const refuse = (reason: string): Effect.Effect<void, McpError.TransportError> => {
+    if (budget.charge()) return Effect.void
+    const error = codec.tooManyRefusedFrames("http", resolved.maxRefusedFrames, reason)
+    return Effect.zipRight(
+      Effect.suspend(() => {
+        if (state.closed) return Effect.void
+        const closing = emit(Transport.TransportEvent.Closed({ error }))
+        state.closed = true
+        return closing
+      }),
+      Effect.fail(error)
+    )
+  }
+  /** A frame larger than `maxEventBytes` is refused too. */
+  const chargeTooLarge = (error: McpError.TransportError): Effect.Effect<void, McpError.TransportError> =>
+    error.reason === "FrameTooLarge" ? refuse(error.detail ?? "a frame too large") : Effect.void
   // looked up once per connection, not per answer
   const emitAtOnce = Hooks.fastEmitOf(emit)
 
@@ -192,7 +226,7 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
 
   const deliver: Inbound["deliver"] = (text, source) =>
     Effect.suspend(() => {
-      const frame = codec.decodeFrame(text)
+      const frame = codec.decodeFrame(text, resolved.limits)
       const messages = frame.messages
       let answered = false
       const from = (index: number): Effect.Effect<Delivered> =>
@@ -203,13 +237,13 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
             return from(index + 1)
           })
       if (frame.invalid.length === 0) return from(0)
-      return Effect.zipRight(
-        Effect.forEach(
-          frame.invalid,
-          (problem) => Effect.logWarning(printable(`dropped a message from the server: ${problem}`)),
-          { discard: true }
-        ),
-        Effect.suspend(() => from(0))
+      return Effect.forEach(
+        frame.invalid,
+        (problem) => Effect.logWarning(printable(`dropped a message from the server: ${problem}`)),
+        { discard: true }
+      ).pipe(
+        Effect.zipRight(refuse(frame.invalid[0]!)),
+        Effect.zipRight(Effect.suspend(() => from(0)))
       )
     })
 
@@ -234,13 +268,13 @@ export const make = (resolved: Resolved, state: State, sender: Sender, emit: Tra
               return !answered
             })
         }
-      }).pipe(Effect.map(() => answered))
+      }).pipe(Effect.tapError(chargeTooLarge), Effect.map(() => answered))
     })
 
   const emitResponse: Inbound["emitResponse"] = (request, error) =>
     emitOpen(Transport.TransportEvent.Response({ message: { jsonrpc: "2.0", id: request.id, error } }))
 
-  const answer = classify(resolved, sender, { deliver, readEvents, reply })
+  const answer = classify(resolved, sender, { deliver, readEvents, reply, chargeTooLarge })
 
   return { emitOpen, emitResponse, deliver, readEvents, answer }
 }
@@ -257,9 +291,10 @@ const classify = (
     readonly deliver: Inbound["deliver"]
     readonly readEvents: Inbound["readEvents"]
     readonly reply: (source: Source, answer: McpSchema.JsonRpcResponse) => Effect.Effect<void>
+    readonly chargeTooLarge: (error: McpError.TransportError) => Effect.Effect<void, McpError.TransportError>
   }
 ): Inbound["answer"] => {
-  const { deliver, readEvents, reply } = delivery
+  const { chargeTooLarge, deliver, readEvents, reply } = delivery
 
   /** A refusal: its JSON-RPC error is the answer (not for the era probe), else a status error. */
   const refusal = (
@@ -288,7 +323,7 @@ const classify = (
     Effect.flatMap(
       // a body that breaks off loses the answer as a broken stream does
       Effect.catchIf(
-        Body.readBody(response, resolved.maxEventBytes, headers),
+        Effect.tapError(Body.readBody(response, resolved.maxEventBytes, headers), chargeTooLarge),
         (error) => error.reason === "Read",
         (error) => Effect.fail(streamEnded(request, error))
       ),
@@ -324,7 +359,7 @@ const classify = (
       return Effect.flatMap(Effect.either(readEvents(response, source, cursor)), (outcome) => {
         if (Either.isRight(outcome) && outcome.right) return Effect.void
         const broken = Either.isLeft(outcome) ? outcome.left : undefined
-        if (broken?.reason === "FrameTooLarge") return Effect.fail(broken)
+        if (broken?.reason === "FrameTooLarge" || broken?.reason === "TooManyRefusedFrames") return Effect.fail(broken)
         const resume = how?.resume
         if (resume !== undefined && cursor.lastEventId !== undefined) return resume(request, cursor)
         return Effect.fail(streamEnded(request, broken))

@@ -139,7 +139,8 @@ export const resumer = (session: Session) => {
       }
       const outcome = yield* Effect.either(inbound.readEvents(response, { request, route: "legacy" }, cursor))
       if (Either.isRight(outcome)) return outcome.right
-      if (outcome.left.reason === "FrameTooLarge") return yield* Effect.fail(outcome.left)
+      const reason = outcome.left.reason
+      if (reason === "FrameTooLarge" || reason === "TooManyRefusedFrames") return yield* Effect.fail(outcome.left)
       return false
     })
 

@@ -13,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 import type * as Transport from "../Transport.js"
+import type * as codec from "./codec.js"
 import type * as McpHeaders from "./mcpHeaders.js"
 import { printable } from "./printable.js"
 
@@ -31,6 +32,10 @@ export interface Resolved {
   readonly bearerToken: Redacted.Redacted<string> | undefined
   readonly binding: BindingOption
   readonly maxEventBytes: number
+  /** What one message may hold before it is parsed (`maxFrameDepth`, `maxFrameValues`). */
+  readonly limits: codec.FrameLimits
+  /** The connection's budget of refused messages (see `codec.refusedFrames`). */
+  readonly maxRefusedFrames: number
   readonly connectTimeout: Duration.Duration
   readonly closeTimeout: Duration.Duration
   readonly maxRetryDelay: Duration.Duration

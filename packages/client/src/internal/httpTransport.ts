@@ -192,7 +192,8 @@ export const make = (
         tools: new Map()
       }
       const knownEra = state.binding === "sse" ? "legacy" : cached?.era
-      const inbound = Inbound.make(resolved, state, sender, emit)
+      const clock = yield* Effect.clock
+      const inbound = Inbound.make(resolved, state, sender, emit, () => clock.unsafeCurrentTimeMillis())
 
       // Finalizers run last-added first: stop accepting work, interrupt the streams and requests, DELETE the
       // session, and forget a cached verdict this connection could not confirm.

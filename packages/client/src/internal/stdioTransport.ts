@@ -68,6 +68,9 @@ export const minimalEnvironment: ReadonlyArray<string> = [
 
 const defaults = {
   maxFrameBytes: 64 * 1024 * 1024,
+  maxFrameDepth: codec.defaultLimits.maxDepth,
+  maxFrameValues: codec.defaultLimits.maxValues,
+  maxRefusedFrames: codec.defaultMaxRefusedFrames,
   stderrTailLines: 50,
   closeTimeout: Duration.seconds(2),
   termTimeout: Duration.seconds(2)
@@ -81,6 +84,8 @@ export interface Resolved {
   readonly env: Readonly<Record<string, string>>
   readonly envPolicy: StdioTransport.EnvPolicy
   readonly maxFrameBytes: number
+  readonly limits: codec.FrameLimits
+  readonly maxRefusedFrames: number
   readonly stderrTailLines: number
   readonly closeTimeout: Duration.Duration
   readonly termTimeout: Duration.Duration
@@ -138,6 +143,12 @@ export const resolve = (
   }
   const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
   if (!isPositiveInteger(maxFrameBytes)) return invalid("maxFrameBytes", "must be a positive integer")
+  const maxFrameDepth = options.maxFrameDepth ?? defaults.maxFrameDepth
+  if (!isPositiveInteger(maxFrameDepth)) return invalid("maxFrameDepth", "must be a positive integer")
+  const maxFrameValues = options.maxFrameValues ?? defaults.maxFrameValues
+  if (!isPositiveInteger(maxFrameValues)) return invalid("maxFrameValues", "must be a positive integer")
+  const maxRefusedFrames = options.maxRefusedFrames ?? defaults.maxRefusedFrames
+  if (!isPositiveInteger(maxRefusedFrames)) return invalid("maxRefusedFrames", "must be a positive integer")
   const stderrTailLines = options.stderrTailLines ?? defaults.stderrTailLines
   if (!(stderrTailLines === 0 || isPositiveInteger(stderrTailLines))) {
     return invalid("stderrTailLines", "must be a non-negative integer")
@@ -155,6 +166,8 @@ export const resolve = (
         env,
         envPolicy,
         maxFrameBytes,
+        limits: { maxDepth: maxFrameDepth, maxValues: maxFrameValues },
+        maxRefusedFrames,
         stderrTailLines,
         closeTimeout,
         termTimeout
@@ -355,26 +368,36 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           })
 
         const drop = (reason: string) => Effect.logWarning(printable(`dropped a line from the server: ${reason}`))
+        // the lines the server may send that are dropped (see `maxRefusedFrames`)
+        const clock = yield* Effect.clock
+        const refused = codec.refusedFrames(resolved.maxRefusedFrames, () => clock.unsafeCurrentTimeMillis())
         // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
         // one after the other, as long as the connection is open. What can be handled at once (answers to pending
         // requests, the usual lines) is handled when called; the first item that needs an effect (a log, a message
-        // to route) is returned as one, with the rest after it. `Effect.void`: all was handled.
-        const deliver = (lines: ReadonlyArray<string>): Effect.Effect<void> => {
+        // to route) is returned as one, with the rest after it. `Effect.void`: all was handled. A line refused past
+        // the budget of refused lines fails the reading with the error that closes the connection, after the items
+        // before it; the lines after it are not decoded.
+        const deliver = (lines: ReadonlyArray<string>): Effect.Effect<void, McpError.TransportError> => {
           const items: Array<Transport.TransportEvent | string> = []
+          let spent: McpError.TransportError | undefined
           for (const line of lines) {
-            const frame = codec.decodeFrame(line)
+            const frame = codec.decodeFrame(line, resolved.limits)
             for (const reason of frame.invalid) items.push(reason)
             for (const message of frame.messages) items.push(codec.toEvent(message))
+            if (frame.invalid.length > 0 && !refused.charge()) {
+              spent = codec.tooManyRefusedFrames("stdio", resolved.maxRefusedFrames, frame.invalid[0]!)
+              break
+            }
           }
           let index = 0
-          const rest = (): Effect.Effect<void> => {
+          const rest = (): Effect.Effect<void, McpError.TransportError> => {
             while (index < items.length) {
               const item = items[index++]
               if (typeof item === "string") return Effect.zipRight(drop(item), Effect.suspend(rest))
               if (isClosed) continue
               if (unsafeEmit?.(item) !== true) return Effect.zipRight(emit(item), Effect.suspend(rest))
             }
-            return Effect.void
+            return spent === undefined ? Effect.void : Effect.fail(spent)
           }
           return rest()
         }

@@ -278,7 +278,9 @@ export const errorText = textOf
 
 /**
  * Decodes a successful result: `structuredContent` when there is any, otherwise the text content, first as the
- * string itself, then as JSON when the text parses as JSON and the string did not decode.
+ * string itself, then as JSON when the text parses as JSON and the string did not decode. The text is a server's
+ * string, as large as a frame and not checked as one: it is parsed only within the frame limits' defaults
+ * (`Codec.scanFrame`), else it decodes as the string alone.
  */
 export const decodeResult = <R, RI>(
   schema: Schema.Schema<R, RI>,
@@ -288,6 +290,7 @@ export const decodeResult = <R, RI>(
   if (result.structuredContent !== undefined) return decode(result.structuredContent)
   const text = textOf(result)
   return Effect.catchAll(decode(text), (asText) => {
+    if (Codec.scanFrame(text, Codec.defaultLimits) !== undefined) return Effect.fail(asText)
     const parsed = Either.try(() => protoKeys.parse(text))
     return Either.isRight(parsed) ? decode(parsed.right) : Effect.fail(asText)
   })
