@@ -4,6 +4,7 @@
  * call (the server sees the cancellation).
  */
 import { assert, layer } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fs from "node:fs"
@@ -14,6 +15,10 @@ import * as Cli from "./utils/cli.js"
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** How long `effect` took on the real clock (these tests run on it), in milliseconds, and its result. */
+const millisOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.timed(effect), ([duration, result]) => [Duration.toMillis(duration), result] as const)
 
 const temporaryDirectory = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-cli-test-"))
 
@@ -128,6 +133,8 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
       const log = Path.join(directory, "server.log")
       // the shell keeps the server's stderr (where it logs cancellations) in a file the test can read
       const server = `sh -c ${ShellWords.quote(`exec ${Cli.demoServerCommand()} 2>>${ShellWords.quote(log)}`)}`
+      // the baseline: a whole quick run, which starts both processes and closes them the same way
+      const [baseline] = yield* millisOf(Cli.run(["--stdio", server, "tools", "list"]))
       const running = yield* Cli.start([
         "--stdio",
         server,
@@ -137,15 +144,13 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
         "{\"steps\":600,\"delayMs\":100}"
       ])
       yield* running.awaitStderr("progress 1/600")
-      const interrupted = Date.now()
-      yield* running.signal("SIGINT")
-      const result = yield* running.result
-      const exitedAfter = Date.now() - interrupted
+      const [exitedAfter, result] = yield* millisOf(Effect.zipRight(running.signal("SIGINT"), running.result))
       assert.strictEqual(result.code, 130, result.stderr)
       assert.strictEqual(result.stdout, "")
       assert.include(result.stderr, "conduit: cancelled\n")
-      // prompt: the server gets a short grace, not seconds (generous bound for a loaded machine)
-      assert.isBelow(exitedAfter, 1_500, `exited ${exitedAfter} ms after Ctrl-C`)
+      // prompt: the server gets a short grace, not seconds (the library's 2 s graces would take longer than a whole
+      // quick run; compared with that run, measured here on the same machine, never with milliseconds)
+      assert.isBelow(exitedAfter, baseline, `exited ${exitedAfter} ms after Ctrl-C; a quick run took ${baseline} ms`)
       // the server got notifications/cancelled: without it the handler would only stop after stdin closed and
       // the drain timeout passed, by which time the client has already killed the process group
       const serverLog = Fs.readFileSync(log, "utf8")
@@ -155,13 +160,15 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
 
   it.effect("--timeout is a deadline: a server that never answers ends the run soon after it", () =>
     Effect.gen(function*() {
-      const started = Date.now()
-      const result = yield* Cli.run(["--stdio", `${Cli.node} -e "setTimeout(() => {}, 60000)"`, "--timeout", "1s", "tools", "list"])
-      const took = Date.now() - started
+      // the baseline: a run against a server that exits at once (the same two node processes started and ended)
+      const [baseline] = yield* millisOf(Cli.run(["--stdio", `${Cli.node} -e 0`, "tools", "list"]))
+      const [took, result] = yield* millisOf(
+        Cli.run(["--stdio", `${Cli.node} -e "setTimeout(() => {}, 60000)"`, "--timeout", "1s", "tools", "list"])
+      )
       assert.strictEqual(result.code, 124, result.stderr)
       assert.include(result.stderr, "timed out")
-      // 1 s of deadline, the child stopped within a short grace, plus the start of two node processes on a loaded
-      // machine: well under the 4 s that two 2-second graces took before
-      assert.isBelow(took, 3_500, `exited after ${took} ms`)
+      // past the 1 s deadline, the child stopped within two short graces (150 ms each): about the baseline again,
+      // where the two 2-second graces of before took 4 s more (compared with the baseline, never with milliseconds)
+      assert.isBelow(took - 1_000, 2 * baseline + 300, `exited after ${took} ms; the baseline took ${baseline} ms`)
     }))
 })

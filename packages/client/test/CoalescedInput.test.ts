@@ -9,9 +9,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Supervisor from "effect/Supervisor"
 import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
 import * as ResultCache from "../src/ResultCache.js"
+import { awaitingOneFiber } from "./utils/fibers.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const confirm = {
@@ -43,7 +45,6 @@ const accepting = ElicitationHandler.layer({
 })
 
 describe("coalesced reads and input_required (C3)", () => {
-  // (on the real clock: the result cache's lookups take real time, and both reads must be under way together)
   it.live("each caller answers its own input_required; no requestState is echoed twice", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
@@ -60,9 +61,11 @@ describe("coalesced reads and input_required (C3)", () => {
       )
       const client = yield* Effect.provide(McpClient.McpClient, context)
       const log = yield* Effect.provide(Scripted.ScriptLog, context)
-      const first = yield* Effect.fork(client.readResource("file:///a"))
-      const second = yield* Effect.fork(client.readResource("file:///a"))
-      yield* Effect.sleep("100 millis")
+      const supervisor = yield* Supervisor.track
+      const first = yield* Effect.supervised(Effect.fork(client.readResource("file:///a")), supervisor)
+      const second = yield* Effect.supervised(Effect.fork(client.readResource("file:///a")), supervisor)
+      // both wait on the one request under way (each cache lookup hashes its key first, which takes real time)
+      yield* awaitingOneFiber(supervisor, 2)
       yield* Deferred.succeed(release, undefined)
       const results = [yield* Fiber.join(first), yield* Fiber.join(second)]
       assert.deepStrictEqual(results.map((r) => r.contents[0]), [

@@ -11,11 +11,12 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Supervisor from "effect/Supervisor"
 import * as TestClock from "effect/TestClock"
-import * as TestServices from "effect/TestServices"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as ResultCache from "../src/ResultCache.js"
+import { awaitingOneFiber, eventually } from "./utils/fibers.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 interface Server {
@@ -55,20 +56,26 @@ const setUp = Effect.gen(function*() {
     Ref.get(log.sent),
     (sent) => sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length
   )
-  return { server, client, log, reads }
+  // the callers are forked under a supervisor, so that the test can see them waiting on the shared request
+  const supervisor = yield* Supervisor.track
+  const fork = <A, E>(caller: Effect.Effect<A, E>) => Effect.supervised(Effect.fork(caller), supervisor)
+  /**
+   * Waits until `count` callers wait on the request under way (each caller's cache lookup hashes its key, which
+   * takes real time, before it joins the request).
+   */
+  const joined = (count: number) => awaitingOneFiber(supervisor, count)
+  const cancelled = eventually(Effect.map(Ref.get(log.cancels), (cancels) => cancels.length > 0))
+  return { server, client, log, reads, fork, joined, cancelled }
 })
-
-/** Lets a caller's cache lookup (hashing, which takes real time) finish, so that it joins the request under way. */
-const settle = TestServices.provideLive(Effect.sleep("50 millis"))
 
 describe("coalesced reads: each caller's deadline and progress (C3)", () => {
   it.scoped("a joined caller with a longer timeout outlives the first caller's shorter one", () =>
     Effect.gen(function*() {
-      const { client, log, reads, server } = yield* setUp
-      const short = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const { client, fork, joined, log, reads, server } = yield* setUp
+      const short = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
       yield* Deferred.await(server.arrived)
-      const long = yield* Effect.fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
-      yield* settle
+      const long = yield* fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      yield* joined(2)
       yield* TestClock.adjust("1 second")
       const shortExit = yield* Fiber.await(short)
       assert.isTrue(Exit.isFailure(shortExit))
@@ -90,11 +97,11 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
 
   it.scoped("a first caller with the longer timeout is not failed by a joined caller's shorter one", () =>
     Effect.gen(function*() {
-      const { client, reads, server } = yield* setUp
-      const long = yield* Effect.fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      const { client, fork, joined, reads, server } = yield* setUp
+      const long = yield* fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
       yield* Deferred.await(server.arrived)
-      const short = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
-      yield* settle
+      const short = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      yield* joined(2)
       yield* TestClock.adjust("2 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(short)))
       assert.isNull(long.unsafePoll())
@@ -105,33 +112,33 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
 
   it.scoped("the shared request is cancelled once no caller waits any more", () =>
     Effect.gen(function*() {
-      const { client, log, server } = yield* setUp
-      const first = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const { cancelled, client, fork, joined, log, server } = yield* setUp
+      const first = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
       const { id } = yield* Deferred.await(server.arrived)
-      const second = yield* Effect.fork(client.readResource("file:///slow", { timeout: "3 seconds" }))
-      yield* settle
+      const second = yield* fork(client.readResource("file:///slow", { timeout: "3 seconds" }))
+      yield* joined(2)
       yield* TestClock.adjust("1 second")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(first)))
       assert.deepStrictEqual(yield* Ref.get(log.cancels), [])
       yield* TestClock.adjust("2 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(second)))
-      yield* settle
+      yield* cancelled
       assert.deepStrictEqual((yield* Ref.get(log.cancels)).map((c) => c.id), [id])
     }))
 
   it.scoped("progress reaches every joined caller that asked for it, though the first did not", () =>
     Effect.gen(function*() {
-      const { client, log, reads, server } = yield* setUp
+      const { client, fork, joined, log, reads, server } = yield* setUp
       const heard = yield* Ref.make<ReadonlyArray<string>>([])
       const listener = (name: string) => (progress: McpSchema.Progress) =>
         Ref.update(heard, (all) => [...all, `${name}:${progress.progress}`])
-      const plain = yield* Effect.fork(client.readResource("file:///slow"))
+      const plain = yield* fork(client.readResource("file:///slow"))
       const { token } = yield* Deferred.await(server.arrived)
       // the shared request asks for progress whoever joins it later
       assert.isDefined(token)
-      const second = yield* Effect.fork(client.readResource("file:///slow", { onProgress: listener("b") }))
-      const third = yield* Effect.fork(client.readResource("file:///slow", { onProgress: listener("c") }))
-      yield* settle
+      const second = yield* fork(client.readResource("file:///slow", { onProgress: listener("b") }))
+      const third = yield* fork(client.readResource("file:///slow", { onProgress: listener("c") }))
+      yield* joined(3)
       const context = yield* Ref.get(log.current)
       yield* context!.notify("notifications/progress", { progressToken: token, progress: 1, total: 2 })
       yield* context!.notify("notifications/progress", { progressToken: token, progress: 2, total: 2 })
@@ -145,18 +152,24 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
 
   it.scoped("a joined caller whose timeout restarts on progress keeps waiting while progress comes", () =>
     Effect.gen(function*() {
-      const { client, log, server } = yield* setUp
-      const first = yield* Effect.fork(client.readResource("file:///slow", { timeout: "1 minute" }))
+      const { client, fork, joined, log, server } = yield* setUp
+      const first = yield* fork(client.readResource("file:///slow", { timeout: "1 minute" }))
       const { token } = yield* Deferred.await(server.arrived)
-      const watched = yield* Effect.fork(
-        client.readResource("file:///slow", { timeout: "1 second", resetTimeoutOnProgress: true })
+      // (the progress the watched caller heard: each one restarted its timeout just before it was handed over)
+      const heard = yield* Ref.make(0)
+      const watched = yield* fork(
+        client.readResource("file:///slow", {
+          timeout: "1 second",
+          resetTimeoutOnProgress: true,
+          onProgress: () => Ref.update(heard, (n) => n + 1)
+        })
       )
-      yield* settle
+      yield* joined(2)
       const context = yield* Ref.get(log.current)
       for (let step = 1; step <= 3; step++) {
         yield* TestClock.adjust("800 millis")
         yield* context!.notify("notifications/progress", { progressToken: token, progress: step })
-        yield* settle
+        yield* eventually(Effect.map(Ref.get(heard), (n) => n === step))
       }
       assert.isNull(watched.unsafePoll(), "progress restarted its timeout")
       yield* TestClock.adjust("1 second")

@@ -17,7 +17,8 @@ import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { makeCapture } from "./utils/capture.js"
 import { awaitSleep, stillAsleep } from "./utils/clock.js"
-import { eventually, realSleep } from "./utils/eventually.js"
+import { eventually } from "./utils/eventually.js"
+import { turn } from "./utils/fibers.js"
 
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
@@ -709,8 +710,10 @@ describe("kept-alive connections closed by the server", () => {
         }
       })
       const { client } = yield* Common.connect({ url: server.url }, {}, httpClient)
-      // every connection the client opened so far is idle, kept alive: the next request reuses one
-      yield* realSleep(50)
+      // a request answered in full, then a few turns of the event loop: its connection is back in the client's pool,
+      // idle and kept alive, so the next request reuses a connection
+      yield* client.ping()
+      for (let i = 0; i < 5; i++) yield* turn
       state.armed = 1
       return { client, server, state }
     })

@@ -9,46 +9,45 @@ import * as FastCheck from "effect/FastCheck"
 import * as Pattern from "../src/internal/jsonSchemaPattern.js"
 import * as JsonSchema from "../src/JsonSchema.js"
 import { RE2JS } from "re2js"
+import { costRatio } from "./utils/cost.js"
 
-const timed = <A>(f: () => A): readonly [A, number] => {
-  const start = performance.now()
-  const result = f()
-  return [result, performance.now() - start]
-}
 
 const reasonOf = (verdict: Either.Either<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) =>
   Either.isRight(verdict) ? "valid" : verdict.left._tag === "JsonSchemaMismatch" ? "mismatch" : verdict.left.reason
 
 describe("JsonSchema patterns", () => {
+  // (costs are compared with a baseline measured in the same test, never with milliseconds: utils/cost.ts)
   it("^(a+)+$ against 29 a's and a ! finishes at once (a backtracking engine needs about 2^29 steps)", () => {
-    const [verdict, millis] = timed(() =>
-      JsonSchema.validate({ pattern: "^(a+)+$" }, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa!")
-    )
-    assert.strictEqual(reasonOf(verdict), "mismatch")
-    assert.isBelow(millis, 500)
-    const [keys, keyMillis] = timed(() =>
-      JsonSchema.validate(
-        { patternProperties: { "^(a|aa)+$": false } },
-        { ["a".repeat(5000) + "!"]: 1, aaaa: 2 }
-      )
-    )
-    assert.strictEqual(reasonOf(keys), "mismatch")
-    assert.isBelow(keyMillis, 500)
+    const hostile = () => JsonSchema.validate({ pattern: "^(a+)+$" }, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa!")
+    assert.strictEqual(reasonOf(hostile()), "mismatch")
+    // the baseline: 3000 a's, which every engine matches in one pass
+    const matching = () => JsonSchema.validate({ pattern: "^(a+)+$" }, "a".repeat(3000))
+    assert.strictEqual(reasonOf(matching()), "valid")
+    // a linear engine: about 1; a backtracking one: about 10^5 (2^29 steps against 3000)
+    assert.isBelow(costRatio(hostile, matching), 10)
+    const keys = (key: string) => () =>
+      JsonSchema.validate({ patternProperties: { "^(a|aa)+$": false } }, { [key]: 1, aaaa: 2 })
+    assert.strictEqual(reasonOf(keys("a".repeat(5000) + "!")()), "mismatch")
+    // the same key without the !: one pass for every engine
+    assert.isBelow(costRatio(keys("a".repeat(5000) + "!"), keys("a".repeat(5000))), 10)
   })
 
   it("long inputs stay linear", () => {
-    const [verdict, millis] = timed(() => JsonSchema.validate({ pattern: "^(\\w+\\s?)*$" }, "ab ".repeat(30_000) + "!"))
-    assert.strictEqual(reasonOf(verdict), "mismatch")
-    assert.isBelow(millis, 1000)
+    const words = (count: number) => () => JsonSchema.validate({ pattern: "^(\\w+\\s?)*$" }, "ab ".repeat(count) + "!")
+    assert.strictEqual(reasonOf(words(30_000)()), "mismatch")
+    // ten times the input: about ten times the cost (a quadratic engine: a hundred)
+    assert.isBelow(costRatio(words(30_000), words(3_000)), 40)
   })
 
   it("matching is charged to the step budget: a big program on a long input ends with BudgetExceeded", () => {
     // about 8 s of automaton simulation on 100,000 characters; refused before it starts
     const schema = { pattern: "[\\s\\S]{0,1000}a[ab]{900}$" }
-    const [verdict, millis] = timed(() => JsonSchema.validate(schema, "ab".repeat(50_000)))
-    assert.strictEqual(reasonOf(verdict), "BudgetExceeded")
-    assert.isBelow(millis, 1000)
-    assert.strictEqual(reasonOf(JsonSchema.validate(schema, "a" + "b".repeat(900))), "valid")
+    const long = () => JsonSchema.validate(schema, "ab".repeat(50_000))
+    const short = () => JsonSchema.validate(schema, "a" + "b".repeat(900))
+    assert.strictEqual(reasonOf(long()), "BudgetExceeded")
+    assert.strictEqual(reasonOf(short()), "valid")
+    // refused for less than compiling the program and matching 901 characters costs (run, it would cost ~16 times)
+    assert.isBelow(costRatio(long, short, 3), 1)
   })
 
   it("one pattern that would compile far past the budget is refused before it is compiled", () => {
@@ -91,9 +90,12 @@ describe("JsonSchema patterns", () => {
     const properties = Object.fromEntries(
       Array.from({ length: 100 }, (_, i) => [`p${i}`, { pattern: `^(?:\\p{L}|\\d|_){1,1000}x${i}$` }])
     )
-    const [verdict, millis] = timed(() => JsonSchema.validate({ properties }, {}))
-    assert.strictEqual(reasonOf(verdict), "BudgetExceeded")
-    assert.isBelow(millis, 2000)
+    const all = () => JsonSchema.validate({ properties }, {})
+    assert.strictEqual(reasonOf(all()), "BudgetExceeded")
+    // refused once the budget is spent: a few of the patterns compiled, not the hundred (the baseline compiles one)
+    const one = () => JsonSchema.validate({ properties: { p0: properties.p0 } }, { p0: "abx0" })
+    assert.strictEqual(reasonOf(one()), "valid")
+    assert.isBelow(costRatio(all, one, 3), 20)
   })
 
   it("what an automaton cannot match is refused; what no engine accepts is invalid", () => {

@@ -5,6 +5,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -103,8 +104,13 @@ describe("restart", () => {
       const mcp = yield* McpClient.McpClient
       const before = yield* mcp.session
       assert.isNumber(before.transport.pid)
-      const hang = yield* Effect.fork(mcp.callTool({ name: "slow", arguments: { steps: 100, delayMs: 100 } }))
-      yield* Effect.sleep("200 millis")
+      // killed once the server reports progress on the call (so it is certainly running there)
+      const running = yield* Deferred.make<void>()
+      const hang = yield* Effect.fork(mcp.callTool(
+        { name: "slow", arguments: { steps: 100, delayMs: 100 } },
+        { onProgress: () => Deferred.succeed(running, undefined) }
+      ))
+      yield* Deferred.await(running)
       process.kill(before.transport.pid!, "SIGKILL")
       const error = yield* Effect.flip(hang.await.pipe(Effect.flatten))
       assert.strictEqual(error._tag, "TransportError")

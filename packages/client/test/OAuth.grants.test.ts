@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
@@ -8,6 +9,7 @@ import { generateKeyPairSync, verify } from "node:crypto"
 import * as OAuth from "../src/OAuth.js"
 import { callMcp, oauthLayer } from "./fixtures/oauth/harness.js"
 import { startWorld, type World } from "./fixtures/oauth/world.js"
+import { eventually } from "./utils/fibers.js"
 
 const tokenRequests = (world: World) => world.requests.filter((r) => r.url.pathname.endsWith("/token"))
 
@@ -171,18 +173,18 @@ describe("OAuth device grant from a hostile authorization server", () => {
       const polls = () =>
         tokenRequests(world).filter((r) => r.form.get("grant_type") === "urn:ietf:params:oauth:grant-type:device_code")
           .length
-      const realSleep = (millis: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, millis)))
-      // discovery and the device request are real HTTP exchanges: let them finish before time moves
-      for (let i = 0; i < 2000 && shown.length === 0 && fiber.unsafePoll() === null; i++) yield* realSleep(5)
-      // the flow sleeps on the TestClock between real HTTP exchanges: move time a minute at a time
+      // the flow sleeps a minute on the TestClock between real HTTP exchanges (discovery, the device request, each
+      // poll and its answer): each time, wait until it sleeps again (or has ended), then move time a minute
+      const asleepOrDone = Effect.gen(function*() {
+        const wake = (yield* TestClock.currentTimeMillis) + 60_000
+        return fiber.unsafePoll() !== null || Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)
+      })
       let minutes = 0
-      while (fiber.unsafePoll() === null && minutes < 40) {
-        const before = polls()
+      while (minutes < 40) {
+        yield* eventually(asleepOrDone)
+        if (fiber.unsafePoll() !== null) break
         yield* TestClock.adjust("60 seconds")
         minutes++
-        // let the poll's real HTTP exchange happen
-        for (let i = 0; i < 400 && polls() === before && fiber.unsafePoll() === null; i++) yield* realSleep(5)
-        yield* realSleep(20) // and its answer
       }
       const outcome = yield* Fiber.join(fiber)
       assert.isTrue(outcome._tag === "Left" && outcome.left.message.includes("device code expired"), JSON.stringify(outcome))

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net"
 import * as HttpTransport from "../src/HttpTransport.js"
 import * as McpClient from "../src/McpClient.js"
 import * as Skills from "../src/Skills.js"
+import { leastMillisOf } from "./utils/cost.js"
 
 const skillMd = "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  version: \"1.0\"\n---\n\n# Body\n"
 const forms = "Supporting content.\n"
@@ -143,6 +144,8 @@ const withClient = <A, E>(url: string, program: Effect.Effect<A, E, McpClient.Mc
     )
   )
 
+type LoadOutcome = Either.Either<Skills.LoadedSkill, Effect.Effect.Error<ReturnType<typeof Skills.load>>>
+
 const refusal = (tamper: Tamper) =>
   Effect.gen(function*() {
     const fixture = yield* startServer(tamper)
@@ -226,16 +229,29 @@ describe("Skills", () => {
   for (const tamper of Object.keys(hostile) as ReadonlyArray<keyof typeof hostile>) {
     it.scoped(`a hostile SKILL.md (${tamper}) is refused with SkillVerificationError, at once`, () =>
       Effect.gen(function*() {
-        const start = performance.now()
-        const { outcome } = yield* refusal(tamper)
-        const millis = performance.now() - start
+        const fixture = yield* startServer(tamper)
+        const { loaded, outcome, read } = yield* withClient(
+          fixture.url,
+          Effect.gen(function*() {
+            const client = yield* McpClient.McpClient
+            const [skill] = yield* Skills.list()
+            let outcome: LoadOutcome | undefined
+            const load = Effect.map(Effect.either(Skills.load(skill!)), (either) => (outcome = either))
+            // at once: its cost against the cost of reading the same file as a plain resource, each the least of two
+            // runs (compared with that, measured here, never with milliseconds: utils/cost.ts)
+            const loaded = yield* leastMillisOf(load, 2)
+            const read = yield* leastMillisOf(client.readResource(skill!.uri), 2)
+            return { loaded, outcome: outcome!, read }
+          })
+        )
         assert.isTrue(Either.isLeft(outcome), "refused")
         if (Either.isLeft(outcome)) {
           assert.strictEqual(outcome.left._tag, "SkillVerificationError")
           if (outcome.left._tag === "SkillVerificationError") assert.strictEqual(outcome.left.reason, "Frontmatter")
         }
-        assert.isBelow(millis, 5000)
-      }))
+        // linear: a few times the read (300,000 lines of block scalar: about 15); a quadratic step: thousands
+        assert.isBelow(loaded / Math.max(read, 0.05), 50, `loaded in ${loaded} ms, read in ${read} ms`)
+      }), 60_000)
   }
 
   it.scoped("a listed frontmatter value nested 20,000 deep is refused with SkillVerificationError, shown short", () =>

@@ -4,10 +4,13 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { turn } from "./fibers.js"
 
 /**
- * Waits (yielding) until some fiber sleeps on the TestClock until `now + duration`, so that a following
- * `TestClock.adjust` reaches it; answers that wake-up time.
+ * Waits until some fiber sleeps on the TestClock until `now + duration`, so that a following `TestClock.adjust`
+ * reaches it; answers that wake-up time. It waits turns of the event loop, not only fiber yields: the fiber may go to
+ * sleep only once a socket delivered what it reads (a server's answer over HTTP), and a loaded machine delivers it
+ * late in real time but within a few turns.
  */
 export const awaitSleep = (duration: Duration.DurationInput) =>
   Effect.gen(function*() {
@@ -15,6 +18,7 @@ export const awaitSleep = (duration: Duration.DurationInput) =>
     for (let i = 0; i < 10_000; i++) {
       if (Chunk.some(yield* TestClock.sleeps(), (at) => at === wake)) return wake
       yield* Effect.yieldNow()
+      if (i % 10 === 9) yield* turn
     }
     const sleeps = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - (wake - Duration.toMillis(duration)))
     return yield* Effect.dieMessage(

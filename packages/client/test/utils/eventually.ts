@@ -8,10 +8,13 @@ import * as Effect from "effect/Effect"
 export const realSleep = (millis: number) =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
 
-/** Polls `condition` every 10 ms for up to 5 s; fails the test naming `what` if it never holds. */
+/**
+ * Polls `condition` every 10 ms, 2000 times (20 s or more: a safety net for a loaded machine, where 5 s ran out in a
+ * whole-suite run); fails the test naming `what` if it never holds.
+ */
 export const eventually = (condition: () => boolean, what: string) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
+    for (let i = 0; i < 2000; i++) {
       if (condition()) return
       yield* realSleep(10)
     }
