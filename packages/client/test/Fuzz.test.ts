@@ -20,11 +20,12 @@ import { leastMillis } from "./utils/cost.js"
 const PER_INPUT = 500
 
 /**
- * The costliest shape the inputs below take at their largest: a JSON-RPC prefix nested 100,000 deep, never closed.
+ * A frame as costly as the largest inputs below: a JSON-RPC message carrying a 4 MB string (the deep prefixes the
+ * inputs hold are refused by the frame scan before JSON.parse, so a flat frame of their size is the costlier).
  * A loaded machine stretches every run, so an input over PER_INPUT is compared with it instead, measured at the same
  * moment: more than REFERENCE_RATIO times its cost is a blow-up whatever the load (utils/cost.ts).
  */
-const referenceFrame = "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":".repeat(100_000) + "1"
+const referenceFrame = JSON.stringify({ jsonrpc: "2.0", method: "x", params: { text: "x".repeat(4_000_000) } })
 const reference = () => codec.decodeFrame(referenceFrame)
 const REFERENCE_RATIO = 5
 let limit: number | undefined
@@ -263,7 +264,7 @@ const { value: jsonTree } = FastCheck.letrec<{ value: unknown }>((tie) => ({
 }))
 
 /** The depth and the count of values a scan must find, computed from what JSON.parse built, without recursion. */
-const reference = (root: unknown) => {
+const parsedShape = (root: unknown) => {
   let depth = 0
   let values = 0
   const stack: Array<readonly [unknown, number]> = [[root, 0]]
@@ -289,7 +290,7 @@ describe("fuzz: the frame scan agrees with JSON.parse", () => {
         FastCheck.nat(200),
         (value, space, maxDepth, maxValues) => {
           const text = JSON.stringify(value, null, space)
-          const actual = reference(JSON.parse(text))
+          const actual = parsedShape(JSON.parse(text))
           const refusal = codec.scanFrame(text, { maxDepth, maxValues })
           const tooDeep = actual.depth > maxDepth
           const tooMany = actual.values > maxValues
@@ -320,7 +321,7 @@ describe("fuzz: the frame scan agrees with JSON.parse", () => {
           } catch {
             return
           }
-          const actual = reference(parsed)
+          const actual = parsedShape(parsed)
           if (actual.depth > maxDepth) assert.isDefined(refusal, text.slice(0, 200))
         }
       ),
