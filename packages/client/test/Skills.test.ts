@@ -134,11 +134,16 @@ const startServer = (tamper: Tamper) =>
     (fixture) => Effect.sync(() => fixture.close())
   )
 
-const withClient = <A, E>(url: string, program: Effect.Effect<A, E, McpClient.McpClient>) =>
+// `limits` raises the transport's frame limits, for a value deeper than a frame may be by default
+const withClient = <A, E>(
+  url: string,
+  program: Effect.Effect<A, E, McpClient.McpClient>,
+  limits: { readonly maxFrameDepth?: number } = {}
+) =>
   program.pipe(
     Effect.provide(
       McpClient.layer({ protocolVersion: "2025-11-25", reconnect: false, capabilities: Skills.clientCapabilities }).pipe(
-        Layer.provide(HttpTransport.layer({ url })),
+        Layer.provide(HttpTransport.layer({ url, ...limits })),
         Layer.provide(NodeHttpClient.layerUndici)
       )
     )
@@ -146,7 +151,7 @@ const withClient = <A, E>(url: string, program: Effect.Effect<A, E, McpClient.Mc
 
 type LoadOutcome = Either.Either<Skills.LoadedSkill, Effect.Effect.Error<ReturnType<typeof Skills.load>>>
 
-const refusal = (tamper: Tamper) =>
+const refusal = (tamper: Tamper, limits: { readonly maxFrameDepth?: number } = {}) =>
   Effect.gen(function*() {
     const fixture = yield* startServer(tamper)
     const outcome = yield* withClient(
@@ -154,7 +159,8 @@ const refusal = (tamper: Tamper) =>
       Effect.gen(function*() {
         const [skill] = yield* Skills.list()
         return yield* Effect.either(Skills.load(skill))
-      })
+      }),
+      limits
     )
     return { outcome, reads: fixture.reads }
   })
@@ -256,7 +262,9 @@ describe("Skills", () => {
 
   it.scoped("a listed frontmatter value nested 20,000 deep is refused with SkillVerificationError, shown short", () =>
     Effect.gen(function*() {
-      const { outcome, reads } = yield* refusal("deepListing")
+      // (the frame scan refuses such a frame by default: an application that raises maxFrameDepth still gets a
+      // typed refusal from Skills.load, not a RangeError)
+      const { outcome, reads } = yield* refusal("deepListing", { maxFrameDepth: 30_000 })
       assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError", "refused")
       if (Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError") {
         assert.strictEqual(outcome.left.reason, "Frontmatter")
