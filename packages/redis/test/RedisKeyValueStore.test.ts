@@ -337,7 +337,14 @@ describe("RedisKeyValueStore against a hostile server", () => {
       const hostile = "ERR \u001b]0;owned\u0007\u001b[2Jevil\u009b31m\u202eend"
       const server = yield* Effect.acquireRelease(
         Effect.async<Net.Server>((resume) => {
-          const created = Net.createServer((socket) => socket.on("data", () => socket.write(`-${hostile}\r\n`)))
+          // one error for each command of a chunk (ioredis may send its connection's CLIENT SETINFO and the GET in
+          // one write): a command is an array header followed by its first bulk string
+          const created = Net.createServer((socket) =>
+            socket.on("data", (data: Buffer) => {
+              const commands = Math.max(1, data.toString("latin1").match(/\*\d+\r\n\$/g)?.length ?? 0)
+              socket.write(`-${hostile}\r\n`.repeat(commands))
+            })
+          )
           created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
         }),
         (server) =>
