@@ -19,7 +19,14 @@ import * as Stream from "effect/Stream"
 import * as Url from "node:url"
 
 const fixture = Url.fileURLToPath(new URL("./fixtures/hostile-schemas.mjs", import.meta.url))
-const stdio: StdioTransport.StdioTransportOptions = { command: process.execPath, args: [fixture], closeTimeout: "500 millis" }
+// The transport's frame scan refuses a listing nested past maxFrameDepth (512 by default) before the toolkit sees it;
+// the depth is raised here so that the toolkit's own bound, for applications that raise it, is what is tested.
+const stdio: StdioTransport.StdioTransportOptions = {
+  command: process.execPath,
+  args: [fixture],
+  closeTimeout: "500 millis",
+  maxFrameDepth: 30_000
+}
 const deepName = "deep\u001b]0;owned\u0007\u202e"
 
 const client = McpClient.layer({ healthCheckInterval: false, probeTimeout: "300 millis" }).pipe(
