@@ -71,9 +71,12 @@ export interface McpClientOptions<R = never> extends Features<R> {
   readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
   /** Capabilities declared to the server (`initialize`, or every modern request's `_meta`). */
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
-  /** How long to wait for the era probe: 5 s on HTTP, 3 s otherwise. */
+  /** How long to wait for the era probe (`server/discover` while the era is unknown): 5 s on HTTP, 3 s otherwise. */
   readonly probeTimeout?: Duration.DurationInput | undefined
-  /** How long to wait for the `initialize` answer (default 30 s). */
+  /**
+   * How long to wait for the opening handshake (default 30 s): the `initialize` answer, or `server/discover`'s once
+   * the era is pinned to modern or known to be.
+   */
   readonly initializeTimeout?: Duration.DurationInput | undefined
   /** Default timeout of every request (default 60 s); each call may set its own. */
   readonly requestTimeout?: Duration.DurationInput | undefined

@@ -149,6 +149,26 @@ describe("era negotiation", () => {
       assert.strictEqual((yield* client.session).era, "legacy")
     }))
 
+  it.scoped("pinned to modern, server/discover is the opening handshake: it waits initializeTimeout, not probeTimeout", () =>
+    Effect.gen(function*() {
+      const late = (delay: Duration.DurationInput) =>
+        clientLayer((message, ctx) =>
+          "id" in message && "method" in message && message.method === "server/discover"
+            ? Effect.forkDaemon(Effect.zipRight(Effect.sleep(delay), ctx.reply(message.id, Scripted.discoverResult())))
+            : Effect.void, { era: "modern", initializeTimeout: "20 seconds" })
+      // a child that takes 10 s to answer (a slow start) is waited for: the probe's 3 s do not apply
+      const slow = yield* Effect.fork(Layer.build(late("10 seconds")))
+      yield* TestClock.adjust("10 seconds")
+      const context = yield* Fiber.join(slow)
+      const client = (context.unsafeMap.get(McpClient.McpClient.key) as McpClient.McpClientService)
+      assert.strictEqual((yield* client.session).era, "modern")
+      // past initializeTimeout it is a timeout
+      const silent = yield* Effect.fork(Effect.flip(Layer.build(late("1 hour"))))
+      yield* TestClock.adjust("20 seconds")
+      const error = yield* Fiber.join(silent)
+      assert.strictEqual(error._tag, "RequestTimeout", String(error))
+    }))
+
   it.scoped("a server that quits on the probe is restarted and spoken to in legacy", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient

@@ -368,11 +368,18 @@ const initialize: (
   }
 })
 
+/**
+ * `server/discover`. While the era is unknown it is a probe and waits `probeTimeout`; once the era is pinned to
+ * modern or known to be, it is the opening handshake and waits `initializeTimeout`, as `initialize` does (a child
+ * that starts slowly, say through `npx`, is not given up after the probe's few seconds).
+ */
 const discover = (state: State, channel: Channel, version: McpSchema.ProtocolVersion) =>
   channel.request("server/discover", undefined, {
     era: "probe",
     version,
-    timeoutMillis: state.config.probeTimeout,
+    timeoutMillis: state.supportedLegacy.length === 0 || state.verdict === "modern"
+      ? state.config.initializeTimeout
+      : state.config.probeTimeout,
     probe: true
   })
 
