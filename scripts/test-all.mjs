@@ -45,7 +45,7 @@ log(`Node.js ${process.version} (${process.execPath}); ${onDisk.length} test fil
 
 // A run that hangs (a worker that never exits, a finalizer that never ends) fails here with a sentence, well inside
 // CI's time, instead of running until CI gives up and prints nothing useful.
-const watchdogMinutes = Number(process.env.CONDUIT_TEST_WATCHDOG_MINUTES ?? 45)
+const watchdogMinutes = Number(process.env.CONDUIT_TEST_WATCHDOG_MINUTES ?? 60)
 const vitest = Path.join(root, "node_modules", "vitest", "vitest.mjs")
 const run = await new Promise((resolve) => {
   // its own process group, so that the watchdog stops its workers and the servers they started with it
