@@ -43,12 +43,39 @@ const onDisk = testFilesOnDisk()
 const report = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-vitest-")), "report.json")
 log(`Node.js ${process.version} (${process.execPath}); ${onDisk.length} test files in the packages`)
 
+// A run that hangs (a worker that never exits, a finalizer that never ends) fails here with a sentence, well inside
+// CI's time, instead of running until CI gives up and prints nothing useful.
+const watchdogMinutes = Number(process.env.CONDUIT_TEST_WATCHDOG_MINUTES ?? 60)
 const vitest = Path.join(root, "node_modules", "vitest", "vitest.mjs")
-const run = ChildProcess.spawnSync(
-  process.execPath,
-  [vitest, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  { cwd: root, stdio: "inherit" }
-)
+const run = await new Promise((resolve) => {
+  // its own process group, so that the watchdog stops its workers and the servers they started with it
+  const child = ChildProcess.spawn(
+    process.execPath,
+    [vitest, "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)],
+    { cwd: root, stdio: "inherit", detached: process.platform !== "win32" }
+  )
+  let timedOut = false
+  const watchdog = setTimeout(() => {
+    timedOut = true
+    try {
+      process.kill(process.platform === "win32" ? child.pid : -child.pid, "SIGKILL")
+    } catch {
+      child.kill("SIGKILL")
+    }
+  }, watchdogMinutes * 60_000)
+  child.on("error", (error) => {
+    clearTimeout(watchdog)
+    resolve({ status: null, error, timedOut })
+  })
+  child.on("exit", (status) => {
+    clearTimeout(watchdog)
+    resolve({ status, error: undefined, timedOut })
+  })
+})
+if (run.timedOut) {
+  log(`vitest still ran after ${watchdogMinutes} minutes and was stopped; the files above without a result hang`)
+  process.exit(1)
+}
 if (run.error !== undefined) throw run.error
 
 let results
