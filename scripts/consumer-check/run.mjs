@@ -184,19 +184,19 @@ const main = async () => {
     if (copies.length !== 1) throw new Error(`the app has ${copies.length} copies of effect: ${copies.join(", ")}`)
     log(`one copy of effect (${installed})`)
 
-    // an app on Effect 4 is stopped by npm at install time (the peer ranges), not by a crash at run time
-    const app4 = Path.join(work, "app-effect4")
-    Fs.mkdirSync(app4)
-    Fs.writeFileSync(Path.join(app4, "package.json"), JSON.stringify({ name: "effect4-app", private: true }))
+    // an app on Effect 3 is stopped by npm at install time (the peer ranges), not by a crash at run time
+    const app3 = Path.join(work, "app-effect3")
+    Fs.mkdirSync(app3)
+    Fs.writeFileSync(Path.join(app3, "package.json"), JSON.stringify({ name: "effect3-app", private: true }))
     const refused = ChildProcess.spawnSync(npm, [
       // an explicit log level: under `npm run --silent` (as `npm test` runs this) the inherited one hides ERESOLVE
       "install", "--dry-run", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball("client"),
-      "effect@^4"
-    ], { cwd: app4, encoding: "utf8" })
+      "effect@^3"
+    ], { cwd: app3, encoding: "utf8" })
     if (refused.status === 0 || !/ERESOLVE/.test(refused.stderr)) {
-      throw new Error(`npm installed the client beside effect 4:\n${refused.stdout}${refused.stderr}`)
+      throw new Error(`npm installed the client beside effect 3:\n${refused.stdout}${refused.stderr}`)
     }
-    log("effect 4 beside the client: npm refuses it at install (ERESOLVE, peer effect@^3)")
+    log("effect 3 beside the client: npm refuses it at install (ERESOLVE, peer effect@^4)")
 
     // 3. the README's blocks, type-checked under each consumer configuration
     const files = readmeFiles()
@@ -246,7 +246,7 @@ const main = async () => {
       Path.join(app, "browser.ts"),
       [
         "import { HttpTransport, McpClient } from \"@conduit-mcp/client\"",
-        "import { FetchHttpClient } from \"@effect/platform\"",
+        "import * as FetchHttpClient from \"effect/http/FetchHttpClient\"",
         "import { Effect, Layer } from \"effect\"",
         "const Client = McpClient.layer().pipe(",
         "  Layer.provide(HttpTransport.layer({ url: \"https://mcp.example.com/mcp\" })),",
