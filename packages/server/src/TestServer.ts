@@ -54,7 +54,7 @@ export const layer = <
     McpServer.RequestContext
   >
 > =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(
       McpServer.make({ ...options, record: options.record ?? true }),
       (server) =>

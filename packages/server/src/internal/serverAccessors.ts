@@ -5,7 +5,6 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
@@ -116,15 +115,15 @@ const ListRootsResult = Schema.Struct({
   roots: Schema.Array(Schema.Struct({ uri: Schema.String, name: Schema.optional(Schema.String) }))
 })
 
-const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
+const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Codec<A, I>) => {
+  const decode = Schema.decodeUnknownEffect(schema)
   return (answer: JsonObject): Effect.Effect<A, InputError> =>
     decode(answer).pipe(
       Effect.mapError((error) =>
         new InputError({
           method,
           reason: "InvalidResponse",
-          detail: `the client's answer is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          detail: `the client's answer is not valid: ${error.message}`
         })
       )
     )
