@@ -6,7 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -23,9 +23,8 @@ import * as Requester from "./requester.js"
 import type { Session, Wire } from "./session.js"
 import { printable } from "../printable.js"
 
-const relistenSchedule = Schedule.exponential("250 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("30 seconds")),
-  Schedule.jittered
+const relistenSchedule = Schedule.jittered(
+  Schedule.min([Schedule.exponential("250 millis", 2), Schedule.spaced("30 seconds")])
 )
 
 const Acknowledged = Schema.Struct({
@@ -37,7 +36,7 @@ const Acknowledged = Schema.Struct({
     taskIds: Schema.optional(Schema.Array(Schema.String))
   }))
 })
-const decodeAcknowledged = Schema.decodeUnknownEither(Acknowledged)
+const decodeAcknowledged = Schema.decodeUnknownResult(Acknowledged)
 
 /** What a listen asks of a server. */
 interface Asked {
@@ -53,7 +52,7 @@ interface Asked {
  * task states, the client polls them anyway).
  */
 const unacknowledged = (asked: Asked, params: unknown): ReadonlyArray<string> => {
-  const honoured = Either.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
+  const honoured = Result.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
   const missing: Array<string> = []
   if (asked.toolsListChanged === true && honoured.toolsListChanged !== true) missing.push("toolsListChanged")
   if (asked.promptsListChanged === true && honoured.promptsListChanged !== true) missing.push("promptsListChanged")
@@ -137,7 +136,7 @@ export const make = (deps: {
   const legacySubscriptions = new Map<string, number>()
 
   const listenLegacy = (filter: McpClient.ListenFilter, session: Session) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const inbox = yield* notifications.subscribe
       const uris = session.capabilities.resources?.subscribe === true ? filter.resourceSubscriptions ?? [] : []
       for (const uri of uris) {
@@ -168,14 +167,14 @@ export const make = (deps: {
     }))
 
   const listenModern = (filter: McpClient.ListenFilter) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const items = yield* NotificationHub.makeInbox<McpError.McpClientError>(deps.bufferSize, "listen")
       const listener = (asked: Asked, onAnything: () => void): Inbound.Listener => (notification) => {
         onAnything()
         if (notification.method === "notifications/subscriptions/acknowledged") {
           const missing = unacknowledged(asked, notification.params)
           if (missing.length > 0) {
-            return Effect.zipRight(
+            return Effect.andThen(
               Effect.logWarning(printable(`the server does not honour: ${missing.join(", ")}`)).pipe(
                 Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
               ),
@@ -204,24 +203,25 @@ export const make = (deps: {
           ).pipe(Effect.ensuring(Effect.sync(() => id !== undefined && inbound.unlisten(id))))
         })
       const run = Effect.gen(function*() {
-        const driver = yield* Schedule.driver(relistenSchedule)
+        let next = yield* Schedule.toStepWithSleep(relistenSchedule)
         while (true) {
           let heard = false
-          const outcome = yield* Effect.either(listenOnce(() => (heard = true)))
-          if (Either.isRight(outcome)) return yield* items.end
-          const error = outcome.left
+          const outcome = yield* Effect.result(listenOnce(() => (heard = true)))
+          if (Result.isSuccess(outcome)) return yield* items.end
+          const error = outcome.failure
           if (error._tag !== "TransportError") return yield* items.fail(error)
           // a client closed for good (closed, or out of reconnections) will not listen again
           if ((yield* status.state.get)._tag === "Closed") return yield* items.fail(error)
           // A dropped stream: listen again (same filter, new id) after a jittered pause.
-          if (heard) yield* driver.reset
+          if (heard) next = yield* Schedule.toStepWithSleep(relistenSchedule)
           // Notifications may have been missed during the gap: what is cached about this server is stale.
           const target = status.published()?.connection?.info.target
           if (target !== undefined) yield* cache.forgetServer(target)
           yield* Effect.logDebug(printable(`listen dropped (${error.message}); listening again`)).pipe(
             Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
           )
-          yield* Effect.orElse(driver.next(error), () => Effect.void)
+          // (a schedule that ended listens again at once, as before)
+          yield* Effect.catch(next(error), () => Effect.void)
         }
       })
       yield* Effect.forkScoped(run)
