@@ -155,6 +155,17 @@ const isNonFiniteBranch = (member: unknown): boolean => {
 const isNullBranch = (member: unknown): boolean =>
   Predicate.isObject(member) && member.type === "null" && Object.keys(member).length === 1
 
+// an `optional(NullOr(X))` member is `X | null | undefined`: one `null` branch is enough
+const secondNullBranch = () => {
+  let seen = false
+  return (member: unknown): boolean => {
+    if (!isNullBranch(member)) return false
+    if (seen) return true
+    seen = true
+    return false
+  }
+}
+
 /** An `anyOf` without the given branches: the one branch left in its place when a single one remains. */
 const withoutBranches = (node: JsonObject, drop: (member: unknown) => boolean): JsonObject => {
   if (!Array.isArray(node.anyOf)) return node
@@ -164,9 +175,12 @@ const withoutBranches = (node: JsonObject, drop: (member: unknown) => boolean): 
   return kept.length === 1 && Predicate.isObject(kept[0]) ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
 }
 
+const takesNull = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isNull(ast) || (SchemaAST.isUnion(ast) && ast.types.some(takesNull))
+
 // whether a member's type takes `undefined` but not `null` (an `optional` member, not a `NullOr` one)
 const takesUndefinedOnly = (ast: SchemaAST.AST): boolean =>
-  SchemaAST.isUnion(ast) && ast.types.some(SchemaAST.isUndefined) && !ast.types.some(SchemaAST.isNull)
+  SchemaAST.isUnion(ast) && ast.types.some(SchemaAST.isUndefined) && !takesNull(ast)
 
 /** Leaves out the codec's branches, everywhere in the document; `ast` follows it through the objects it can. */
 const forDecoding = (node: unknown, ast: SchemaAST.AST | undefined): unknown => {
@@ -181,7 +195,9 @@ const forDecoding = (node: unknown, ast: SchemaAST.AST | undefined): unknown => 
         const signature = objects?.propertySignatures.find((candidate) => candidate.name === name)
         const optional = signature !== undefined && SchemaAST.isOptional(signature.type) &&
           takesUndefinedOnly(signature.type)
-        const cleaned = optional && Predicate.isObject(property) ? withoutBranches(property, isNullBranch) : property
+        const cleaned = !Predicate.isObject(property) ? property : optional
+          ? withoutBranches(property, isNullBranch)
+          : withoutBranches(property, secondNullBranch())
         properties[name] = forDecoding(cleaned, signature?.type)
       }
       out[key] = properties
