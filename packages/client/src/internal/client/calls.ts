@@ -31,11 +31,24 @@ import type { Session } from "./session.js"
 import { printable } from "../printable.js"
 
 /**
- * Decodes a raw result.
+ * Decodes a raw result: as an effect, or synchronously (a {@link SyncDecoder}; a `Result` is not an effect).
  *
  * @internal
  */
-export type Decoder<A> = (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>
+export type Decoder<A> = (
+  method: string,
+  raw: unknown
+) => Effect.Effect<A, McpError.ProtocolError> | Result.Result<A, McpError.ProtocolError>
+
+/**
+ * A decoder's outcome as an effect.
+ *
+ * @internal
+ */
+export const decodeWith = <A>(decode: Decoder<A>, method: string, raw: unknown): Effect.Effect<A, McpError.ProtocolError> => {
+  const decoded = decode(method, raw)
+  return Result.isResult(decoded) ? Effect.fromResult(decoded) : decoded
+}
 
 /**
  * Decodes a raw result synchronously.
@@ -246,7 +259,7 @@ export const make = (deps: Deps): Calls => {
           rounds === "answer" && InputRounds.isInputRequired(first[0])
             ? inputRounds(method, params, options, first)
             : Effect.succeed(first[0])),
-        (result) => decode(method, result)
+        (result) => decodeWith(decode, method, result)
       ).pipe(Effect.catchCause((cause) =>
         Effect.failCause(SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion))
       ))
