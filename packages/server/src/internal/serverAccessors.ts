@@ -32,7 +32,7 @@ export const progress = (
   value: number,
   options?: { readonly total?: number | undefined; readonly message?: string | undefined }
 ): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.progress(value, options))
+  RequestContext.use((context) => context.progress(value, options))
 
 /**
  * Tells every connected client that asked about it that a list changed or a resource was updated.
@@ -41,7 +41,7 @@ export const progress = (
  * @category accessors
  */
 export const publish = (change: Change): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.publish(change))
+  RequestContext.use((context) => context.publish(change))
 
 /**
  * Sends a log message to the client of the current request.
@@ -54,7 +54,7 @@ export const log = (
   data: unknown,
   logger?: string
 ): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.log(level, data, logger))
+  RequestContext.use((context) => context.log(level, data, logger))
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input from the client
@@ -162,8 +162,7 @@ const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
  * @category accessors
  */
 export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) =>
       Effect.flatMap(
         context.input("elicitation/create", {
@@ -183,8 +182,7 @@ export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputE
  * @category accessors
  */
 export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) =>
       Effect.flatMap(
         context.input("elicitation/create", {
@@ -207,8 +205,7 @@ export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, 
 export const sample = (
   params: CreateMessageParams
 ): Effect.Effect<CreateMessageResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) => Effect.flatMap(context.input("sampling/createMessage", params), decodeCreateMessageResult)
   )
 
@@ -218,8 +215,7 @@ export const sample = (
  * @since 0.1.0
  * @category accessors
  */
-export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = Effect.flatMap(
-  RequestContext,
+export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = RequestContext.use(
   (context) =>
     Effect.flatMap(context.input("roots/list", {}), decodeListRootsResult).pipe(
       Effect.map(({ roots }) =>

@@ -274,7 +274,7 @@ const taskOrCall = (methods: Methods, request: RequestInfo) =>
     )
     if (verdict === "plain") return callTool(methods, request)
     if (verdict !== "task") return Effect.fail(verdict)
-    return Effect.flatMap(model.RequestContext, (context) =>
+    return model.RequestContext.use((context) =>
       serverTasks.start(
         request.era,
         request.params,
