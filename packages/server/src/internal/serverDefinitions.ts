@@ -262,7 +262,9 @@ const decodeArguments = <A, I>(name: string, schema: Schema.Codec<A, I>) => {
   const decode = Schema.decodeUnknownEffect(schema)
   return (args: unknown): Effect.Effect<A, ToolError> =>
     decode(args ?? {}).pipe(
-      Effect.mapError((error) => new model.ToolError({ message: `Invalid arguments for tool ${name}: ${error.message}` }))
+      Effect.mapError((error) =>
+        new model.ToolError({ message: `Invalid arguments for tool ${name}: ${error.message}` })
+      )
     )
 }
 
