@@ -270,6 +270,26 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
     // plain timeout fires.
     const bounded = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.Duration) =>
       Effect.timeoutOption(Effect.interruptible(Effect.exit(self)), timeout)
+    // Signals the child's process group, then waits (bounded) for the child itself. Not the spawner's `kill`: that
+    // also waits for every member of the group to be gone, and an unreaped zombie (no init reaping in a container)
+    // would hold each step for its whole bound. On Windows `kill` is `taskkill /T`, which waits for the child only.
+    const signalGroup = (
+      proc: ChildProcessSpawner.ChildProcessHandle,
+      killSignal: "SIGTERM" | "SIGKILL",
+      timeout: Duration.Duration
+    ) =>
+      globalThis.process.platform === "win32"
+        ? bounded(proc.kill({ killSignal }), timeout)
+        : Effect.andThen(
+          Effect.sync(() => {
+            try {
+              globalThis.process.kill(-proc.pid, killSignal)
+            } catch {
+              // the group is gone
+            }
+          }),
+          bounded(proc.exitCode, timeout)
+        )
     const shutdown = (
       proc: ChildProcessSpawner.ChildProcessHandle,
       closed: Deferred.Deferred<McpError.TransportError>,
@@ -299,15 +319,15 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         yield* Queue.end(outbox)
         if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
           yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
-          yield* bounded(proc.kill({ killSignal: "SIGTERM" }), resolved.termTimeout)
+          yield* signalGroup(proc, "SIGTERM", resolved.termTimeout)
           if (yield* isRunning) {
             yield* Effect.logDebug("the server did not exit after SIGTERM: sending SIGKILL")
-            yield* bounded(proc.kill({ killSignal: "SIGKILL" }), killTimeout)
+            yield* signalGroup(proc, "SIGKILL", killTimeout)
           }
         }
         // The server is gone; what it started in its process group must not outlive it, nor what it started
         // elsewhere (a new session, a detached child).
-        yield* bounded(proc.kill({ killSignal: "SIGKILL" }), killTimeout)
+        yield* signalGroup(proc, "SIGKILL", killTimeout)
         const ended = yield* bounded(
           ProcessTree.terminate(listProcesses, proc.pid, before, resolved.termTimeout),
           Duration.sum(resolved.termTimeout, Duration.times(killTimeout, 2))
@@ -316,7 +336,10 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         if (descendants > 0) {
           yield* Effect.logDebug(`signalled ${descendants} descendant(s) of the server that outlived its process group`)
         }
-        // (in a fiber of its own: the bound stops the wait, not the release)
+        // The spawner's release signals the group again and waits for all of it, zombies included: the group was
+        // dealt with above, so it is told the child is no longer held (after an exit by a signal or with code 0,
+        // its release then does nothing). In a fiber of its own: the bound stops the wait, not the release.
+        yield* bounded(proc.unref, killTimeout)
         yield* bounded(Effect.flatMap(Effect.forkDetach(Scope.close(processScope, Exit.void)), Fiber.join), killTimeout)
       }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
 
