@@ -6,10 +6,10 @@
  *
  * @internal
  */
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -35,7 +35,7 @@ export interface Delivered {
   readonly messages: number
 }
 
-const ErrorBody = Schema.parseJson(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
+const ErrorBody = Schema.fromJsonString(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
 /**
@@ -165,7 +165,7 @@ export const make = (
   const refuse = (reason: string): Effect.Effect<void, McpError.TransportError> => {
     if (budget.charge()) return Effect.void
     const error = codec.tooManyRefusedFrames("http", resolved.maxRefusedFrames, reason)
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.suspend(() => {
         if (state.closed) return Effect.void
         const closing = emit(Transport.TransportEvent.Closed({ error }))
@@ -242,8 +242,8 @@ export const make = (
         (problem) => Effect.logWarning(printable(`dropped a message from the server: ${problem}`)),
         { discard: true }
       ).pipe(
-        Effect.zipRight(refuse(frame.invalid[0]!)),
-        Effect.zipRight(Effect.suspend(() => from(0)))
+        Effect.andThen(refuse(frame.invalid[0]!)),
+        Effect.andThen(Effect.suspend(() => from(0)))
       )
     })
 
@@ -322,10 +322,10 @@ const classify = (
   ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
     Effect.flatMap(
       // a body that breaks off loses the answer as a broken stream does
-      Effect.catchIf(
-        Effect.tapError(Body.readBody(response, resolved.maxEventBytes, headers), chargeTooLarge),
-        (error) => error.reason === "Read",
-        (error) => Effect.fail(streamEnded(request, error))
+      // (piped: a data-first `catchIf(self, predicate, f)` is taken for the data-last `(predicate, f, orElse)`)
+      Body.readBody(response, resolved.maxEventBytes, headers).pipe(
+        Effect.tapError(chargeTooLarge),
+        Effect.catchIf((error) => error.reason === "Read", (error) => Effect.fail(streamEnded(request, error)))
       ),
       (text) =>
         Effect.flatMap(deliver(text, source), (outcome) => {
@@ -356,9 +356,9 @@ const classify = (
     if (type === JSON_TYPE) return jsonAnswer(response, headers, request, source)
     if (type === EVENT_STREAM) {
       const cursor = newCursor()
-      return Effect.flatMap(Effect.either(readEvents(response, source, cursor)), (outcome) => {
-        if (Either.isRight(outcome) && outcome.right) return Effect.void
-        const broken = Either.isLeft(outcome) ? outcome.left : undefined
+      return Effect.flatMap(Effect.result(readEvents(response, source, cursor)), (outcome) => {
+        if (Result.isSuccess(outcome) && outcome.success) return Effect.void
+        const broken = Result.isFailure(outcome) ? outcome.failure : undefined
         if (broken?.reason === "FrameTooLarge" || broken?.reason === "TooManyRefusedFrames") return Effect.fail(broken)
         const resume = how?.resume
         if (resume !== undefined && cursor.lastEventId !== undefined) return resume(request, cursor)

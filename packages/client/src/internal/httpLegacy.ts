@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
@@ -95,7 +95,7 @@ export const make = (
             return hooks.fallback(response, request)
           }
           if (Body.isSuccess(status)) {
-            return Effect.zipRight(adoptSession(response), answer(response, request, options))
+            return Effect.andThen(adoptSession(response), answer(response, request, options))
           }
         }
         if (status === 404 && sessionId !== undefined) return expired(request, options, sessionId, resent)
@@ -127,7 +127,7 @@ export const make = (
         state.expiredSession = sentWith
         state.sessionId = undefined
       }
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.logInfo("the server forgot the session; the request waits for a new one"),
         inbound.emitOpen(Transport.TransportEvent.SessionExpired({ id: request.id }))
       )
@@ -164,7 +164,7 @@ export const make = (
     state.expiredSession = undefined
     const parked = [...state.parked.values()]
     state.parked.clear()
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.forEach(parked, hooks.restart, { discard: true }),
       // a new session gets a new GET stream (the old one belonged to the old session)
       hooks.runGetStream(LegacyStreams.getStream(session))
