@@ -45,7 +45,7 @@ export const guardWrites = (around: WriteGuard): Effect.Effect<void, never, Scop
   )
 
 const write = (stream: NodeJS.WriteStream, text: string, carriageReturn = false): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     const around = guard
     around?.before()
     // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
@@ -232,7 +232,9 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
         return s.dim("[resource]")
       }
       const resource = block.resource
-      const header = s.dim(`[resource ${Text.line(resource.uri)}]`)
+      // with open MCP objects a malformed embedded resource decodes as an unknown block: its uri is checked here
+      const uri = "uri" in resource && typeof resource.uri === "string" ? Text.line(resource.uri) : "?"
+      const header = s.dim(`[resource ${uri}]`)
       return "text" in resource && typeof resource.text === "string" ? `${header}\n${Text.block(resource.text)}` : header
     }
     case "resource_link": {

@@ -13,9 +13,9 @@ import type * as Connection from "./connection.js"
  * @since 0.1.0
  * @category tags
  */
-export class SharedClient extends Context.Tag("@conduit-mcp/cli/SharedClient")<SharedClient, {
+export class SharedClient extends Context.Service<SharedClient, {
   readonly client: McpClient.McpClientService
   readonly resolved: Connection.Resolved
   /** `listen` runs this once its subscriptions are in force, so that the shell goes on only then. */
   readonly listening?: Effect.Effect<void> | undefined
-}>() {}
+}>()("@conduit-mcp/cli/SharedClient") {}
