@@ -72,8 +72,13 @@ const utf8 = new TextDecoder("utf-8")
 export const describeClientError = (error: HttpClientError.HttpClientError): { detail: string; cause: unknown } =>
   describeCause(error.reason.cause, reasonName(error.reason))
 
-/** The name Effect 3 gave a client failure's reason (`Transport`, `Decode`, ...): the fallback of a detail. */
-const reasonName = (reason: HttpClientError.HttpClientErrorReason): string =>
+/**
+ * The short name of a client failure's reason (`Transport`, `Decode`, `StatusCode`, ...: the names Effect 3 gave
+ * them), for details that must not carry the request (its URL, its headers).
+ *
+ * @internal
+ */
+export const reasonName = (reason: HttpClientError.HttpClientErrorReason): string =>
   reason._tag.endsWith("Error") ? reason._tag.slice(0, -5) : reason._tag
 
 /** Whether a client failure is a transport failure of its request (nothing was answered): its underlying cause. */
