@@ -103,7 +103,7 @@ type Options = Grammar.Parsed<unknown>["options"]
  * @category parsing
  */
 export const text = (options: Options, name: string): Option.Option<string> =>
-  Option.fromNullable(options.get(name)?.at(-1))
+  Option.fromNullishOr(options.get(name)?.at(-1))
 
 /**
  * Every value of a repeatable option.
@@ -175,7 +175,7 @@ export const arg = (parsed: Grammar.Parsed<unknown>, index: number): string => p
  * @category parsing
  */
 export const optionalArg = (parsed: Grammar.Parsed<unknown>, index: number): Option.Option<string> =>
-  Option.fromNullable(parsed.arguments[index])
+  Option.fromNullishOr(parsed.arguments[index])
 
 // ---------------------------------------------------------------------------------------------------------------
 // Help
