@@ -378,6 +378,15 @@ describe("McpToolkit", () => {
       assert.strictEqual(AiError.isAiError(failure) ? failure.reason._tag : undefined, "ToolParameterValidationError")
       assert.strictEqual(calls.length, 1)
 
+      // Effect's approval protocol: a call of a tool that needs approval is not made, the model's answer asks
+      const { model } = yield* scripted(() => [call("c1", "t", { a: "y" })])
+      const response = yield* model.generateText({ prompt: "go", toolkit: built.withHandler })
+      assert.deepStrictEqual(response.content.map((part) => part.type).filter((type) => type.startsWith("tool")), [
+        "tool-call",
+        "tool-approval-request"
+      ])
+      assert.strictEqual(calls.length, 1)
+
       const renamed = yield* Effect.exit(McpToolkit.make(source, {
         transformTool: () => Tool.dynamic("other", { failureMode: "return" }) as never
       }))
