@@ -23,6 +23,7 @@ import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
@@ -147,7 +148,9 @@ export const layerLoopback = (
       yield* server.serve(app).pipe(Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true))
       const address = server.address
       const inet = address._tag === "UnixPathAddress" ? undefined : address
-      const host = inet?._tag === "InetAddressV6" && String(inet.address) !== "::" ? `[${inet.address}]` : "127.0.0.1"
+      // (the address is an object: `NetAddress.formatIp` gives its text)
+      const v6 = inet?._tag === "InetAddressV6" ? NetAddress.formatIp(inet.address) : undefined
+      const host = v6 !== undefined && v6 !== "::" ? `[${v6}]` : "127.0.0.1"
       const port = inet === undefined ? 0 : inet.port
       const redirectUri = `http://${host}:${port}${path}`
       const open = options?.open ??
