@@ -277,7 +277,7 @@ describe("legacy server requests", () => {
       assert.deepStrictEqual((init.message as McpSchema.JsonRpcRequest).params, {
         protocolVersion: "2025-11-25",
         capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
-        clientInfo: { name: "conduit", version: "0.2.0" }
+        clientInfo: { name: "conduit", version: "0.2.1" }
       })
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.serverRequest(1, "elicitation/create", formRequest.params)

@@ -54,7 +54,7 @@ describe("era negotiation", () => {
       assert.isNumber(sent[1].id)
       const meta = (sent[1].params as { _meta: Record<string, unknown> })._meta
       assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
-      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "0.2.0" })
+      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "0.2.1" })
       assert.deepStrictEqual(meta["io.modelcontextprotocol/clientCapabilities"], {})
       assert.deepStrictEqual(yield* Ref.get(log.sessions), [{ era: "modern", protocolVersion: "2026-07-28" }])
     }).pipe(Effect.provide(clientLayer(Scripted.modernScript(echoTool)))))
@@ -78,7 +78,7 @@ describe("era negotiation", () => {
       assert.deepStrictEqual(init.params, {
         protocolVersion: "2025-11-25",
         capabilities: {},
-        clientInfo: { name: "conduit", version: "0.2.0" }
+        clientInfo: { name: "conduit", version: "0.2.1" }
       })
       const call = requests(sent)[2]
       assert.deepStrictEqual(call.params, { name: "echo" }, "no modern _meta in the legacy era")

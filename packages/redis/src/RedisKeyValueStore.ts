@@ -6,7 +6,9 @@
  *
  * Keys live under a prefix (`conduit:` by default); `clear` and `size` only see keys under it. Every command is
  * bounded by `commandTimeout`, so a Redis outage turns into store errors (which the result cache counts as misses),
- * never into hung requests. Errors, logs and spans carry neither passwords nor stored values.
+ * never into hung requests. On a connection the store opens, every reply is checked before ioredis parses it
+ * (see {@link ReplyLimitOptions}): a server that answers with a reply nested too deep or too large fails the
+ * command, it does not crash the process. Errors, logs and spans carry neither passwords nor stored values.
  *
  * @example
  * ```ts
@@ -54,15 +56,76 @@ export interface StoreOptions {
 }
 
 /**
- * ioredis options the store sets itself (`keyPrefix`, `commandTimeout`, `lazyConnect`) or takes as `Redacted`
- * (`password`, `sentinelPassword`) are not taken as ioredis spells them.
+ * The most levels of arrays in one reply on a connection the store opens (a top-level array is level 1). The
+ * store's values are flat bulk strings; GET, SET, DEL, EXISTS and SCAN answer at most 2 levels deep, and the
+ * deepest reply ioredis asks for (CLUSTER SLOTS) 4.
+ *
+ * @since 0.2.1
+ * @category constants
+ */
+export const maxReplyDepth: number = internal.maxReplyDepth
+
+/**
+ * The most array elements in one reply, at every level together, on a connection the store opens. A SCAN page
+ * holds some hundred keys (the store asks for 500), and CLUSTER SLOTS of a cluster whose 16,384 slots are all
+ * split apart some hundred thousand.
+ *
+ * @since 0.2.1
+ * @category constants
+ */
+export const maxReplyElements: number = internal.maxReplyElements
+
+/**
+ * The longest status or error line (`+OK`, `-ERR …`) in a reply, in bytes, on a connection the store opens.
+ *
+ * @since 0.2.1
+ * @category constants
+ */
+export const maxReplyLineBytes: number = internal.maxReplyLineBytes
+
+/**
+ * The default of `maxReplyBytes`: 65 MiB (68,157,440 bytes).
+ *
+ * @since 0.2.1
+ * @category constants
+ */
+export const defaultMaxReplyBytes: number = internal.defaultMaxReplyBytes
+
+/**
+ * Bounds on the replies of a connection the store opens. Each chunk a connection receives is checked, in one pass
+ * and before ioredis's parser sees it, against `maxReplyBytes` and the fixed {@link maxReplyDepth},
+ * {@link maxReplyElements} and {@link maxReplyLineBytes}; a bulk string is refused at its header when the length it
+ * announces does not fit, an array at its header when its count does not. Only RESP2 is accepted (ioredis never
+ * asks for RESP3). A refused reply never reaches the parser: the connection is closed, the commands in flight on
+ * it fail with `SystemError` reason `InvalidData` (`Redis: refused a reply nested deeper than 8 levels; the
+ * connection was closed`), and ioredis reconnects. The replies before it in the same chunk still answer their
+ * commands.
+ *
+ * @since 0.2.1
+ * @category models
+ */
+export interface ReplyLimitOptions {
+  /**
+   * The largest reply, framing included, in bytes (default 65 MiB, {@link defaultMaxReplyBytes}). A result-cache
+   * entry is one result the client accepted (a frame of at most 64 MiB by default, `maxFrameBytes` and
+   * `maxEventBytes`) as compact JSON with an envelope of a few hundred bytes; the extra MiB leaves room for numbers
+   * JSON writes longer than the server did. Raise it with the client's frame limit. `set` refuses, with
+   * `BadArgument`, a value whose reply would pass it, since it could not be read back. While a reply is read,
+   * ioredis holds it and a copy of up to three times its size; the bound is what keeps that finite.
+   */
+  readonly maxReplyBytes?: number | undefined
+}
+
+/**
+ * ioredis options the store sets itself (`keyPrefix`, `commandTimeout`, `lazyConnect`, `Connector`) or takes as
+ * `Redacted` (`password`, `sentinelPassword`) are not taken as ioredis spells them.
  *
  * @since 0.1.0
  * @category models
  */
 export type NodeOptions = Omit<
   RedisOptions,
-  "keyPrefix" | "commandTimeout" | "lazyConnect" | "password" | "sentinelPassword"
+  "keyPrefix" | "commandTimeout" | "lazyConnect" | "password" | "sentinelPassword" | "Connector"
 >
 
 /**
@@ -78,7 +141,7 @@ export type NodeOptions = Omit<
  * @since 0.1.0
  * @category models
  */
-export interface ConnectionOptions extends StoreOptions, NodeOptions {
+export interface ConnectionOptions extends StoreOptions, ReplyLimitOptions, NodeOptions {
   /** `redis://` or `rediss://` (TLS) URL; pass it `Redacted` when it carries a password. */
   readonly url?: string | Redacted.Redacted<string> | undefined
   /** Password of `username` (or of the `default` user). */
@@ -98,7 +161,9 @@ export interface ConnectionOptions extends StoreOptions, NodeOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ClusterConnectionOptions extends StoreOptions, Omit<ClusterOptions, "keyPrefix" | "redisOptions"> {
+export interface ClusterConnectionOptions
+  extends StoreOptions, ReplyLimitOptions, Omit<ClusterOptions, "keyPrefix" | "redisOptions">
+{
   readonly nodes: ReadonlyArray<ClusterNode>
   readonly redisOptions?: ClusterNodeOptions | undefined
 }
@@ -112,7 +177,7 @@ export interface ClusterConnectionOptions extends StoreOptions, Omit<ClusterOpti
 export interface ClusterNodeOptions extends
   Omit<
     NonNullable<ClusterOptions["redisOptions"]>,
-    "keyPrefix" | "commandTimeout" | "lazyConnect" | "password" | "sentinelPassword"
+    "keyPrefix" | "commandTimeout" | "lazyConnect" | "password" | "sentinelPassword" | "Connector"
   >
 {
   readonly password?: Redacted.Redacted | undefined
@@ -133,7 +198,8 @@ export const make: (
 /**
  * Builds the store over a client the application already has. The application keeps owning it: the store does not
  * close it, does not listen to its events, and works with its settings (its offline queue, retries, reconnection).
- * Should the client have its own ioredis `keyPrefix`, the store's keys go under both.
+ * Should the client have its own ioredis `keyPrefix`, the store's keys go under both. Its replies are read as the
+ * client reads them: the bounds of {@link ReplyLimitOptions} hold only on connections the store opens.
  *
  * @since 0.1.0
  * @category constructors

@@ -18,7 +18,7 @@ import * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import * as Net from "node:net"
 import * as RedisKeyValueStore from "../src/RedisKeyValueStore.js"
-import { adminClient, call, makeCertificate, startCluster, startRedis } from "./utils/redisServer.js"
+import { adminClient, call, makeCertificate, startCluster, startRedis, startSentinel } from "./utils/redisServer.js"
 
 const SERVER = "https://mcp.example.com/mcp"
 
@@ -310,6 +310,17 @@ describe("RedisKeyValueStore against redis-server", () => {
       assert.deepStrictEqual(yield* byUrl.get("k"), Option.some("over TLS"))
       // The refused cases (no CA; a plain connection to the TLS port) are left out for now: on a loaded machine the
       // failed handshake surfaced once as an uncaught TLS alert error outside the store (vitest: unhandled error).
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("through a sentinel: the store finds the master and connects to it", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startRedis()
+      const admin = yield* adminClient(port)
+      const sentinel = yield* startSentinel(port, "conduit-master")
+      const store = yield* connect({ sentinels: [{ host: "127.0.0.1", port: sentinel.port }], name: "conduit-master" })
+      yield* store.set("k", "through the sentinel")
+      assert.strictEqual(yield* call(() => admin.get("conduit:k")), "through the sentinel")
+      assert.deepStrictEqual(yield* store.get("k"), Option.some("through the sentinel"))
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("in a cluster, keys spread over both masters; size and clear see every master", () =>

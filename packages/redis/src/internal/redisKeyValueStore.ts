@@ -18,6 +18,8 @@ import { Cluster, Redis } from "ioredis"
 import type { ClusterOptions, RedisOptions } from "ioredis"
 import { Buffer } from "node:buffer"
 import type * as RedisKeyValueStore from "../RedisKeyValueStore.js"
+import * as replyLimitConnector from "./replyLimitConnector.js"
+import type { ReplyLimits } from "./replyScanner.js"
 
 const defaultTimeout = Duration.seconds(2)
 /** Keys per DEL when clearing one server (a cluster takes one key per DEL: keys of a batch may sit in other slots). */
@@ -55,6 +57,29 @@ const describeFailure = (error: unknown): string => {
   return `Redis: ${printable(line.length > 200 ? `${line.slice(0, 200)}…` : line)}`
 }
 
+/** @internal */
+export const maxReplyDepth = 8
+/** @internal */
+export const maxReplyElements = 1_000_000
+/** @internal */
+export const maxReplyLineBytes = 8_192
+/** @internal */
+export const defaultMaxReplyBytes = 65 * 1024 * 1024
+
+/**
+ * The reply bounds of the connections a store opens, and what they refused: a command that fails after a refusal
+ * on one of them is described by it (a refused reply closes the connection, which fails the commands in flight
+ * with ioredis's closed-connection error).
+ */
+interface ReplyGuard {
+  readonly limits: ReplyLimits
+  refusals: number
+  lastRefusal: string
+}
+
+/** Bytes of the reply that reads back a value of `size` bytes (`$<size>\r\n<value>\r\n`). */
+const bulkReplyBytes = (size: number): number => 1 + String(size).length + 2 + size + 2
+
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&")
 
 const timeoutOf = (options: RedisKeyValueStore.StoreOptions | undefined): Duration.Duration =>
@@ -64,6 +89,12 @@ const timeoutOf = (options: RedisKeyValueStore.StoreOptions | undefined): Durati
 export const fromClient = (
   client: Redis | Cluster,
   options?: RedisKeyValueStore.StoreOptions | undefined
+): KeyValueStore.KeyValueStore => fromGuardedClient(client, options, undefined)
+
+const fromGuardedClient = (
+  client: Redis | Cluster,
+  options: RedisKeyValueStore.StoreOptions | undefined,
+  guard: ReplyGuard | undefined
 ): KeyValueStore.KeyValueStore => {
   const keyPrefix = options?.keyPrefix ?? "conduit:"
   const timeout = timeoutOf(options)
@@ -75,14 +106,20 @@ export const fromClient = (
     A,
     PlatformError.PlatformError
   > =>
-    Effect.tryPromise({
-      try: () => call(),
-      catch: (error) =>
-        systemError(
-          method,
-          error instanceof Error && error.message === "Command timed out" ? "TimedOut" : "Unknown",
-          describeFailure(error)
-        )
+    Effect.suspend(() => {
+      const refusals = guard?.refusals ?? 0
+      return Effect.tryPromise({
+        try: () => call(),
+        catch: (error) =>
+          guard !== undefined && guard.refusals !== refusals
+            // our own text (a reason, a limit), not the server's
+            ? systemError(method, "InvalidData", `Redis: refused ${guard.lastRefusal}; the connection was closed`)
+            : systemError(
+              method,
+              error instanceof Error && error.message === "Command timed out" ? "TimedOut" : "Unknown",
+              describeFailure(error)
+            )
+      })
     }).pipe(
       Effect.timeoutFail({
         duration: timeout,
@@ -140,12 +177,24 @@ export const fromClient = (
   return KeyValueStore.make({
     get: (key) => Effect.map(command("get", "GET", () => client.get(keyPrefix + key)), Option.fromNullable),
     getUint8Array: (key) => getBuffer("getUint8Array", key),
-    set: (key, value) =>
-      Effect.asVoid(command("set", "SET", () =>
+    set: (key, value) => {
+      // a value whose reply would pass maxReplyBytes could be written but never read back
+      const size = typeof value === "string" ? Buffer.byteLength(value) : value.byteLength
+      if (guard !== undefined && bulkReplyBytes(size) > guard.limits.maxBytes) {
+        return Effect.fail(
+          new PlatformError.BadArgument({
+            module: "KeyValueStore",
+            method: "set",
+            description: `Redis: a value of ${size} bytes is not stored: reading it back would pass maxReplyBytes (${guard.limits.maxBytes} bytes)`
+          })
+        )
+      }
+      return Effect.asVoid(command("set", "SET", () =>
         client.set(
           keyPrefix + key,
           typeof value === "string" ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-        ))),
+        )))
+    },
     remove: (key) => Effect.asVoid(command("remove", "DEL", () => client.del(keyPrefix + key))),
     has: (key) => Effect.map(command("has", "EXISTS", () => client.exists(keyPrefix + key)), (count) => count > 0),
     clear,
@@ -157,41 +206,69 @@ const reveal = (secret: Redacted.Redacted | undefined) =>
   secret === undefined ? {} : { password: Redacted.value(secret) }
 
 /** ioredis options for a connection the store opens: the store's defaults, the caller's options, secrets revealed. */
-const redisOptions = (options: RedisKeyValueStore.ConnectionOptions, timeout: Duration.Duration): RedisOptions => {
-  const { commandTimeout: _timeout, keyPrefix: _prefix, nodes: _nodes, password, sentinelPassword, url: _url, ...rest } =
-    options
+const redisOptions = (
+  options: RedisKeyValueStore.ConnectionOptions,
+  timeout: Duration.Duration,
+  Connector: NonNullable<RedisOptions["Connector"]>
+): RedisOptions => {
+  const {
+    commandTimeout: _timeout,
+    keyPrefix: _prefix,
+    maxReplyBytes: _maxReplyBytes,
+    nodes: _nodes,
+    password,
+    sentinelPassword,
+    url: _url,
+    ...rest
+  } = options
   return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     ...rest,
     ...reveal(password),
     ...(sentinelPassword === undefined ? {} : { sentinelPassword: Redacted.value(sentinelPassword) }),
-    commandTimeout: Duration.toMillis(timeout)
+    commandTimeout: Duration.toMillis(timeout),
+    Connector
   }
 }
 
 const clusterOptions = (
   options: RedisKeyValueStore.ClusterConnectionOptions,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  Connector: NonNullable<RedisOptions["Connector"]>
 ): ClusterOptions => {
-  const { commandTimeout: _timeout, keyPrefix: _prefix, nodes: _nodes, redisOptions: node, ...rest } = options
+  const {
+    commandTimeout: _timeout,
+    keyPrefix: _prefix,
+    maxReplyBytes: _maxReplyBytes,
+    nodes: _nodes,
+    redisOptions: node,
+    ...rest
+  } = options
   const { password, ...nodeRest } = node ?? {}
   return {
     enableOfflineQueue: false,
     ...rest,
-    redisOptions: { ...nodeRest, ...reveal(password), commandTimeout: Duration.toMillis(timeout) }
+    // every connection to a node, and those ioredis makes to ask a node for the slots, go through the connector
+    redisOptions: { ...nodeRest, ...reveal(password), commandTimeout: Duration.toMillis(timeout), Connector }
   }
 }
 
 const open = (
   options: RedisKeyValueStore.ConnectionOptions | RedisKeyValueStore.ClusterConnectionOptions,
-  timeout: Duration.Duration
+  timeout: Duration.Duration,
+  guard: ReplyGuard
 ): Redis | Cluster => {
-  if (options.nodes !== undefined) return new Cluster([...options.nodes], clusterOptions(options, timeout))
+  const Connector = replyLimitConnector.make(guard.limits, (reason) => {
+    guard.refusals++
+    guard.lastRefusal = reason
+  })
+  if (options.nodes !== undefined) return new Cluster([...options.nodes], clusterOptions(options, timeout, Connector))
   const url = options.url === undefined ? undefined : Redacted.isRedacted(options.url)
     ? Redacted.value(options.url)
     : options.url
-  return url === undefined ? new Redis(redisOptions(options, timeout)) : new Redis(url, redisOptions(options, timeout))
+  const connection = redisOptions(options, timeout, Connector)
+  return url === undefined ? new Redis(connection) : new Redis(url, connection)
 }
 
 /** Waits until the client is ready, at most `timeout`. */
@@ -211,6 +288,15 @@ export const make = (
 ): Effect.Effect<KeyValueStore.KeyValueStore, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timeout = timeoutOf(options)
+    const maxBytes = options?.maxReplyBytes ?? defaultMaxReplyBytes
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+      return yield* Effect.dieMessage("RedisKeyValueStore: maxReplyBytes must be a positive integer")
+    }
+    const guard: ReplyGuard = {
+      limits: { maxBytes, maxDepth: maxReplyDepth, maxElements: maxReplyElements, maxLineBytes: maxReplyLineBytes },
+      refusals: 0,
+      lastRefusal: ""
+    }
     const run = yield* FiberSet.makeRuntime<never, void, never>()
     // without a listener ioredis prints its connection errors to the console
     const onError = (error: unknown) => {
@@ -220,7 +306,7 @@ export const make = (
     }
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const client = open(options ?? {}, timeout)
+        const client = open(options ?? {}, timeout, guard)
         client.on("error", onError)
         return client
       }),
@@ -233,5 +319,5 @@ export const make = (
         )
     )
     yield* ready(client, timeout)
-    return fromClient(client, options)
+    return fromGuardedClient(client, options, guard)
   })

@@ -1,7 +1,7 @@
 /**
  * A real `redis-server` for the tests: started on a free loopback port without persistence, owned by the
  * caller's Scope (closing it stops the server). Also: a self-signed certificate made with `openssl` for a TLS
- * port, and a cluster of two masters.
+ * port, a cluster of two masters, and a sentinel watching a server.
  */
 import * as Command from "@effect/platform/Command"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -169,3 +169,28 @@ export const startCluster = Effect.gen(function*() {
   )
   return { nodes: [first, second] }
 })
+
+/** A sentinel (`redis-server --sentinel`) watching the server on `masterPort` as the master named `name`. */
+export const startSentinel = (masterPort: number, name: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    // a sentinel rewrites its configuration file: it gets one of its own
+    const directory = yield* fs.makeTempDirectoryScoped({ prefix: "conduit-redis-sentinel-" })
+    const config = path.join(directory, "sentinel.conf")
+    const port = yield* freePort
+    yield* fs.writeFileString(
+      config,
+      `port ${port}\nbind 127.0.0.1\ndir ${directory}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n`
+    )
+    const process = yield* Command.make("redis-server", config, "--sentinel", "--loglevel", "warning").pipe(
+      Command.start
+    )
+    yield* Effect.forkScoped(Stream.runDrain(process.stdout))
+    yield* Effect.forkScoped(Stream.runDrain(process.stderr))
+    yield* accepts(port).pipe(
+      Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(200))),
+      Effect.orDie
+    )
+    return { port }
+  })
