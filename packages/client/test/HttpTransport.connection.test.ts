@@ -157,13 +157,13 @@ const closedByDefect = (
     const events = yield* Queue.unbounded<Transport.TransportEvent>()
     const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
       event._tag === "Notification"
-        ? Effect.dieMessage("a bug in delivering a notification")
+        ? Effect.die(new Error("a bug in delivering a notification"))
         : Queue.offer(events, event).pipe(Effect.asVoid)
     )
     yield* start(connection)
     return yield* Queue.take(events).pipe(
       Effect.repeat({ until: (event) => event._tag === "Closed" }),
-      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
+      Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail("no Closed event") }),
       Effect.orDie
     )
   })
@@ -248,14 +248,14 @@ describe("x-mcp-header", () => {
       })
       const warnings: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(message))
+        if (logLevel === "Warn") warnings.push(String(message))
       })
       const listed = yield* Effect.gen(function*() {
         const { client } = yield* Common.connect({ url: server.url })
         const listed = yield* client.listTools()
         yield* client.callTool({ name: "good", arguments: { r: "v" } })
         return listed
-      }).pipe(Effect.scoped, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.scoped, Effect.provide(Logger.layer([logger])))
       assert.deepStrictEqual(listed.map((tool) => tool.name), ["good", "plain"])
       assert.strictEqual(warnings.filter((warning) => warning.includes("left out tool")).length, 2)
       assert.isTrue(warnings.some((warning) => warning.includes("float")))
