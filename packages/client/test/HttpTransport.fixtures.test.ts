@@ -2,14 +2,14 @@
  * What real servers cannot be made to do, played by scripted `node:http` servers on 127.0.0.1: expired sessions,
  * broken streams, 5xx storms, malformed answers, hostile endpoints, cancellation as the server sees it.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import type * as Http from "node:http"
 import type * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -30,10 +30,10 @@ const posts = (seen: ReadonlyArray<Scripted.Seen>, method: string) =>
 const startCall = (client: McpClient.McpClientService, name: string) =>
   Effect.gen(function*() {
     let started: (() => void) | undefined
-    const running = Effect.async<void>((resume) => {
+    const running = Effect.callback<void>((resume) => {
       started = () => resume(Effect.void)
     })
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Effect.forkChild(
       client.callTool({ name }, { onProgress: () => Effect.sync(() => started?.()), timeout: "30 seconds" })
     )
     yield* running
@@ -568,7 +568,7 @@ describe("legacy streams", () => {
         }
       })
       const { client, recorder } = yield* Common.connect({ url: server.url })
-      const call = yield* Effect.fork(client.callTool({ name: "asks" }))
+      const call = yield* Effect.forkChild(client.callTool({ name: "asks" }))
       // the call is answered once the server has the answer to its ping
       yield* eventually(
         () => server.seen.some((entry) => Scripted.isObject(entry.body) && entry.body.id === "srv-1"),
