@@ -23,7 +23,7 @@ const demoOverHttp = Effect.gen(function*() {
   const child = yield* spawner.spawn(ChildProcess.make(node, [conduit, "demo-server", "--http", "0"]))
   return yield* child.stderr.pipe(
     Stream.decodeText(),
-    Stream.scan("", (all, chunk) => all + chunk),
+    Stream.scan(() => "", (all: string, chunk: string) => all + chunk),
     Stream.map((all) => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(all)?.[1]),
     Stream.filter((url): url is string => url !== undefined),
     Stream.runHead,
