@@ -147,7 +147,7 @@ describe("tasks against hostile servers", () => {
       const fiber = yield* Effect.forkChild(Effect.exit(Effect.timeout(call, "5 seconds")))
       for (let i = 0; i < 6; i++) yield* advance(1_000)
       const error = failureOf(yield* Fiber.join(fiber))
-      assert.strictEqual(error?._tag, "TimeoutException")
+      assert.strictEqual(error?._tag, "TimeoutError")
       const polls = (yield* sentOf("tasks/get")).length
       assert.isAtMost(polls, 5)
       const cancels = yield* sentOf("tasks/cancel")
