@@ -37,7 +37,7 @@ interface Who {
 
 const textOf = (result: McpSchema.ReadResourceResult): string => {
   const first = result.contents[0]
-  return first !== undefined && "text" in first ? first.text : ""
+  return first !== undefined && typeof first.text === "string" ? first.text : ""
 }
 
 /** A client of `whoami.mjs` started with these options, over the given cache. */
