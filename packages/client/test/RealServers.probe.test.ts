@@ -86,7 +86,7 @@ const spawn = (server: RealServers.ServerCommand): Effect.Effect<RawServer, neve
       sendUnchecked,
       send: (revision, message) => {
         const valid = SchemaValidator.validateClientMessage(revision, message)
-        return valid.ok ? sendUnchecked(message) : Effect.dieMessage(`invalid ${revision} message: ${valid.errors}`)
+        return valid.ok ? sendUnchecked(message) : Effect.die(new Error(`invalid ${revision} message: ${valid.errors}`))
       },
       response
     } satisfies RawServer
