@@ -308,7 +308,7 @@ export const make = (
         const keepIfAllowed = (ticket: ResultCache.Ticket) => (result: unknown) =>
           Option.match(hintsOf(result), {
             onNone: () => Effect.void,
-            onSome: (hints) => store_(key, result, hints, ticket)
+            onSome: (hints) => Effect.asVoid(store_(key, result, hints, ticket))
           })
         const onError = (error: E) => isInvalidCursor(key, error)
           ? invalidate({ _tag: "Method", server: key.server, method: key.method })
