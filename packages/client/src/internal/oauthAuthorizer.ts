@@ -303,8 +303,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     }
 
     /** Discovery, client identification and the configured grant. Runs under the lock. */
-    const fullAuthorization = (challenges: ReadonlyArray<McpError.Challenge>, scopeOverride?: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
+    const fullAuthorization = Effect.fn("OAuth.authorize")(
+      function*(challenges: ReadonlyArray<McpError.Challenge>, scopeOverride?: ReadonlyArray<string>) {
+        yield* Effect.annotateCurrentSpan({ "oauth.resource": resource, "oauth.grant": grant._tag })
         const challenge = authChallenge(challenges)
         const discovery = yield* discoveryFor(challenge, true)
         let scope: Array<string> = scopeOverride !== undefined
@@ -338,9 +339,8 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return current
-      }).pipe(
-        Effect.withSpan("OAuth.authorize", { attributes: { "oauth.resource": resource, "oauth.grant": grant._tag } })
-      )
+      }
+    )
 
     const runGrant = (discovery: Discovery, scope: ReadonlyArray<string>, dpopKey: DpopKey | undefined) => {
       switch (grant._tag) {
@@ -358,8 +358,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     }
 
     /** One refresh. Runs under the lock. `InvalidGrant` means the refresh token is dead. */
-    const refreshNow = (current: Current) =>
-      Effect.gen(function*() {
+    const refreshNow = Effect.fn("OAuth.refresh")(
+      function*(current: Current) {
+        yield* Effect.annotateCurrentSpan({ "oauth.resource": resource, "oauth.token": current.fingerprint })
         const stored = yield* store.get(TokenStore.tokensKey(current.stored.issuer, resource)).pipe(
           Effect.mapError(storeFailure)
         )
@@ -390,11 +391,8 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return next
-      }).pipe(
-        Effect.withSpan("OAuth.refresh", {
-          attributes: { "oauth.resource": resource, "oauth.token": current.fingerprint }
-        })
-      )
+      }
+    )
 
     /** Refreshes unless another fiber already replaced the token `seen`. */
     const refreshOnce = (seen: string) =>

@@ -132,12 +132,13 @@ const legacyAuthorizationServer = (settings: HttpSettings, server: URL) =>
  *
  * @internal
  */
-export const discover = (
+export const discover: (
   settings: HttpSettings,
   server: URL,
   options: DiscoveryOptions
-): Effect.Effect<Discovery, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Discovery, OAuthError> = Effect.fn("OAuth.discover")(
+  function*(settings, server, options) {
+    yield* Effect.annotateCurrentSpan("oauth.resource", canonicalResource(server))
     const prm = yield* findProtectedResource(settings, server, options)
     if (Option.isNone(prm)) {
       const legacy = yield* legacyAuthorizationServer(settings, server)
@@ -174,4 +175,5 @@ export const discover = (
       metadata,
       legacy: false
     }
-  }).pipe(Effect.withSpan("OAuth.discover", { attributes: { "oauth.resource": canonicalResource(server) } }))
+  }
+)

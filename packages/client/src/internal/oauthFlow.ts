@@ -99,14 +99,18 @@ const classify = (response: FormResponse, what: string): OAuthError => {
  *
  * @internal
  */
-export const requestToken = (
+export const requestToken: (
   context: FlowContext,
   discovery: Discovery,
   client: ClientIdentity | undefined,
   params: ReadonlyArray<readonly [string, string]>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.tokenRequest")(
+  function*(context, discovery, client, params, dpopKey) {
+    yield* Effect.annotateCurrentSpan({
+      "oauth.issuer": discovery.issuer,
+      "oauth.grant_type": params.find(([k]) => k === "grant_type")?.[1]
+    })
     const endpoint = discovery.metadata.token_endpoint
     if (endpoint === undefined) return yield* oauthError("Discovery", `${discovery.issuer} has no token endpoint`)
     const url = yield* Effect.fromResult(checkUrl(endpoint, context.settings.policy, "token endpoint"))
@@ -154,9 +158,8 @@ export const requestToken = (
       return yield* classify(response, what)
     }
     return yield* oauthError("TokenRequest", `${what} kept asking for a new DPoP nonce`)
-  }).pipe(Effect.withSpan("OAuth.tokenRequest", {
-    attributes: { "oauth.issuer": discovery.issuer, "oauth.grant_type": params.find(([k]) => k === "grant_type")?.[1] }
-  }))
+  }
+)
 
 const scopeParam = (scope: ReadonlyArray<string>): Array<[string, string]> =>
   scope.length > 0 ? [["scope", scope.join(" ")]] : []
@@ -201,13 +204,14 @@ const needHandler = (context: FlowContext, grant: string) =>
   })
 
 /** Authorization code with PKCE S256, `resource`, `state` and `iss` checks (OAuth 2.1, RFC 9207). @internal */
-export const authorizationCode = (
+export const authorizationCode: (
   context: FlowContext,
   discovery: Discovery,
   scope: ReadonlyArray<string>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.scoped(Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.authorizationCode")(
+  function*(context, discovery, scope, dpopKey) {
+    yield* Effect.annotateCurrentSpan("oauth.issuer", discovery.issuer)
     const metadata = discovery.metadata
     const handler = yield* needHandler(context, "authorization code")
     if (metadata.authorization_endpoint === undefined) {
@@ -270,7 +274,9 @@ export const authorizationCode = (
       ["code_verifier", Redacted.value(pkce.verifier)],
       ["resource", discovery.resource]
     ], dpopKey)
-  })).pipe(Effect.withSpan("OAuth.authorizationCode", { attributes: { "oauth.issuer": discovery.issuer } }))
+  },
+  Effect.scoped
+)
 
 /** @internal */
 export const refresh = (
@@ -400,13 +406,14 @@ const clamp = (value: number, low: number, high: number): number =>
   Number.isFinite(value) ? Math.min(high, Math.max(low, value)) : high
 
 /** RFC 8628: device authorization, then polling at the announced interval (slowing down when asked). @internal */
-export const deviceCode = (
+export const deviceCode: (
   context: FlowContext,
   discovery: Discovery,
   scope: ReadonlyArray<string>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.deviceCode")(
+  function*(context, discovery, scope, dpopKey) {
+    yield* Effect.annotateCurrentSpan("oauth.issuer", discovery.issuer)
     const endpoint = discovery.metadata.device_authorization_endpoint
     if (endpoint === undefined) {
       return yield* oauthError("Unsupported", `${discovery.issuer} has no device authorization endpoint`)
@@ -463,4 +470,5 @@ export const deviceCode = (
       return yield* outcome.failure
     }
     return yield* oauthError("Cancelled", "the device code expired before the user approved it")
-  }).pipe(Effect.withSpan("OAuth.deviceCode", { attributes: { "oauth.issuer": discovery.issuer } }))
+  }
+)
