@@ -13,7 +13,7 @@ import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as RootsProvider from "../src/RootsProvider.js"
 import * as SamplingHandler from "../src/SamplingHandler.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const seen: Array<ElicitationHandler.ElicitationRequest> = []
@@ -215,7 +215,7 @@ describe("MRTR (modern input_required)", () => {
       const calls = toolCalls(yield* Ref.get(log.sent))
       assert.strictEqual(calls.length, 2)
       assert.isUndefined((calls[1].params as Record<string, unknown>).inputResponses)
-    }).pipe(Effect.provide(clientLayer(mrtrServer(1, {})))))
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1, {}))), withSleepLog))
 
   it.effect("an unknown input method is a protocol error, not retried", () =>
     Effect.gen(function*() {
@@ -277,7 +277,7 @@ describe("legacy server requests", () => {
       assert.deepStrictEqual((init.message as McpSchema.JsonRpcRequest).params, {
         protocolVersion: "2025-11-25",
         capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
-        clientInfo: { name: "conduit", version: "0.2.1" }
+        clientInfo: { name: "conduit", version: "1.0.0" }
       })
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.serverRequest(1, "elicitation/create", formRequest.params)

@@ -12,7 +12,7 @@ import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 /** The error of a cause that is one failure and nothing else (Effect 3's `cause._tag === "Fail"`). */
@@ -54,7 +54,7 @@ describe("era negotiation", () => {
       assert.isNumber(sent[1].id)
       const meta = (sent[1].params as { _meta: Record<string, unknown> })._meta
       assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
-      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "0.2.1" })
+      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "1.0.0" })
       assert.deepStrictEqual(meta["io.modelcontextprotocol/clientCapabilities"], {})
       assert.deepStrictEqual(yield* Ref.get(log.sessions), [{ era: "modern", protocolVersion: "2026-07-28" }])
     }).pipe(Effect.provide(clientLayer(Scripted.modernScript(echoTool)))))
@@ -78,7 +78,7 @@ describe("era negotiation", () => {
       assert.deepStrictEqual(init.params, {
         protocolVersion: "2025-11-25",
         capabilities: {},
-        clientInfo: { name: "conduit", version: "0.2.1" }
+        clientInfo: { name: "conduit", version: "1.0.0" }
       })
       const call = requests(sent)[2]
       assert.deepStrictEqual(call.params, { name: "echo" }, "no modern _meta in the legacy era")
@@ -178,7 +178,7 @@ describe("era negotiation", () => {
       yield* TestClock.adjust("20 seconds")
       const error = yield* Fiber.join(silent)
       assert.strictEqual(error._tag, "RequestTimeout", String(error))
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("a server that quits on the probe is restarted and spoken to in legacy", () =>
     Effect.gen(function*() {

@@ -15,7 +15,7 @@ import * as Pagination from "./pagination.js"
 /** Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind. */
 const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000
 
-const VERSION = "0.2.1"
+const VERSION = "1.0.0"
 
 /**
  * @internal
