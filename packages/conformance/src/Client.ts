@@ -15,9 +15,9 @@ import * as RootsProvider from "@conduit-mcp/client/RootsProvider"
 import * as SamplingHandler from "@conduit-mcp/client/SamplingHandler"
 import * as TokenStore from "@conduit-mcp/client/TokenStore"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Undici from "@effect/platform-node/Undici"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Undici from "undici"
 
 /**
  * How one scenario wants the client built.
@@ -90,8 +90,8 @@ export const layer = (
 ) => {
   // the fixtures close idle keep-alive sockets after 5 s; a starved client that reuses one a moment too late gets
   // ECONNRESET on a POST it cannot safely repeat, so idle sockets are given up after 1 s
-  const http = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
-    Layer.provide(Layer.scoped(
+  const http = NodeHttpClient.layerUndiciNoDispatcher.pipe(
+    Layer.provide(Layer.effect(
       NodeHttpClient.Dispatcher,
       Effect.acquireRelease(
         Effect.sync(() => new Undici.Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 })),
