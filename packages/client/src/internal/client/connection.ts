@@ -161,7 +161,10 @@ export const makeStatus: Effect.Effect<Control> = Effect.sync(() => {
 export interface Hooks {
   /** Routes what the transport delivers, but for `Closed` and `SessionExpired`, which the connection handles. */
   readonly route: (attempt: Attempt, event: Transport.TransportEvent) => Effect.Effect<void>
-  /** A session is up; `renewed` for every session after the first. Runs in the attempt's Scope. */
+  /**
+   * A session was negotiated; `renewed` for every session after the first. Runs in the attempt's Scope, before the
+   * session is published: no caller uses it until this is done.
+   */
   readonly onSession: (session: Session, renewed: boolean) => Effect.Effect<void, never, Scope.Scope>
   /** The server forgot its legacy session and a new one was made on the same transport. */
   readonly onReinitialized: (session: Session) => Effect.Effect<void, never, Scope.Scope>
@@ -362,18 +365,21 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
     yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
     onEstablished()
     ctx.negotiator.established()
-    yield* control.publish(session)
-    yield* Deferred.succeed(ctx.ready, undefined)
+    // In this order, so that nothing depends on when the other fibers run: what the new session makes stale is
+    // forgotten before any caller can use it, the state is `Connected` before anything can have used it, and the
+    // constructor (waiting on `ready`) returns a client that is connected.
+    yield* ctx.hooks.onSession(session, ctx.renewed)
+    ctx.renewed = true
     yield* control.state.set({
       _tag: "Connected",
       era: session.era,
       protocolVersion: session.protocolVersion
     })
+    yield* control.publish(session)
+    yield* Deferred.succeed(ctx.ready, undefined)
     yield* Effect.logDebug(printable(`connected: ${session.era} ${session.protocolVersion}`)).pipe(
       Effect.annotateLogs({ module: "McpClient", transport: printable(kind) })
     )
-    yield* ctx.hooks.onSession(session, ctx.renewed)
-    ctx.renewed = true
     const interval = ctx.options.healthInterval
     if (interval !== undefined) yield* Effect.forkScoped(healthCheck(ctx, attempt, session, interval))
     return yield* Effect.flatMap(Deferred.await(attempt.closed), Effect.fail)
