@@ -259,17 +259,27 @@ export const make = <R>(
       client: McpClient.McpClientService
     ): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function*() {
+        const react = (state: McpClient.ConnectionState): Effect.Effect<void> =>
+          state._tag === "Connected"
+            ? refreshKnown(server, client)
+            : state._tag === "Closed"
+            ? Effect.asVoid(Effect.forkIn(layerMap.invalidate(server), hubScope))
+            : Effect.void
+        // The hub's state is the client's from now on, not once the watcher has run (a forked fiber starts after
+        // this one yields): a call made through the client this returns finds the server `Connected`.
+        const initial = yield* client.state
+        yield* setState(server, generation, toServerState(initial, server))
+        // the watcher's first state is the current one: already mirrored if it is still the one read above
+        let first = true
         yield* client.stateChanges.pipe(
-          Stream.runForEach((state) =>
-            Effect.andThen(
-              setState(server, generation, toServerState(state, server)),
-              state._tag === "Connected"
-                ? refreshKnown(server, client)
-                : state._tag === "Closed"
-                ? Effect.asVoid(Effect.forkIn(layerMap.invalidate(server), hubScope))
-                : Effect.void
+          Stream.runForEach((state) => {
+            const mirrored = first && state === initial
+            first = false
+            return Effect.andThen(
+              mirrored ? Effect.void : setState(server, generation, toServerState(state, server)),
+              react(state)
             )
-          ),
+          }),
           Effect.forkScoped
         )
         // each list refreshed on its changes, coalesced: a change storm is listed once per interval at most
