@@ -135,6 +135,11 @@ export const make = (deps: {
   /** Legacy resource subscriptions (uri → how many listens want it), restored on every new session. */
   const legacySubscriptions = new Map<string, number>()
 
+  /** Succeeds once the client will never have a session again (closed, or out of reconnections). */
+  const closedForGood: Effect.Effect<void> = Effect.asVoid(
+    Stream.runHead(Stream.filter(status.phase.changes, (phase) => phase._tag === "Failed"))
+  )
+
   const listenLegacy = (filter: McpClient.ListenFilter, session: Session) =>
     Stream.unwrap(Effect.gen(function*() {
       const inbox = yield* notifications.subscribe
@@ -220,8 +225,15 @@ export const make = (deps: {
           yield* Effect.logDebug(printable(`listen dropped (${error.message}); listening again`)).pipe(
             Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
           )
-          // (a schedule that ended listens again at once, as before)
-          yield* Effect.catch(next(error), () => Effect.void)
+          // The pause, unless the client is closed for good meanwhile: a dropped connection reaches the connection
+          // loop after the listen saw it fail, and whether it reconnects is known only once the loop has run. A
+          // client that will not reconnect fails the stream as soon as it says so (the pause may never end: the
+          // clock is the caller's). (a schedule that ended listens again at once, as before)
+          const closed = yield* Effect.raceFirst(
+            Effect.as(Effect.catch(next(error), () => Effect.void), false),
+            Effect.as(closedForGood, true)
+          )
+          if (closed) return yield* items.fail(error)
         }
       })
       yield* Effect.forkScoped(run)
