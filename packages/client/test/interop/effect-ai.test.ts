@@ -1,5 +1,5 @@
 /**
- * Interop: `@effect/ai`'s `McpServer` (legacy revisions) over stdio and HTTP.
+ * Interop: Effect's own `McpServer` (`effect/ai`, its legacy revisions) over stdio and Streamable HTTP.
  */
 import * as Effect from "effect/Effect"
 import * as Interop from "../utils/interop.js"
@@ -20,5 +20,5 @@ const http = Effect.map(
   (port) => `http://127.0.0.1:${port}/mcp`
 )
 
-Interop.suite("@effect/ai McpServer over stdio", Interop.overStdio([script, "stdio"]), profile)
-Interop.suite("@effect/ai McpServer over HTTP", Interop.overHttp(http), profile)
+Interop.suite("effect/ai McpServer over stdio", Interop.overStdio([script, "stdio"]), profile)
+Interop.suite("effect/ai McpServer over HTTP", Interop.overHttp(http), profile)
