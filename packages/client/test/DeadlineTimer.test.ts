@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
 import * as DeadlineTimer from "../src/internal/deadlineTimer.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 
 interface Entry {
   readonly name: string
@@ -38,7 +38,7 @@ describe("DeadlineTimer", () => {
       yield* TestClock.adjust("1 second")
       yield* until(() => expired.length === 2)
       assert.deepStrictEqual(expired, ["a", "b"])
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("an entry added while a batch expires is expired at its own deadline", () =>
     Effect.gen(function*() {
@@ -68,5 +68,5 @@ describe("DeadlineTimer", () => {
       yield* TestClock.adjust("2 seconds")
       yield* until(() => expired.length === 2)
       assert.deepStrictEqual(expired, ["first", "late"])
-    }))
+    }).pipe(withSleepLog))
 })

@@ -16,7 +16,7 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { makeCapture } from "./utils/capture.js"
-import { awaitSleep, stillAsleep } from "./utils/clock.js"
+import { awaitSleep, stillAsleep, withSleepLog } from "./utils/clock.js"
 import { eventually } from "./utils/eventually.js"
 import { turn } from "./utils/fibers.js"
 
@@ -344,7 +344,7 @@ describe("5xx storms", () => {
       assert.strictEqual(gets(), 1, "no GET before the server's 3 s")
       yield* TestClock.adjust("1 millis")
       yield* eventually(() => gets() === 2, "the second GET")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, withSleepLog))
   it.effect("a GET stream refused with 503 reconnects with exponential backoff, never in a tight loop", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("legacy", { get: (_, res) => void res.writeHead(503).end() })
@@ -359,7 +359,7 @@ describe("5xx storms", () => {
         yield* TestClock.adjust("1 millis")
         yield* eventually(() => gets() === expected, `GET number ${expected}`)
       }
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, withSleepLog))
 
   it.live("requests refused with 5xx fail one by one with HttpStatus; the transport does not retry them", () =>
     Effect.gen(function*() {

@@ -12,7 +12,7 @@ import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Transport from "../src/Transport.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
 
 const { modern } = FixtureServer
@@ -90,7 +90,7 @@ describe("InProcessTransport", () => {
         events.flatMap((event) => event._tag === "Notification" ? [event.message.params] : []),
         [1, 2].map((progress) => ({ progressToken: 1, progress, total: 2, message: `step ${progress} of 2` }))
       )
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("cancel interrupts the handler and no response is emitted", () =>
     Effect.gen(function*() {
@@ -156,7 +156,7 @@ describe("InProcessTransport", () => {
       assert.deepStrictEqual(yield* peer.events, before)
       const error = yield* Effect.flip(peer.request(3, "server/discover", modern()))
       assert.isTrue(error._tag === "TransportError" && error.reason === "Closed")
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("disconnect reports Closed, stops the connection, and a new connection works", () =>
     Effect.gen(function*() {

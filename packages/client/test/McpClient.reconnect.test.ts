@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
-import { advanceUntilDone, awaitSleep } from "./utils/clock.js"
+import { advanceUntilDone, awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const crashy: Scripted.Script = Scripted.modernScript((message, ctx) => {
@@ -54,7 +54,7 @@ describe("reconnect", () => {
       McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds") }).pipe(
         Layer.provideMerge(Scripted.layer(crashy))
       )
-    )))
+    ), withSleepLog))
 
   it.effect("when the schedule gives up, callers fail instead of waiting", () =>
     Effect.gen(function*() {
@@ -69,7 +69,7 @@ describe("reconnect", () => {
       McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.max([Schedule.spaced("1 seconds"), Schedule.recurs(1)]) }).pipe(
         Layer.provideMerge(Scripted.layer(crashy, { connectFails: (n) => n > 1 }))
       )
-    )))
+    ), withSleepLog))
 
   it.effect("a quiet connection that fails its health check counts as closed", () =>
     Effect.gen(function*() {

@@ -13,7 +13,7 @@ import * as Path from "node:path"
 import * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "@conduit-mcp/server/McpServer"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
 import { type Revision, repositoryRoot, validateDefinition } from "./utils/schemaValidator.js"
 
@@ -155,7 +155,7 @@ describe("McpServer modern era", () => {
       yield* TestClock.adjust("100 millis")
       yield* peer.response(quiet)
       assert.strictEqual((yield* peer.notifications("notifications/progress")).length, 3)
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("log messages are sent only at or above the request's log level", () =>
     Effect.gen(function*() {
@@ -493,7 +493,7 @@ describe("McpServer.serve", () => {
       yield* Fiber.join(fiber)
       assert.deepStrictEqual(yield* server.interrupted, [{ connection: 1, id: 1, method: "tools/call" }])
       assert.deepStrictEqual(output, [])
-    }))
+    }).pipe(withSleepLog))
 })
 
 describe("fixture program", () => {

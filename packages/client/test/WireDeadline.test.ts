@@ -16,7 +16,7 @@ import type * as McpSchema from "../src/McpSchema.js"
 import * as Transport from "../src/Transport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as HttpScripted from "./fixtures/http/scripted.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import { eventually } from "./utils/eventually.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
@@ -108,5 +108,5 @@ describe("the wire deadline", () => {
         assert.strictEqual(event.id, 7)
         assert.strictEqual(event.error._tag === "TransportError" ? event.error.reason : "", "Timeout")
       }
-    }))
+    }).pipe(withSleepLog))
 })
