@@ -44,9 +44,12 @@ export const bytes = (result: McpSchema.ReadResourceResult): Uint8Array => {
  * @category resources
  */
 export const toStdout = (data: Uint8Array): Effect.Effect<void> =>
-  Effect.callback<void>((resume) => {
-    process.stdout.write(data, () => resume(Effect.void))
-  })
+  Effect.andThen(
+    Effect.flatMap(Effect.service(Output.BeforeWrite), (before) => before),
+    Effect.callback<void>((resume) => {
+      process.stdout.write(data, () => resume(Effect.void))
+    })
+  )
 
 /**
  * Writes the bytes to `file` and says so on stderr (under `--json`, as `{"uri","file","bytes"}` on stdout).

@@ -209,6 +209,15 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
           }
           const shared = SharedClient.of({ client, resolved })
           let listener: Fiber.Fiber<void, never> | undefined
+          // what prints the notifications the background listen has received by now: a command runs it before it
+          // prints, so a notification the server sent before a result is printed before it, as it came (follow.ts)
+          let catchUp: Effect.Effect<void> | undefined
+          const follow = (given: Effect.Effect<void>) =>
+            Effect.acquireRelease(Effect.sync(() => (catchUp = given)), () =>
+              Effect.sync(() => {
+                if (catchUp === given) catchUp = undefined
+              }))
+          const caughtUp = Effect.suspend(() => catchUp ?? Effect.void)
           let lineNumber = 0
           while (true) {
             const next = yield* reader.read("conduit> ")
@@ -281,7 +290,11 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     if (listener !== undefined) yield* Fiber.interrupt(listener)
                     const listening = yield* Deferred.make<void>()
                     listener = yield* parsed.parsed.command.run(parsed.parsed).pipe(
-                      Effect.provideService(SharedClient, { ...shared, listening: Deferred.complete(listening, Effect.void) }),
+                      Effect.provideService(SharedClient, {
+                        ...shared,
+                        listening: Deferred.complete(listening, Effect.void),
+                        follow
+                      }),
                       Effect.catch((error) => Effect.asVoid(Report.failure(error, json))),
                       Effect.ensuring(Deferred.complete(listening, Effect.void)),
                       Effect.forkScoped
@@ -290,7 +303,7 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     yield* Deferred.await(listening).pipe(Effect.timeout("5 seconds"), Effect.ignore)
                     return "next" as const
                   }
-                  const exit = yield* reader.running(effect)
+                  const exit = yield* reader.running(Effect.provideService(effect, Output.BeforeWrite, caughtUp))
                   if (Exit.isSuccess(exit)) return "next" as const
                   if (Cause.hasInterruptsOnly(exit.cause)) {
                     yield* Output.stderr("conduit: cancelled")
@@ -304,10 +317,11 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
             if (outcome === "exit") return
             if (outcome === "next") continue
             if (interactive) {
-              yield* Report.failure(outcome.error, outcome.json)
+              yield* Effect.provideService(Report.failure(outcome.error, outcome.json), Output.BeforeWrite, caughtUp)
               continue
             }
             // a script stops at its first failure, with that failure's exit code
+            yield* caughtUp
             yield* Output.stderr(`conduit: ${Text.line(where)}:${lineNumber}: stopped at: ${Text.line(line)}`)
             return yield* Effect.fail(new Reported({ exitCode: yield* Report.failure(outcome.error, outcome.json) }))
           }
