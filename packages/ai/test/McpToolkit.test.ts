@@ -90,10 +90,15 @@ interface Turn {
   readonly results: ReadonlyArray<Prompt.ToolResultPart>
 }
 
+// Effect 4's generateText gives the results of concurrent tool calls in the order they complete (Effect 3's @effect/ai
+// gave them in the order of the calls): the tests read them in the order of the calls, whose ids are c1, c2, ...
+const inCallOrder = <P extends { readonly id: string }>(parts: ReadonlyArray<P>): ReadonlyArray<P> =>
+  [...parts].sort((a, b) => a.id.localeCompare(b.id, "en", { numeric: true }))
+
 const toolResults = (prompt: Prompt.Prompt): ReadonlyArray<Prompt.ToolResultPart> =>
-  prompt.content.flatMap((message) =>
+  inCallOrder(prompt.content.flatMap((message) =>
     message.role === "tool" ? message.content.filter((part) => part.type === "tool-result") : []
-  )
+  ))
 
 const scripted = (script: (turn: Turn) => ReadonlyArray<Response.PartEncoded>) =>
   Effect.gen(function*() {
@@ -148,7 +153,7 @@ describe("McpToolkit", () => {
           : [{ type: "text", text: `saw ${results.map((r) => `${r.name}=${JSON.stringify(r.result)}`).join(" ")}` }]
       )
       const { first, second } = yield* twoTurns(model, toolkit, "echo hello and add 2 and 3")
-      assert.deepStrictEqual(first.toolResults.map((r) => [r.name, r.isFailure, r.result]), [
+      assert.deepStrictEqual(inCallOrder(first.toolResults).map((r) => [r.name, r.isFailure, r.result]), [
         ["alpha__echo", false, { content: [{ type: "text", text: "alpha says hello" }] }],
         ["beta__add", false, { content: [{ type: "text", text: "5" }], structuredContent: { sum: 5 } }]
       ])
@@ -216,7 +221,7 @@ describe("McpToolkit", () => {
           }]
       )
       const { first, second } = yield* twoTurns(model, toolkit, "try")
-      assert.deepStrictEqual(first.toolResults.map((r) => [r.name, r.isFailure]), [
+      assert.deepStrictEqual(inCallOrder(first.toolResults).map((r) => [r.name, r.isFailure]), [
         ["alpha__explode", true],
         ["demo__echo", true]
       ])
