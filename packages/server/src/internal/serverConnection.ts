@@ -136,7 +136,10 @@ const run = (wired: Wired, request: RequestInfo): Effect.Effect<JsonObject, McpE
       Effect.andThen(Effect.yieldNow),
       Effect.map(() => Ask.inputRequired(wired.server.info, request, round))
     )
-    return Effect.raceFirst(handled, blocked)
+    // The handler starts on the scheduler, after the request's fiber has suspended here and is registered as in
+    // flight (a race's fibers run at once when it starts): the message that started the request is handled
+    // before its handler runs, and a cancellation that arrives before the handler started interrupts it.
+    return Effect.raceFirst(Effect.andThen(Effect.yieldNow, handled), blocked)
   })
 }
 
