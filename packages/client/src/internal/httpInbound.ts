@@ -70,6 +70,13 @@ export const streamEnded = (request: McpSchema.JsonRpcRequest, broken: McpError.
 export interface Inbound {
   /** Reports an event unless the connection is closing. */
   readonly emitOpen: (event: Transport.TransportEvent) => Effect.Effect<void>
+  /**
+   * Reports the connection closed with `error`, unless it is closing: every pending request fails with `error`.
+   * Uninterruptible: the client's handling of the close ends the connection's scope, which interrupts the fiber
+   * that reports it (an exchange, a stream); cut short there, it would leave the pending requests to fail with
+   * the scope's plain `Closed` instead of `error`.
+   */
+  readonly emitClosed: (error: McpError.TransportError) => Effect.Effect<void>
   /** Reports a JSON-RPC error as the answer to `request`. */
   readonly emitResponse: (
     request: McpSchema.JsonRpcRequest,
@@ -157,6 +164,10 @@ export const make = (
   now: () => number
 ): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+  const reportClosed = (error: McpError.TransportError) =>
+    Effect.uninterruptible(emit(Transport.TransportEvent.Closed({ error })))
+  const emitClosed = (error: McpError.TransportError) =>
+    Effect.suspend(() => state.closed ? Effect.void : reportClosed(error))
   const budget = codec.refusedFrames(resolved.maxRefusedFrames, now)
   /**
    * Charges one refused frame (`reason`: why) to the connection's budget; past it, the connection is closed (every
@@ -168,7 +179,7 @@ export const make = (
     return Effect.andThen(
       Effect.suspend(() => {
         if (state.closed) return Effect.void
-        const closing = emit(Transport.TransportEvent.Closed({ error }))
+        const closing = reportClosed(error)
         state.closed = true
         return closing
       }),
@@ -276,7 +287,7 @@ export const make = (
 
   const answer = classify(resolved, sender, { deliver, readEvents, reply, chargeTooLarge })
 
-  return { emitOpen, emitResponse, deliver, readEvents, answer }
+  return { emitOpen, emitClosed, emitResponse, deliver, readEvents, answer }
 }
 
 /**

@@ -171,7 +171,7 @@ export const getStream = (session: Session): Effect.Effect<void> => {
     Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.flatMap(
         unexpected("the GET stream", cause),
-        (error) => inbound.emitOpen(Transport.TransportEvent.Closed({ error }))
+        inbound.emitClosed
       )
     ),
     Effect.annotateLogs({ module: "HttpTransport", method: "getStream" })

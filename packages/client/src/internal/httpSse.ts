@@ -14,7 +14,6 @@ import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
-import * as Transport from "../Transport.js"
 import type { Inbound } from "./httpInbound.js"
 import * as Body from "./httpResponse.js"
 import type { Sender } from "./httpSender.js"
@@ -112,7 +111,7 @@ export const make = (
         return Effect.flatMap(Effect.zip(failed, Deferred.isDone(ready)), ([error, done]) => {
           if (!done) return Deferred.fail(ready, error)
           const closed = error._tag === "TransportError" ? error : transportError("Closed", error.message, error)
-          return inbound.emitOpen(Transport.TransportEvent.Closed({ error: closed }))
+          return inbound.emitClosed(closed)
         })
       }),
       Effect.asVoid,
