@@ -45,6 +45,8 @@ import * as McpSchema from "../../src/McpSchema.js"
 import * as RootsProvider from "../../src/RootsProvider.js"
 import * as SamplingHandler from "../../src/SamplingHandler.js"
 import * as StdioTransport from "../../src/StdioTransport.js"
+import * as ConduitExample from "../examples/migrateFromEffectClient.conduit.js"
+import * as EffectExample from "../examples/migrateFromEffectClient.effect.js"
 import * as Everything from "../fixtures/http/everything.js"
 import * as FixtureServer from "../utils/fixtureServer.js"
 import * as Interop from "../utils/interop.js"
@@ -357,6 +359,15 @@ describe("Effect's McpClient and Conduit's McpClient, side by side", () => {
       const result = yield* conduit.callTool({ name: "countdown", arguments: { steps: 2 } })
       assert.strictEqual(textOf(result.content), "counted to 2")
     }).pipe(Effect.scoped), live)
+
+  it.live("the migration guide's program, written with each client, gives the same result", () =>
+    Effect.gen(function*() {
+      const { args, command } = RealServers.everything
+      const withEffect = yield* EffectExample.program.pipe(Effect.provide(EffectExample.layer(command, args)))
+      const withConduit = yield* ConduitExample.program.pipe(Effect.provide(ConduitExample.layer(command, args)))
+      assert.strictEqual(textOf(withEffect.content), "Echo: hi")
+      assert.strictEqual(textOf(withConduit.content), "Echo: hi")
+    }), live)
 
   it.effect("a default deadline on callTool (TestClock, in-process)", () =>
     Effect.gen(function*() {
