@@ -17,7 +17,7 @@ import * as Output from "./output.js"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.2.1"
+export const version = "1.0.0"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options shared by every client command

@@ -20,7 +20,7 @@ export const name = "conduit-demo"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.2.1"
+export const version = "1.0.0"
 
 /**
  * @since 0.1.0
