@@ -58,6 +58,7 @@ const conduitFixture = ["--import", tsx, Url.fileURLToPath(new URL("../fixtures/
 const only20250618 = [Interop.fixture("effect-ai-2025-06-18.mjs")]
 const sdkV1 = [Interop.fixture("sdk-v1.mjs"), "stdio"]
 const sdkV1Tasks = [Interop.fixture("sdk-v1-tasks.mjs"), "stdio"]
+const serverRequests = [Url.fileURLToPath(new URL("../fixtures/stdio/server-requests.mjs", import.meta.url))]
 
 type EffectProtocol = EffectMcpClient.Transport["protocol"]
 
@@ -168,6 +169,19 @@ const reasonOf = <A, R>(effect: Effect.Effect<A, EffectMcpClientError.McpClientE
 
 const live = { timeout: 120_000 }
 
+/** Conduit's handlers for the server's requests (the same answers in every row). */
+const handlers = Layer.mergeAll(
+  ElicitationHandler.layer({
+    modes: ["form"],
+    elicit: () => Effect.succeed({ action: "accept", content: { approve: true, environment: "production" } })
+  }),
+  SamplingHandler.layer({
+    createMessage: () =>
+      Effect.succeed({ role: "assistant", content: { type: "text", text: "one root" }, model: "test-model" })
+  }),
+  RootsProvider.layer([{ uri: "file:///srv/checkout", name: "checkout" }])
+)
+
 // ---------------------------------------------------------------------------------------------------------------
 // Rows
 
@@ -239,17 +253,6 @@ describe("Effect's McpClient and Conduit's McpClient, side by side", () => {
         assert.deepStrictEqual(confirmModern.data, { requiredCapabilities: { elicitation: { form: {} } } })
       }
       // Conduit: handlers answer them, in either era
-      const handlers = Layer.mergeAll(
-        ElicitationHandler.layer({
-          modes: ["form"],
-          elicit: () => Effect.succeed({ action: "accept", content: { approve: true, environment: "production" } })
-        }),
-        SamplingHandler.layer({
-          createMessage: () =>
-            Effect.succeed({ role: "assistant", content: { type: "text", text: "one root" }, model: "test-model" })
-        }),
-        RootsProvider.layer([{ uri: "file:///srv/checkout", name: "checkout" }])
-      )
       for (const era of ["legacy", "modern"] as const) {
         const conduit = yield* conduitStdioWith(conduitFixture, {
           ...conduitOptions,
@@ -267,6 +270,38 @@ describe("Effect's McpClient and Conduit's McpClient, side by side", () => {
           summary: "one root"
         })
       }
+    }).pipe(Effect.scoped), live)
+
+  it.live("sampling, elicitation and roots: a scripted server that asks regardless of the capabilities", () =>
+    Effect.gen(function*() {
+      // no real server sends requests the client did not declare, so a scripted one does (see its header)
+      const replies = (text: string) => JSON.parse(text) as Record<string, unknown>
+      // Effect: answers ping, and every other server request with -32601 (it has no handler to offer)
+      const effect = yield* effectStdio(serverRequests, McpProtocol.v2025_11_25)
+      assert.deepStrictEqual(replies(textOf((yield* effectCall(effect, "ask", {})).content)), {
+        "ping": { result: {} },
+        "sampling/createMessage": { error: { code: -32601 } },
+        "elicitation/create": { error: { code: -32601 } },
+        "roots/list": { error: { code: -32601 } }
+      })
+      // Conduit, given handlers: each request reaches its handler
+      const conduit = yield* conduitStdioWith(serverRequests, {
+        ...conduitOptions,
+        elicitation: ElicitationHandler.ElicitationHandler,
+        sampling: SamplingHandler.SamplingHandler,
+        roots: RootsProvider.RootsProvider
+      }).pipe(Effect.provide(handlers))
+      const answered = replies(textOf((yield* conduit.callTool({ name: "ask", arguments: {} })).content))
+      assert.deepStrictEqual(answered["ping"], { result: {} })
+      assert.deepStrictEqual(answered["sampling/createMessage"], {
+        result: { role: "assistant", content: { type: "text", text: "one root" }, model: "test-model" }
+      })
+      assert.deepStrictEqual(answered["elicitation/create"], {
+        result: { action: "accept", content: { approve: true, environment: "production" } }
+      })
+      assert.deepStrictEqual(answered["roots/list"], {
+        result: { roots: [{ uri: "file:///srv/checkout", name: "checkout" }] }
+      })
     }).pipe(Effect.scoped), live)
 
   it.live("notifications and progress", () =>
