@@ -71,9 +71,9 @@ const allClients = [
   "floor",
   "raw"
 ]
-const clientsByEra = {
-  legacy: allClients,
-  modern: allClients.filter((c) => c !== "sdk-v1")
+// The shapes (transport × era) a client cannot run, with the reason the report prints as "n/a"
+const cannotRun = {
+  "sdk-v1": { "stdio/modern": "speaks the legacy era only", "http/modern": "speaks the legacy era only" }
 }
 const wantedClients = list("clients", soakMinutes !== undefined ? "conduit,raw" : allClients.join(","))
 const unknown = wantedClients.filter((c) => !allClients.includes(c))
@@ -154,9 +154,13 @@ const main = async () => {
   const groups = []
   for (const transport of transports) {
     for (const era of eras) {
-      const clients = clientsByEra[era].filter((c) => wantedClients.includes(c))
+      const wanted = allClients.filter((c) => wantedClients.includes(c))
         .filter((c) => !(c.startsWith("conduit") && c !== "conduit-0.2" && transport === "http" && !conduitHttp))
-      if (clients.length > 0) groups.push({ transport, era, clients })
+      const clients = wanted.filter((c) => cannotRun[c]?.[`${transport}/${era}`] === undefined)
+      const notApplicable = Object.fromEntries(
+        wanted.filter((c) => !clients.includes(c)).map((c) => [c, cannotRun[c][`${transport}/${era}`]])
+      )
+      if (clients.length > 0) groups.push({ transport, era, clients, notApplicable })
     }
   }
   // Conduit 0.2 on Effect 3, installed beside the workspace the first time it is asked for
