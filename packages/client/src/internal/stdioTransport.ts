@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import * as Arr from "effect/Array"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
