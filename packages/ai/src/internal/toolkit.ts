@@ -211,18 +211,13 @@ export const make = <E>(
   source: McpToolkit.Source<E>,
   options?: McpToolkit.Options
 ): Effect.Effect<McpToolkit.McpToolkit, E> =>
-  Effect.flatMap(source.tools, (tools) => {
-    let built: McpToolkit.McpToolkit
-    try {
-      built = build(source, tools, options)
-    } catch (defect) {
-      return Effect.die(defect)
-    }
-    return Effect.as(
-      Effect.forEach(built.leftOut, (left) => Effect.logWarning(McpError.printable(left.message)), { discard: true }),
-      built
-    )
-  })
+  Effect.flatMap(source.tools, (tools) =>
+    // a transformTool that breaks its contract throws in build: Effect.sync makes that a defect
+    Effect.tap(
+      Effect.sync(() => build(source, tools, options)),
+      (built) =>
+        Effect.forEach(built.leftOut, (left) => Effect.logWarning(McpError.printable(left.message)), { discard: true })
+    ))
 
 /** @internal */
 export const live = <E>(
