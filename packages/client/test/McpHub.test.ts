@@ -28,8 +28,6 @@ import * as Scripted from "./utils/scriptedTransport.js"
 
 const quick = { healthCheckInterval: false, probeTimeout: "300 millis" } as const
 
-// Effect 4 starts a forked fiber only after its parent yields, and a stream's subscription takes more than one turn
-const settle = Effect.repeat(Effect.yieldNow, { times: 200 })
 
 const texts = (result: { readonly content: ReadonlyArray<unknown> }) =>
   result.content.map((block) => (block as { readonly text?: string }).text)
@@ -256,8 +254,8 @@ describe("McpHub lifecycle", () => {
       ])
       const before = yield* hub.listTools()
       assert.strictEqual(before.items.length, 6)
-      const announced = yield* hub.changes.pipe(Stream.take(1), Stream.runCollect, (effect) => Effect.forkChild(effect))
-      yield* settle
+      const announced = yield* hub.changes.pipe(Stream.take(1), Stream.runCollect, (effect) =>
+        Effect.forkChild(effect, { startImmediately: true }))
       yield* growing.add({ name: "new_tool", inputSchema: { type: "object" } })
       assert.deepStrictEqual(yield* Fiber.join(announced), [{ server: "grow", list: "tools" }])
       const known = yield* hub.knownTools

@@ -289,9 +289,18 @@ export const make = <R>(
         const resources = yield* refresher(
           Effect.andThen(refresh(server, client, "resources"), refresh(server, client, "resourceTemplates"))
         )
+        // A modern listen that dropped is listened again by the client; changes made meanwhile were not reported,
+        // so every acknowledgement after the first reads the known lists again (a legacy reconnection does it on
+        // `Connected`, above).
+        let acknowledged = false
         yield* client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }).pipe(
           Stream.runForEach((notification) => {
             switch (notification.method) {
+              case "notifications/subscriptions/acknowledged": {
+                const again = acknowledged
+                acknowledged = true
+                return again ? refreshKnown(server, client) : Effect.void
+              }
               case "notifications/tools/list_changed":
                 return tools
               case "notifications/prompts/list_changed":
@@ -305,7 +314,9 @@ export const make = <R>(
           Effect.catch((error) =>
             Effect.logDebug(printable(`McpHub: ${server} stopped sending list changes: ${error.message}`))
           ),
-          Effect.forkScoped
+          // started before the connection is handed out: a legacy server's change announced right after it is
+          // heard, and a modern listen is sent before the caller's first listing
+          Effect.forkScoped({ startImmediately: true })
         )
       })
 

@@ -236,7 +236,8 @@ export const make = (deps: {
           if (closed) return yield* items.fail(error)
         }
       })
-      yield* Effect.forkScoped(run)
+      // the listen is on its way when the stream's reader first waits (sent before what its reader does next)
+      yield* Effect.forkScoped(run, { startImmediately: true })
       return items.stream
     }))
 
