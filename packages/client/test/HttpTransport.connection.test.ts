@@ -5,11 +5,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as TestClock from "effect/testing/TestClock"
 import type * as Http from "node:http"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
@@ -141,6 +143,50 @@ describe("the HTTP connection", () => {
         "POST /messages?stream=2 notifications/initialized",
         "POST /messages?stream=2 ping"
       ])
+    }).pipe(Effect.scoped))
+})
+
+describe("a legacy session's GET stream", () => {
+  // The GET takes a new connection while the first call rides the kept-alive one: unless the call waits, a server
+  // that answers the GET late (here 300 ms) has no stream for what that call sets off.
+  it.live("is answered before the session's first request is sent", () =>
+    Effect.gen(function*() {
+      const order: Array<string> = []
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: (_seen, res) => {
+          setTimeout(() => {
+            order.push("GET answered")
+            Scripted.startSse(res)
+          }, 300)
+        },
+        request: (seen, res, method) => {
+          order.push(method)
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+        }
+      })
+      const transport = yield* Layer.build(Common.transport({ url: server.url }))
+      const client = yield* McpClient.make({ ...Common.clientOptions, era: "legacy" }).pipe(Effect.provide(transport))
+      yield* client.ping()
+      assert.deepStrictEqual(order, ["GET answered", "ping"])
+    }).pipe(Effect.scoped))
+
+  it.effect("that the server holds unanswered delays the first request by 2 seconds at most", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: () => {}, // never answered
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+      })
+      const transport = yield* Layer.build(Common.transport({ url: server.url }))
+      const connected = yield* McpClient.make({ ...Common.clientOptions, era: "legacy" }).pipe(
+        Effect.provide(transport),
+        Effect.forkChild
+      )
+      yield* eventually(() => server.seen.some((seen) => seen.method === "GET"), "the GET")
+      yield* TestClock.adjust("1999 millis")
+      assert.isUndefined(connected.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const client = yield* Fiber.join(connected)
+      yield* client.ping()
     }).pipe(Effect.scoped))
 })
 

@@ -7,6 +7,7 @@
  */
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
@@ -152,7 +153,7 @@ export const resumer = (session: Session) => {
  *
  * @internal
  */
-export const getStream = (session: Session): Effect.Effect<void> => {
+export const getStream = (session: Session, answered: Deferred.Deferred<void>): Effect.Effect<void> => {
   const { inbound, resolved, state } = session
   const getLoop = Effect.gen(function*() {
     const cursor = newCursor()
@@ -174,6 +175,7 @@ export const getStream = (session: Session): Effect.Effect<void> => {
         inbound.emitClosed
       )
     ),
+    Effect.ensuring(Deferred.succeed(answered, undefined)),
     Effect.annotateLogs({ module: "HttpTransport", method: "getStream" })
   )
 
@@ -182,6 +184,7 @@ export const getStream = (session: Session): Effect.Effect<void> => {
     Effect.gen(function*() {
       const sessionId = state.sessionId
       const sent = yield* Effect.result(sessionGet(session, cursor))
+      yield* Deferred.succeed(answered, undefined)
       if (Result.isFailure(sent)) {
         if (sent.failure._tag === "AuthError") {
           yield* Effect.logWarning(printable(`the GET stream was refused: ${sent.failure.message}`))
