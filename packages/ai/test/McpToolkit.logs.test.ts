@@ -4,11 +4,11 @@
  */
 import { McpToolkit } from "@conduit-mcp/ai"
 import { McpHub } from "@conduit-mcp/client"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Url from "node:url"
 
 const hostile = Url.fileURLToPath(new URL("./fixtures/hostile-list-error.mjs", import.meta.url))
@@ -21,9 +21,9 @@ describe("McpToolkit logs", () => {
   it.live("a server's error message is logged with its controls escaped", () =>
     Effect.gen(function*() {
       const logged: Array<string> = []
-      const logger = Logger.make(({ annotations, message }) => {
+      const logger = Logger.make(({ fiber, message }) => {
         logged.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
-        for (const [, value] of annotations) logged.push(String(value))
+        for (const value of Object.values(fiber.getRef(References.CurrentLogAnnotations))) logged.push(String(value))
       })
       const built = yield* Effect.gen(function*() {
         const hub = yield* McpHub.make({
@@ -35,9 +35,9 @@ describe("McpToolkit logs", () => {
         return yield* McpToolkit.make(McpToolkit.fromHub(hub))
       }).pipe(
         Effect.scoped,
-        Effect.provide(NodeContext.layer),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(NodeServices.layer),
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
       assert.strictEqual(built.origins.size, 0)
       const line = logged.find((text) => text.startsWith("McpToolkit: tools left out"))

@@ -1,17 +1,19 @@
 /**
- * MCP tools handed to an @effect/ai LanguageModel: a scripted model (no network) that asks for tools, then reads
+ * MCP tools handed to an effect/ai LanguageModel: a scripted model (no network) that asks for tools, then reads
  * their results from the prompt of its next turn. The servers are in-process `@conduit-mcp/server` servers behind
  * a hub or a single client.
  */
 import { McpToolkit } from "@conduit-mcp/ai"
 import { InProcessTransport, McpClient, McpHub, Transport } from "@conduit-mcp/client"
 import { McpServer } from "@conduit-mcp/server"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Prompt from "@effect/ai/Prompt"
-import type * as Response from "@effect/ai/Response"
-import * as Tool from "@effect/ai/Tool"
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,7 +22,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -38,7 +40,7 @@ const echo = (server: string) =>
     title: "Echo",
     description: `Echoes text on ${server}`,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    parameters: Schema.Struct({ text: Schema.String.annotations({ description: "What to echo" }) }),
+    parameters: Schema.Struct({ text: Schema.String.annotate({ description: "What to echo" }) }),
     handler: ({ text }) => Effect.succeed(`${server} says ${text}`)
   })
 
@@ -61,7 +63,7 @@ const explode = McpServer.tool({
 const slow = McpServer.tool({
   name: "slow",
   parameters: Schema.Struct({}),
-  handler: () => Effect.zipRight(McpServer.progress(1, { total: 2, message: "half" }), Effect.succeed("done"))
+  handler: () => Effect.andThen(McpServer.progress(1, { total: 2, message: "half" }), Effect.succeed("done"))
 })
 
 const transportTo = (name: string, tools: ReadonlyArray<McpServer.Tool<McpServer.RequestContext>>) =>
@@ -88,10 +90,15 @@ interface Turn {
   readonly results: ReadonlyArray<Prompt.ToolResultPart>
 }
 
+// Effect 4's generateText gives the results of concurrent tool calls in the order they complete (Effect 3's @effect/ai
+// gave them in the order of the calls): the tests read them in the order of the calls, whose ids are c1, c2, ...
+const inCallOrder = <P extends { readonly id: string }>(parts: ReadonlyArray<P>): ReadonlyArray<P> =>
+  [...parts].sort((a, b) => a.id.localeCompare(b.id, "en", { numeric: true }))
+
 const toolResults = (prompt: Prompt.Prompt): ReadonlyArray<Prompt.ToolResultPart> =>
-  prompt.content.flatMap((message) =>
+  inCallOrder(prompt.content.flatMap((message) =>
     message.role === "tool" ? message.content.filter((part) => part.type === "tool-result") : []
-  )
+  ))
 
 const scripted = (script: (turn: Turn) => ReadonlyArray<Response.PartEncoded>) =>
   Effect.gen(function*() {
@@ -111,7 +118,7 @@ const scripted = (script: (turn: Turn) => ReadonlyArray<Response.PartEncoded>) =
 const finish: Response.PartEncoded = {
   type: "finish",
   reason: "stop",
-  usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+  usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } }
 }
 
 const call = (id: string, name: string, params: unknown): Response.PartEncoded => ({
@@ -122,16 +129,21 @@ const call = (id: string, name: string, params: unknown): Response.PartEncoded =
 })
 
 /** One agent step: the model asks, the toolkit answers, and the model reads the answers on its next turn. */
-const twoTurns = (model: LanguageModel.Service, toolkit: McpToolkit.McpToolkit, prompt: string) =>
+const twoTurns = (model: LanguageModel.LanguageModel, toolkit: McpToolkit.McpToolkit, prompt: string) =>
   Effect.gen(function*() {
     const first = yield* model.generateText({ prompt, toolkit: toolkit.withHandler })
-    const history = Prompt.merge(Prompt.make(prompt), Prompt.fromResponseParts(first.content))
+    const history = Prompt.concat(Prompt.make(prompt), Prompt.fromResponseParts(first.content))
     const second = yield* model.generateText({ prompt: history, toolkit: toolkit.withHandler })
     return { first, second }
   })
 
+/** A call through the toolkit, as the model's would be: its final (not preliminary) result. */
+const handle = (withHandler: Toolkit.WithHandler<McpToolkit.Tools>, name: string, params: Record<string, unknown>) =>
+  Effect.flatMap(withHandler.handle(name, params as never), (results) =>
+    Effect.map(Stream.runCollect(results), (all) => all.filter((result) => !result.preliminary).at(-1)!))
+
 describe("McpToolkit", () => {
-  it.scoped("the model calls two tools on two servers and reads both results", () =>
+  it.effect("the model calls two tools on two servers and reads both results", () =>
     Effect.gen(function*() {
       const hub = yield* makeHub
       const toolkit = yield* McpToolkit.make(McpToolkit.fromHub(hub))
@@ -141,7 +153,7 @@ describe("McpToolkit", () => {
           : [{ type: "text", text: `saw ${results.map((r) => `${r.name}=${JSON.stringify(r.result)}`).join(" ")}` }]
       )
       const { first, second } = yield* twoTurns(model, toolkit, "echo hello and add 2 and 3")
-      assert.deepStrictEqual(first.toolResults.map((r) => [r.name, r.isFailure, r.result]), [
+      assert.deepStrictEqual(inCallOrder(first.toolResults).map((r) => [r.name, r.isFailure, r.result]), [
         ["alpha__echo", false, { content: [{ type: "text", text: "alpha says hello" }] }],
         ["beta__add", false, { content: [{ type: "text", text: "5" }], structuredContent: { sum: 5 } }]
       ])
@@ -167,15 +179,15 @@ describe("McpToolkit", () => {
         properties: { text: { type: "string", description: "What to echo" } },
         additionalProperties: false
       })
-      assert.strictEqual(Context.unsafeGet(alphaEcho.annotations, Tool.Title), "Echo")
+      assert.strictEqual(Context.getUnsafe(alphaEcho.annotations, Tool.Title), "Echo")
       assert.isTrue(Context.get(alphaEcho.annotations, Tool.Readonly))
       assert.isFalse(Context.get(alphaEcho.annotations, Tool.OpenWorld))
       assert.isTrue(Context.get(offered[4].annotations, Tool.Idempotent))
       assert.isFalse(Context.get(offered[4].annotations, Tool.Destructive))
-      assert.deepStrictEqual(Context.unsafeGet(offered[4].annotations, McpToolkit.Origin).server, "beta")
+      assert.deepStrictEqual(Context.getUnsafe(offered[4].annotations, McpToolkit.Origin).server, "beta")
     }))
 
-  it.scoped("a failing tool, arguments the server refuses and a dead server come back to the model as failures", () =>
+  it.effect("a failing tool, arguments the server refuses and a dead server come back to the model as failures", () =>
     Effect.gen(function*() {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-ai-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
@@ -209,7 +221,7 @@ describe("McpToolkit", () => {
           }]
       )
       const { first, second } = yield* twoTurns(model, toolkit, "try")
-      assert.deepStrictEqual(first.toolResults.map((r) => [r.name, r.isFailure]), [
+      assert.deepStrictEqual(inCallOrder(first.toolResults).map((r) => [r.name, r.isFailure]), [
         ["alpha__explode", true],
         ["demo__echo", true]
       ])
@@ -222,8 +234,8 @@ describe("McpToolkit", () => {
       process.kill(pid!, "SIGKILL")
       const handled = yield* Effect.flatMap(toolkit.withHandler, (withHandler) =>
         Effect.all([
-          withHandler.handle("demo__add", { a: 1, b: 1 }),
-          withHandler.handle("alpha__echo", { text: "still" })
+          handle(withHandler, "demo__add", { a: 1, b: 1 }),
+          handle(withHandler, "alpha__echo", { text: "still" })
         ]))
       assert.isTrue(handled[0].isFailure)
       assert.match(JSON.stringify(handled[0].result), /^\{"error":"server \\"demo\\": stdio transport/)
@@ -231,9 +243,9 @@ describe("McpToolkit", () => {
         false,
         { content: [{ type: "text", text: "alpha says still" }] }
       ])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("progress of a call reaches onProgress with the tool's name", () =>
+  it.effect("progress of a call reaches onProgress with the tool's name", () =>
     Effect.gen(function*() {
       const hub = yield* makeHub
       const seen = yield* Ref.make<ReadonlyArray<string>>([])
@@ -244,7 +256,7 @@ describe("McpToolkit", () => {
             `${tool} (${origin.server}): ${progress.progress}/${progress.total} ${progress.message}`
           ])
       })
-      const result = yield* Effect.flatMap(toolkit.withHandler, (withHandler) => withHandler.handle("alpha__slow", {}))
+      const result = yield* Effect.flatMap(toolkit.withHandler, (withHandler) => handle(withHandler, "alpha__slow", {}))
       assert.deepStrictEqual(result.result, { content: [{ type: "text", text: "done" }] })
       assert.deepStrictEqual(yield* Ref.get(seen), ["alpha__slow (alpha): 1/2 half"])
     }))
@@ -273,7 +285,11 @@ describe("McpToolkit", () => {
         Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 500 })
       )
       assert.deepStrictEqual([...after.origins.keys()], ["echo", "add"])
-      const { toolResults } = yield* LanguageModel.generateText({ prompt: "add", toolkit: live.toolkit }).pipe(
+      // effect/ai takes a toolkit effect that cannot fail: fromClient's listing errors become defects here
+      const { toolResults } = yield* LanguageModel.generateText({
+        prompt: "add",
+        toolkit: Effect.orDie(live.toolkit)
+      }).pipe(
         Effect.provideServiceEffect(
           LanguageModel.LanguageModel,
           Effect.map(scripted(() => [call("c1", "add", { a: 1, b: 2 })]), ({ model }) => model)
@@ -282,9 +298,9 @@ describe("McpToolkit", () => {
       assert.deepStrictEqual(toolResults.map((r) => r.result), [
         { content: [{ type: "text", text: "3" }], structuredContent: { sum: 3 } }
       ])
-    }).pipe(Effect.scoped))
+    }))
 
-  it.scoped("a live toolkit over a source that announces a change with every listing lists once per interval", () =>
+  it.effect("a live toolkit over a source that announces a change with every listing lists once per interval", () =>
     Effect.gen(function*() {
       const changes = yield* PubSub.unbounded<void>()
       let listed = 0
@@ -297,7 +313,7 @@ describe("McpToolkit", () => {
         call: () => Effect.die("not called"),
         changes: Stream.fromPubSub(changes)
       }
-      const settle = Effect.repeatN(Effect.yieldNow(), 50)
+      const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
       const live = yield* McpToolkit.live(source)
       yield* settle
       const use = Effect.gen(function*() {
@@ -314,7 +330,7 @@ describe("McpToolkit", () => {
       assert.strictEqual(listed, 3)
     }))
 
-  it.scoped("the README's agent loop: the model asks, reads the results, answers", () =>
+  it.effect("the README's agent loop: the model asks, reads the results, answers", () =>
     Effect.gen(function*() {
       const hub = yield* makeHub
       const { model, turns } = yield* scripted(({ results }) =>
@@ -328,6 +344,58 @@ describe("McpToolkit", () => {
       )
       assert.strictEqual(answer, `the sum is {"content":[{"type":"text","text":"42"}],"structuredContent":{"sum":42}}`)
       assert.strictEqual((yield* Ref.get(turns)).length, 2)
+    }))
+
+  it.effect("transformTool: each tool passes through it before it is offered; a renaming one is a defect", () =>
+    Effect.gen(function*() {
+      const tool = { name: "t", inputSchema: { type: "object", properties: { a: { type: "string" } } } }
+      const calls: Array<unknown> = []
+      const source: McpToolkit.Source<never> = {
+        tools: Effect.succeed([{ name: "t", server: "s", tool }]),
+        call: (_name, args) =>
+          Effect.sync(() => {
+            calls.push(args)
+            return { content: [{ type: "text" as const, text: "ok" }] }
+          }),
+        changes: Stream.empty
+      }
+      const seen: Array<string> = []
+      const built = yield* McpToolkit.make(source, {
+        transformTool: (offered, origin) => {
+          seen.push(`${offered.name} ${origin.server}`)
+          return offered.setNeedsApproval(true)
+        }
+      })
+      assert.deepStrictEqual(seen, ["t s"])
+      const [offered] = Object.values(built.toolkit.tools)
+      assert.strictEqual(offered.needsApproval, true)
+      assert.strictEqual(Context.get(offered.annotations, Tool.Strict), false)
+      assert.deepStrictEqual(Tool.getJsonSchema(offered), tool.inputSchema)
+      // the handler is still the MCP call, and arguments that are not an object come back as a failure
+      const withHandler = yield* built.withHandler
+      const ok = yield* handle(withHandler, "t", { a: "x" })
+      assert.deepStrictEqual([ok.isFailure, ok.result, calls], [false, { content: [{ type: "text", text: "ok" }] }, [
+        { a: "x" }
+      ]])
+      const notAnObject = yield* Effect.flatMap(withHandler.handle("t", [1, 2]), (results) => Stream.runCollect(results))
+      assert.deepStrictEqual(notAnObject.map((result) => result.isFailure), [true])
+      const failure = notAnObject[0].result
+      assert.strictEqual(AiError.isAiError(failure) ? failure.reason._tag : undefined, "ToolParameterValidationError")
+      assert.strictEqual(calls.length, 1)
+
+      // Effect's approval protocol: a call of a tool that needs approval is not made, the model's answer asks
+      const { model } = yield* scripted(() => [call("c1", "t", { a: "y" })])
+      const response = yield* model.generateText({ prompt: "go", toolkit: built.withHandler })
+      assert.deepStrictEqual(response.content.map((part) => part.type).filter((type) => type.startsWith("tool")), [
+        "tool-call",
+        "tool-approval-request"
+      ])
+      assert.strictEqual(calls.length, 1)
+
+      const renamed = yield* Effect.exit(McpToolkit.make(source, {
+        transformTool: () => Tool.dynamic("other", { failureMode: "return" }) as never
+      }))
+      assert.isTrue(renamed._tag === "Failure" && renamed.cause.reasons.some((reason) => reason._tag === "Die"))
     }))
 
   it("names a model cannot take are rewritten, kept unique and short", () => {

@@ -1,6 +1,6 @@
 // Transpiles the client library (packages/client/src) to plain ES modules under packages/bench/.build, one
 // file per source file, the way a published package ships it: the benchmarked process then loads JavaScript
-// with `effect` and `@effect/platform` from node_modules, with no TypeScript loader in the way of import time.
+// with `effect` and `@effect/platform-node` from node_modules, with no TypeScript loader in the way of import time.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"

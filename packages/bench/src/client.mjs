@@ -30,7 +30,10 @@ const modules = {
   "conduit-promise": "./clients/conduitPromise.mjs",
   "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
-  "sdk-v1": "./clients/sdkV1.mjs"
+  "sdk-v1": "./clients/sdkV1.mjs",
+  "effect-mcp": "./clients/effectMcp.mjs",
+  "conduit-0.2": "./clients/conduit02.mjs",
+  floor: "./clients/floor.mjs"
 }
 
 const median = (values) => {

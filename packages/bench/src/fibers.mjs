@@ -1,11 +1,12 @@
-// Counts the fibers Conduit starts per call (a Supervisor sees every start), in-process against the stdio
-// server: a cheap check of the hot path's structure that does not depend on the machine's load.
+// Counts the fibers Conduit starts per call (every fiber started under the `Metric.FiberRuntimeMetrics` service
+// reports its start to it), in-process against the stdio server: a cheap check of the hot path's structure that
+// does not depend on the machine's load.
 //   node packages/bench/src/fibers.mjs [--transport stdio|http] [--era legacy|modern] [--calls 2000] [--rounds 1]
-//        [--prof [--top 40]] [--ops]
+//        [--prof [--top 40]]
 // CONDUIT_BUILD_DIR and CONDUIT_SRC choose the build (see buildConduit.mjs), e.g. CONDUIT_SRC=worktree to measure
 // uncommitted changes. --prof records a CPU profile of the calls at 64 in flight (in-process, through the
-// inspector) and prints their self time by function. --ops counts the Effect operations run per call (all fibers,
-// with op supervision on, which slows everything down: CPU numbers of an --ops run mean nothing).
+// inspector) and prints their self time by function. (Effect 3's op supervision, which counted the Effect
+// operations per call, has no counterpart in Effect 4.)
 import { spawn } from "node:child_process"
 import * as inspector from "node:inspector"
 import * as path from "node:path"
@@ -20,16 +21,15 @@ const calls = Number(option("calls", "2000"))
 const rounds = Number(option("rounds", "1"))
 const top = Number(option("top", "40"))
 const profiling = flag("prof")
-const countOps = flag("ops")
+if (flag("ops")) throw new Error("--ops: Effect 4 has no op supervision (RuntimeFlags and Supervisor are gone)")
 
 if (!flag("no-build")) buildConduit()
 const lib = await import(pathToFileURL(path.join(buildDir, "index.js")).href)
 const Effect = await import("effect/Effect")
 const Layer = await import("effect/Layer")
 const ManagedRuntime = await import("effect/ManagedRuntime")
-const Supervisor = await import("effect/Supervisor")
-const RuntimeFlags = await import("effect/RuntimeFlags")
-const NodeContext = await import("@effect/platform-node/NodeContext")
+const Metric = await import("effect/Metric")
+const NodeServices = await import("@effect/platform-node/NodeServices")
 const NodeHttpClient = await import("@effect/platform-node/NodeHttpClient")
 
 const startHttpServer = () =>
@@ -44,59 +44,31 @@ const startHttpServer = () =>
 const server = transport === "http" ? await startHttpServer() : undefined
 const transportLayer = server === undefined
   ? lib.StdioTransport.layer({ command: process.execPath, args: [path.join(here, "server.mjs"), "--stdio"] }).pipe(
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
   : lib.HttpTransport.layer({ url: server.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 let started = 0
-let ops = 0
-const opsByCode = new Map()
-const opsByFiber = new Map()
-class Counter extends Supervisor.AbstractSupervisor {
-  value = Effect.sync(() => started)
-  onStart() {
-    started++
-  }
-  onEffect(fiber, effect) {
-    ops++
-    const fiberId = fiber.id().id
-    opsByFiber.set(fiberId, (opsByFiber.get(fiberId) ?? 0) + 1)
-    const code = effect?._op ?? effect?._tag ?? "?"
-    opsByCode.set(code, (opsByCode.get(code) ?? 0) + 1)
-  }
-}
-const counter = new Counter()
+const counter = { recordFiberStart: () => started++, recordFiberEnd: () => {} }
+// the client's own fibers (reader, writer, timers) are started under the counter as the layer is built, the
+// callers' fibers as each measured effect runs under it
 const layer = lib.McpClient.layer({ era }).pipe(
   Layer.provide(transportLayer),
-  Layer.provide(Supervisor.addSupervisor(counter)),
-  Layer.provide(countOps ? RuntimeFlags.enableOpSupervision : Layer.empty)
+  Layer.provide(Layer.succeed(Metric.FiberRuntimeMetrics, counter))
 )
 const runtime = ManagedRuntime.make(layer)
 const client = await runtime.runPromise(lib.McpClient.McpClient)
 const call = client.callTool({ name: "echo", arguments: { text: "hello" } })
 const measure = async (label, effect) => {
   const before = started
-  const opsBefore = ops
-  opsByCode.clear()
-  opsByFiber.clear()
   const cpu = process.cpuUsage()
-  await runtime.runPromise(effect)
+  await runtime.runPromise(Effect.provideService(effect, Metric.FiberRuntimeMetrics, counter))
   const used = process.cpuUsage(cpu)
-  // one fiber per runPromise and, with concurrency, one per element are the caller's, not the library's
+  // with concurrency, one fiber per element is the caller's, not the library's
   process.stdout.write(
     `${label}: ${((started - before) / calls).toFixed(2)} fibers per call (incl. the caller's), ` +
-      `${((used.user + used.system) / calls).toFixed(1)} µs CPU per call` +
-      (countOps ? `, ${((ops - opsBefore) / calls).toFixed(1)} Effect operations per call` : "") + "\n"
+      `${((used.user + used.system) / calls).toFixed(1)} µs CPU per call\n`
   )
-  if (countOps) {
-    const codes = [...opsByCode.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / calls).toFixed(1)}`)
-    process.stdout.write(`  by op: ${codes.join(", ")}\n`)
-    // the library's long-lived fibers (reader, writer, timer) stand out; the rest are the callers' workers
-    const fibers = [...opsByFiber.entries()].sort((a, b) => b[1] - a[1])
-    const top = fibers.slice(0, 4).map(([id, v]) => `#${id} ${(v / calls).toFixed(1)}`)
-    const rest = fibers.slice(4).reduce((sum, [, v]) => sum + v, 0)
-    process.stdout.write(`  by fiber: ${top.join(", ")}, ${fibers.length - 4} others ${(rest / calls).toFixed(1)}\n`)
-  }
 }
 // 64 worker fibers calling in a loop, as the benchmark's driver does
 const many = Effect.suspend(() => {
@@ -104,14 +76,14 @@ const many = Effect.suspend(() => {
   const worker = Effect.suspend(() => {
     if (started >= calls) return Effect.void
     started++
-    return Effect.zipRight(call, worker)
+    return Effect.andThen(call, worker)
   })
   return Effect.all(Array.from({ length: 64 }, () => worker), { concurrency: "unbounded", discard: true })
 })
 await measure("warm-up, 64 in flight", many)
 for (let round = 0; round < rounds; round++) {
   await measure("64 in flight", many)
-  await measure("sequential", Effect.repeatN(call, calls - 1))
+  await measure("sequential", Effect.repeat(call, { times: calls - 1 }))
 }
 if (profiling) {
   const session = new inspector.Session()

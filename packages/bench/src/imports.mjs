@@ -3,8 +3,11 @@
 //   cold           nothing loaded before: Conduit's `McpClient` and `StdioTransport` modules (what a program using
 //                  one transport imports), or its entry point (every module), and what the stdio transport needs;
 //                  the floor: the Effect and platform modules those import, alone, and the two barrels;
-//   in an Effect app   the process first loads `effect` and `@effect/platform` (the barrels an Effect program
-//                  imports from), then Conduit; what adding Conduit costs an application built on Effect.
+//   in an Effect app   the process first loads `effect`, `effect/http` and `effect/process` (the barrels an Effect
+//                  program imports from) and the Node platform's services, then Conduit; what adding Conduit costs
+//                  an application built on Effect.
+// Effect's own MCP client (`effect/ai/McpClient`) is measured the same ways, and Conduit 0.2 on Effect 3 cold when
+// prepareConduit02.mjs has installed it.
 // Usage: node packages/bench/src/imports.mjs [--rounds 7]
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -60,26 +63,46 @@ const externalsOf = (entries) => {
 const stdioApp = ["McpClient.js", "StdioTransport.js"]
 const httpApp = ["McpClient.js", "HttpTransport.js"]
 const stdioGraph = externalsOf(stdioApp)
-const effectApp = ["effect", "@effect/platform", "@effect/platform-node/NodeContext"]
+const platform = "@effect/platform-node/NodeServices"
+const effectApp = ["effect", "effect/http", "effect/process", platform]
+const conduit02 = path.join(benchDir, ".conduit02")
+const has02 = fs.existsSync(path.join(conduit02, "ready.json"))
+const from02 = has02
+  ? (await import(pathToFileURL(path.join(conduit02, "resolve.mjs")).href)).resolve
+  : undefined
 
 const cases = [
   {
     name: "Effect + platform alone",
     mode: "cold: the modules McpClient + StdioTransport import",
     preload: [],
-    load: [...stdioGraph.externals, "@effect/platform-node/NodeContext"]
+    load: [...stdioGraph.externals, platform]
   },
   { name: "Effect + platform alone", mode: "cold: the barrels", preload: [], load: effectApp },
   {
     name: "Conduit McpClient + StdioTransport",
     mode: "cold",
     preload: [],
-    load: [...stdioApp.map(built), "@effect/platform-node/NodeContext"]
+    load: [...stdioApp.map(built), platform]
   },
-  { name: "Conduit entry point", mode: "cold", preload: [], load: [conduitEntry, "@effect/platform-node/NodeContext"] },
+  { name: "Conduit entry point", mode: "cold", preload: [], load: [conduitEntry, platform] },
+  { name: "Effect McpClient", mode: "cold", preload: [], load: ["effect/ai/McpClient", "effect/ai/McpProtocol", platform] },
   { name: "Conduit McpClient + StdioTransport", mode: "in an Effect app", preload: effectApp, load: stdioApp.map(built) },
   { name: "Conduit McpClient + HttpTransport", mode: "in an Effect app", preload: effectApp, load: httpApp.map(built) },
   { name: "Conduit entry point", mode: "in an Effect app", preload: effectApp, load: [conduitEntry] },
+  { name: "Effect McpClient", mode: "in an Effect app", preload: effectApp, load: ["effect/ai/McpClient", "effect/ai/McpProtocol"] },
+  ...(has02
+    ? [{
+      name: "Conduit 0.2 (Effect 3) McpClient + StdioTransport",
+      mode: "cold",
+      preload: [],
+      load: [
+        "@conduit-mcp/client/McpClient",
+        "@conduit-mcp/client/StdioTransport",
+        "@effect/platform-node/NodeContext"
+      ].map(from02)
+    }]
+    : []),
   { name: "SDK v2", mode: "cold", preload: [], load: ["@modelcontextprotocol/client", "@modelcontextprotocol/client/stdio"] },
   {
     name: "SDK v1",

@@ -4,7 +4,7 @@
 // - Heap per connection: after a first connection (lazy modules, JIT), `--connections` more are opened, each
 //   lists its tools and makes 200 calls; the heap after GC grows by this much per connection. Every adapter
 //   builds its connection as the benchmark does (Conduit: a runtime and the platform's layer per connection);
-//   `conduit-shared-platform` builds every client layer in one runtime over one `NodeContext`, as a program with
+//   `conduit-shared-platform` builds every client layer in one runtime over one `NodeServices`, as a program with
 //   many servers does.
 // - Allocation per call: bytes allocated per sequential call, garbage included (V8's sampling heap profiler with
 //   collected objects kept, 1 KiB interval: an estimate), by file.
@@ -90,7 +90,7 @@ const allocationPerCall = async (connection) => {
 for (const name of clients) {
   const adapter = await import(modules[name])
   await adapter.load("stdio")
-  // conduit.mjs `inApp`: every client layer built in one runtime over one NodeContext
+  // conduit.mjs `inApp`: every client layer built in one runtime over one NodeServices
   const shared = name === "conduit-shared-platform" ? await adapter.inApp("stdio") : undefined
   const connect = () => (shared?.connect ?? adapter.connect)({ transport: "stdio", era, ...server })
   const { first, held } = await perConnection(connect)

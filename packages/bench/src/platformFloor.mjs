@@ -1,19 +1,22 @@
-// What an HTTP call costs below Conduit: `@effect/platform`'s HttpClient alone (no MCP client), posting the
+// What an HTTP call costs below Conduit: `effect/http`'s HttpClient alone (no MCP client), posting the
 // benchmark's legacy `tools/call` to the benchmark server at 64 in flight, against undici's Pool as the raw
 // client does it. Prints the client's CPU per call (the least and the median of 8 rounds of 5 000 calls) and,
-// with --ops, the Effect operations per call. Conduit's own cost over HTTP is what it adds on top of this floor.
-//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream|source] [--no-span] [--scope] [--ops]
+// with --fibers, the fibers each call starts. Conduit's own cost over HTTP is what it adds on top of this floor.
+//   node packages/bench/src/platformFloor.mjs [--client raw|undici|node|fetch] [--read text|stream|source] [--no-span] [--scope] [--fibers]
+//        [--rounds 8] [--calls 5000] (a warm-up of 4 000 calls first; fewer for a check that it runs)
 // --read stream reads the body through `response.stream` pulled chunk by chunk (as Conduit reads a body from an
 // HTTP client of an unknown shape); text reads it in one piece (`response.text`, unbounded); source reads the
 // undici or node:http body Readable under the response in one wait, as Conduit does for the platform's clients. --no-span turns the
-// HTTP client's own span off (`HttpClient.withTracerDisabledWhen`). --scope sends each request through
+// HTTP client's own span off (the `HttpClient.TracerDisabledWhen` reference). --scope sends each request through
 // `HttpClient.withScope` (aborted when its Scope closes).
 import { flag, option } from "./args.mjs"
 import { startHttpServer } from "./httpServer.mjs"
 
 const which = option("client", "undici")
 const read = option("read", "text")
-const countOps = flag("ops")
+const countOps = flag("fibers")
+const rounds = Number(option("rounds", "8"))
+const perRound = Number(option("calls", "5000"))
 
 const { server, port, url } = await startHttpServer()
 const initialize = JSON.stringify({
@@ -43,48 +46,50 @@ if (which === "raw") {
   await post(initialize)
   call = () => post(toolCall())
 } else {
-  const { Chunk, Channel, Effect, Either, Layer, ManagedRuntime, RuntimeFlags, Stream, Supervisor } = await import("effect")
-  const HttpClient = await import("@effect/platform/HttpClient")
-  const HttpClientRequest = await import("@effect/platform/HttpClientRequest")
-  const NodeHttpClient = await import("@effect/platform-node/NodeHttpClient")
+  const [Cause, Effect, ManagedRuntime, Metric, Stream, HttpClient, HttpClientRequest, NodeHttpClient] = await Promise.all([
+    import("effect/Cause"),
+    import("effect/Effect"),
+    import("effect/ManagedRuntime"),
+    import("effect/Metric"),
+    import("effect/Stream"),
+    import("effect/http/HttpClient"),
+    import("effect/http/HttpClientRequest"),
+    import("@effect/platform-node/NodeHttpClient")
+  ])
   const clientLayer = which === "fetch"
-    ? (await import("@effect/platform/FetchHttpClient")).layer
+    ? (await import("effect/http/FetchHttpClient")).layer
     : which === "node"
-    ? NodeHttpClient.layer
+    ? NodeHttpClient.layerNodeHttp
     : NodeHttpClient.layerUndici
-  let ops = 0
-  class Counter extends Supervisor.AbstractSupervisor {
-    value = Effect.void
-    onEffect() {
-      ops++
-    }
-  }
-  opsSoFar = () => ops
-  const runtime = ManagedRuntime.make(
-    countOps
-      ? Layer.mergeAll(clientLayer, Supervisor.addSupervisor(new Counter()), RuntimeFlags.enableOpSupervision)
-      : clientLayer
-  )
+  // Effect 4 has no op supervision: --fibers counts the fibers each request starts instead (every fiber started
+  // under the `Metric.FiberRuntimeMetrics` service reports to it)
+  let fibers = 0
+  const counter = { recordFiberStart: () => fibers++, recordFiberEnd: () => {} }
+  opsSoFar = () => fibers
+  const runtime = ManagedRuntime.make(clientLayer)
   let client = await runtime.runPromise(HttpClient.HttpClient)
-  if (flag("no-span")) client = HttpClient.withTracerDisabledWhen(client, () => true)
   // --scope: each request aborted when its Scope closes (`HttpClient.withScope`), as Conduit's exchanges are
   if (flag("scope")) client = HttpClient.withScope(client)
   const utf8 = new TextDecoder()
-  // as Conduit pulls a body of unknown length: the stream's channel, chunk by chunk
+  // as Conduit pulls a body of unknown length (httpResponse.ts `forEachChunk`): the stream's pull, chunk by chunk,
+  // until its `Cause.Done`
   const readStream = (response) =>
-    Effect.flatMap(Channel.toPull(Stream.toChannel(response.stream)), (pull) => {
+    Effect.flatMap(Stream.toPull(response.stream), (pull) => {
       const parts = []
-      const next = Effect.flatMap(pull, (pulled) => {
-        if (Either.isLeft(pulled)) return Effect.sync(() => parts.map((part) => utf8.decode(part)).join(""))
-        for (const part of Chunk.toReadonlyArray(pulled.right)) parts.push(part)
-        return next
+      const next = Effect.matchEffect(pull, {
+        onFailure: (error) =>
+          Cause.isDone(error) ? Effect.sync(() => parts.map((part) => utf8.decode(part)).join("")) : Effect.fail(error),
+        onSuccess: (chunks) => {
+          for (const part of chunks) parts.push(part)
+          return next
+        }
       })
       return next
     })
   // the Readable under the response (undici: `source.body`; node:http: `source`), read to its end
   const readSource = (response) =>
-    Effect.async((resume) => {
-      const source = (response.original ?? response).source
+    Effect.callback((resume) => {
+      const source = response.source
       const body = typeof source.read === "function" ? source : source.body
       const parts = []
       const onData = (chunk) => parts.push(chunk)
@@ -109,8 +114,9 @@ if (which === "raw") {
         body.destroy()
       })
     })
-  const post = (body) =>
-    client.execute(
+  const noSpan = flag("no-span")
+  const post = (body) => {
+    let effect = client.execute(
       HttpClientRequest.post(url).pipe(
         HttpClientRequest.setHeaders(session === undefined ? { accept } : { accept, "mcp-session-id": session }),
         HttpClientRequest.bodyText(body, "application/json")
@@ -127,6 +133,11 @@ if (which === "raw") {
       Effect.map((text) => JSON.parse(text)),
       Effect.scoped
     )
+    // --no-span: the HTTP client's own span off (`HttpClient.TracerDisabledWhen`)
+    if (noSpan) effect = Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)
+    if (countOps) effect = Effect.provideService(effect, Metric.FiberRuntimeMetrics, counter)
+    return effect
+  }
   await runtime.runPromise(post(initialize))
   call = () => runtime.runPromise(post(toolCall()))
 }
@@ -137,20 +148,20 @@ const calls = async (count) => {
     while (left-- > 0) await call()
   }))
 }
-await calls(4_000)
+await calls(Math.min(4_000, perRound))
 const perCall = []
-for (let round = 0; round < 8; round++) {
+for (let round = 0; round < rounds; round++) {
   const before = process.cpuUsage()
-  await calls(5_000)
+  await calls(perRound)
   const used = process.cpuUsage(before)
-  perCall.push((used.user + used.system) / 5_000)
+  perCall.push((used.user + used.system) / perRound)
 }
 perCall.sort((a, b) => a - b)
 let opsLine = ""
 if (countOps && opsSoFar !== undefined) {
   const before = opsSoFar()
   await calls(1_000)
-  opsLine = `, ${((opsSoFar() - before) / 1_000).toFixed(0)} Effect operations per call (CPU numbers of an --ops run mean nothing)`
+  opsLine = `, ${((opsSoFar() - before) / 1_000).toFixed(1)} fibers started per call`
 }
 process.stdout.write(
   `${which}${
@@ -158,7 +169,7 @@ process.stdout.write(
       ? ""
       : `, read ${read}${flag("no-span") ? ", no span" : ""}${flag("scope") ? ", withScope" : ""}`
   }: ` +
-    `${perCall[0].toFixed(0)} µs CPU per call (least of 8 rounds), median ${perCall[4].toFixed(0)}${opsLine}\n`
+    `${perCall[0].toFixed(0)} µs CPU per call (least of ${rounds} rounds), median ${perCall[rounds >> 1].toFixed(0)}${opsLine}\n`
 )
 server.kill("SIGTERM")
 process.exit(0)

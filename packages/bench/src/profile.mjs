@@ -46,7 +46,7 @@ const startHttpServer = () =>
   })
 
 const run = async () => {
-  if (client.startsWith("conduit")) buildConduit()
+  if (client.startsWith("conduit") && client !== "conduit-0.2") buildConduit()
   const server = transport === "http" ? await startHttpServer() : undefined
   const resultFile = path.join(runDir, "result.json")
   const args = [
@@ -95,7 +95,8 @@ const categorize = (url) => {
   if (nm !== -1) {
     const rest = url.slice(nm + 14).split("/")
     const pkg = rest[0].startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]
-    if (pkg === "effect") return `effect: ${rest.slice(rest.indexOf("esm") + 1).join("/")}`
+    // effect 4: effect/dist/…; effect 3 (conduit-0.2): effect/dist/esm/…
+    if (pkg === "effect") return `effect: ${rest.slice(rest.indexOf(rest.includes("esm") ? "esm" : "dist") + 1).join("/")}`
     return pkg
   }
   if (url.startsWith("node:")) return url

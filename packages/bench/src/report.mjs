@@ -30,9 +30,21 @@ export const median = (values) => {
   return defined.length % 2 === 1 ? defined[mid] : (defined[mid - 1] + defined[mid]) / 2
 }
 
+// the references every client is compared with, each in the same round: the practical limit (raw), the floor of
+// the Effect 4 stack (floor), the official SDK (SDK v2) and Effect's own MCP client (effect-mcp)
+// and, for the port, Conduit 0.2 on Effect 3 (conduit-0.2)
+export const references = {
+  vsRaw: "raw",
+  vsFloor: "floor",
+  vsSdkV2: "sdk-v2",
+  vsEffectMcp: "effect-mcp",
+  vsConduit02: "conduit-0.2"
+}
+
 /**
  * Per group and client: the median of every measure over the rounds, and the median over rounds of the ratio
- * to raw and to SDK v2 measured in the same round.
+ * to each reference measured in the same round. A client the group cannot run (`group.notApplicable`: client →
+ * reason) is listed with its reason and no numbers.
  */
 export const summarize = (runs, groups) =>
   groups.map((group) => {
@@ -42,8 +54,7 @@ export const summarize = (runs, groups) =>
     const clients = group.clients.map((client) => {
       const own = inGroup.filter((r) => r.client === client)
       const medians = {}
-      const vsRaw = {}
-      const vsSdkV2 = {}
+      const ratios = Object.fromEntries(Object.keys(references).map((key) => [key, {}]))
       for (const [name, metric] of Object.entries(metrics)) {
         medians[name] = median(own.map(metric.read))
         const ratio = (reference) =>
@@ -55,15 +66,15 @@ export const summarize = (runs, groups) =>
             const b = metric.read(theirs)
             return typeof a === "number" && typeof b === "number" && b !== 0 ? a / b : undefined
           }))
-        vsRaw[name] = ratio("raw")
-        vsSdkV2[name] = ratio("sdk-v2")
+        for (const [key, reference] of Object.entries(references)) ratios[key][name] = ratio(reference)
       }
       const failures = runs.filter((r) =>
         r.transport === group.transport && r.era === group.era && r.client === client && r.error !== undefined
       ).map((r) => `round ${r.round}: ${r.error}`)
-      return { client, runs: own.length, medians, vsRaw, vsSdkV2, failures }
+      return { client, runs: own.length, medians, ...ratios, failures }
     })
-    return { transport: group.transport, era: group.era, clients }
+    const notApplicable = Object.entries(group.notApplicable ?? {}).map(([client, reason]) => ({ client, reason }))
+    return { transport: group.transport, era: group.era, clients, notApplicable }
   })
 
 const find = (medians, transport, era, client) =>
@@ -74,6 +85,8 @@ export const evaluateTargets = (medians) => {
   const targets = []
   const add = (target, where, value, limit, met, unit = "×") =>
     targets.push({ target, where, value, limit, unit, met: value === undefined ? undefined : met(value, limit) })
+  // a comparison the issue asks to report, with no limit
+  const reference = (target, where, value) => targets.push({ target, where, value, unit: "×", reference: true })
   const atMost = (v, l) => v <= l
   const atLeast = (v, l) => v >= l
   for (const group of medians) {
@@ -90,6 +103,12 @@ export const evaluateTargets = (medians) => {
     add("CPU per call vs SDK v2 (≤ 0.5×, i.e. ≥ 2× less)", where, conduit.vsSdkV2.cpuMsPer10k, 0.5, atMost)
     add("calls/s at 64 in flight vs SDK v2 (≥ 1×)", where, conduit.vsSdkV2.callsPerSecond, 1, atLeast)
     add("RSS after the calls vs raw (≤ 1.3×)", where, conduit.vsRaw.rssMiB, 1.3, atMost)
+    reference("CPU per call vs Effect's McpClient", where, conduit.vsEffectMcp.cpuMsPer10k)
+    reference("sequential CPU per call vs Effect's McpClient", where, conduit.vsEffectMcp.sequentialCpuMsPer10k)
+    reference("CPU per call vs the Effect 4 floor", where, conduit.vsFloor.cpuMsPer10k)
+    reference("RSS after the calls vs the Effect 4 floor", where, conduit.vsFloor.rssMiB)
+    reference("CPU per call vs Conduit 0.2 on Effect 3", where, conduit.vsConduit02.cpuMsPer10k)
+    reference("sequential CPU per call vs Conduit 0.2 on Effect 3", where, conduit.vsConduit02.sequentialCpuMsPer10k)
     if (group.transport === "stdio") {
       add("16 MiB result vs raw (≤ 1.5×)", where, conduit.vsRaw.blob16MiBMs, 1.5, atMost)
       const m = conduit.medians
@@ -132,8 +151,11 @@ const names = {
   conduit: "Conduit",
   "conduit-promise": "Conduit (promise host)",
   "conduit-promise-client": "Conduit (McpPromiseClient)",
+  "conduit-0.2": "Conduit 0.2 (Effect 3)",
+  "effect-mcp": "Effect McpClient",
   "sdk-v2": "SDK v2",
   "sdk-v1": "SDK v1",
+  floor: "Effect 4 floor",
   raw: "raw"
 }
 
@@ -144,21 +166,29 @@ export const formatTable = (medians, plan) => {
     "client",
     `CPU ms / 10k calls`,
     "× raw",
+    "× floor",
     "× SDK v2",
+    "× Effect MCP",
+    "× Conduit 0.2",
     `calls/s @${plan.concurrency}`,
     "× SDK v2",
+    "× Effect MCP",
     "seq CPU ms / 10k",
     "× SDK v2",
+    "× Effect MCP",
+    "× Conduit 0.2",
     "seq p50 µs",
     "seq p99 µs",
     "steady seq CPU ms / 10k",
     "× SDK v2",
+    "× Effect MCP",
     "steady seq p50 / p99 µs",
     "1 MiB ms",
     "16 MiB ms",
     "16 MiB × raw",
     `RSS MiB @${plan.memoryAfter / 1000}k`,
     "× raw",
+    "× floor",
     "heap MiB",
     "RSS / heap MiB after import",
     "connect ms",
@@ -168,33 +198,45 @@ export const formatTable = (medians, plan) => {
   for (const group of medians) {
     for (const c of group.clients) {
       const m = c.medians
-      const self = (client, value) => c.client === client ? "1" : value
+      // a ratio of a client to itself is 1; to a reference not in the run, "–"
+      const vs = (key, metric) => c.client === references[key] ? "1" : ratio(c[key][metric])
       rows.push([
         group.transport,
         group.era,
         names[c.client] + (c.failures.length > 0 ? ` (${c.failures.length} failed)` : ""),
         fixed(0)(m.cpuMsPer10k),
-        self("raw", ratio(c.vsRaw.cpuMsPer10k)),
-        self("sdk-v2", ratio(c.vsSdkV2.cpuMsPer10k)),
+        vs("vsRaw", "cpuMsPer10k"),
+        vs("vsFloor", "cpuMsPer10k"),
+        vs("vsSdkV2", "cpuMsPer10k"),
+        vs("vsEffectMcp", "cpuMsPer10k"),
+        vs("vsConduit02", "cpuMsPer10k"),
         fixed(0)(m.callsPerSecond),
-        self("sdk-v2", ratio(c.vsSdkV2.callsPerSecond)),
+        vs("vsSdkV2", "callsPerSecond"),
+        vs("vsEffectMcp", "callsPerSecond"),
         fixed(0)(m.sequentialCpuMsPer10k),
-        self("sdk-v2", ratio(c.vsSdkV2.sequentialCpuMsPer10k)),
+        vs("vsSdkV2", "sequentialCpuMsPer10k"),
+        vs("vsEffectMcp", "sequentialCpuMsPer10k"),
+        vs("vsConduit02", "sequentialCpuMsPer10k"),
         fixed(0)(m.sequentialP50Us),
         fixed(0)(m.sequentialP99Us),
         fixed(0)(m.steadyCpuMsPer10k),
-        self("sdk-v2", ratio(c.vsSdkV2.steadyCpuMsPer10k)),
+        vs("vsSdkV2", "steadyCpuMsPer10k"),
+        vs("vsEffectMcp", "steadyCpuMsPer10k"),
         `${fixed(0)(m.steadyP50Us)} / ${fixed(0)(m.steadyP99Us)}`,
         fixed(1)(m.blob1MiBMs),
         fixed(0)(m.blob16MiBMs),
-        self("raw", ratio(c.vsRaw.blob16MiBMs)),
+        vs("vsRaw", "blob16MiBMs"),
         fixed(1)(m.rssMiB),
-        self("raw", ratio(c.vsRaw.rssMiB)),
+        vs("vsRaw", "rssMiB"),
+        vs("vsFloor", "rssMiB"),
         fixed(1)(m.heapUsedMiB),
         `${fixed(1)(m.rssAfterImportMiB)} / ${fixed(1)(m.heapAfterImportMiB)}`,
         fixed(1)(m.connectMs),
         `${fixed(0)(m.importLibMs)} / ${fixed(0)(m.importMs)}`
       ])
+    }
+    for (const { client, reason } of group.notApplicable ?? []) {
+      rows.push([group.transport, group.era, names[client], `n/a: ${reason}`, ...header.slice(4).map(() => "n/a")])
     }
   }
   const failures = medians.flatMap((g) =>
@@ -207,7 +249,8 @@ export const formatTargets = (targets) => {
   const rows = [["target", "where", "Conduit", "met"], ["---", "---", "---", "---"]]
   for (const t of targets) {
     const value = t.value === undefined ? "–" : t.unit === "ms" ? `${t.value.toFixed(0)} ms` : `${t.value.toFixed(2)}×`
-    rows.push([t.target, t.where, value, t.met === undefined ? "not measured" : t.met ? "met" : "NOT met"])
+    const met = t.value === undefined ? "not measured" : t.reference ? "(reference)" : t.met ? "met" : "NOT met"
+    rows.push([t.target, t.where, value, met])
   }
   return rows.map((r) => `| ${r.join(" | ")} |`).join("\n")
 }

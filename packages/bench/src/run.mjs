@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildConduit, hasModule } from "./buildConduit.mjs"
+import { prepare as prepareConduit02 } from "./prepareConduit02.mjs"
 import { evaluateTargets, formatTable, formatTargets, summarize } from "./report.mjs"
 import { argv, flag, option } from "./args.mjs"
 
@@ -55,15 +56,28 @@ const plan = soakMinutes !== undefined
   : { ...(quick ? plans.quick : plans.full) }
 plan.rounds = Number(option("rounds", plan.rounds))
 
-// Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only.
-const clientsByEra = {
-  legacy: ["conduit", "conduit-promise", "conduit-promise-client", "sdk-v2", "sdk-v1", "raw"],
-  modern: ["conduit", "conduit-promise", "conduit-promise-client", "sdk-v2", "raw"]
+// Which clients speak which era. SDK v2 is pinned to 2026-07-28 for the modern era; SDK v1 is legacy only. Effect's
+// McpClient speaks 2025-11-25 for the legacy era and 2026-07-28 for the modern one (the caller picks; effectMcp.mjs).
+// `conduit-0.2` is the last release for Effect 3 (prepareConduit02.mjs installs it, with Effect 3, on demand);
+// `floor` is a bare Effect 4 program making the same JSON-RPC exchange (clients/floor.mjs).
+const allClients = [
+  "conduit",
+  "conduit-promise",
+  "conduit-promise-client",
+  "conduit-0.2",
+  "effect-mcp",
+  "sdk-v2",
+  "sdk-v1",
+  "floor",
+  "raw"
+]
+// The shapes (transport × era) a client cannot run, with the reason the report prints as "n/a"
+const cannotRun = {
+  "sdk-v1": { "stdio/modern": "speaks the legacy era only", "http/modern": "speaks the legacy era only" }
 }
-const wantedClients = list(
-  "clients",
-  soakMinutes !== undefined ? "conduit,raw" : "conduit,conduit-promise,conduit-promise-client,sdk-v2,sdk-v1,raw"
-)
+const wantedClients = list("clients", soakMinutes !== undefined ? "conduit,raw" : allClients.join(","))
+const unknown = wantedClients.filter((c) => !allClients.includes(c))
+if (unknown.length > 0) throw new Error(`unknown client(s) ${unknown.join(", ")}; known: ${allClients.join(", ")}`)
 const transports = list("transports", "stdio,http")
 const eras = list("eras", "legacy,modern")
 const outDir = path.resolve(option("out", path.join(here, "../.bench-results")))
@@ -140,11 +154,17 @@ const main = async () => {
   const groups = []
   for (const transport of transports) {
     for (const era of eras) {
-      const clients = clientsByEra[era].filter((c) => wantedClients.includes(c))
-        .filter((c) => !(c.startsWith("conduit") && transport === "http" && !conduitHttp))
-      if (clients.length > 0) groups.push({ transport, era, clients })
+      const wanted = allClients.filter((c) => wantedClients.includes(c))
+        .filter((c) => !(c.startsWith("conduit") && c !== "conduit-0.2" && transport === "http" && !conduitHttp))
+      const clients = wanted.filter((c) => cannotRun[c]?.[`${transport}/${era}`] === undefined)
+      const notApplicable = Object.fromEntries(
+        wanted.filter((c) => !clients.includes(c)).map((c) => [c, cannotRun[c][`${transport}/${era}`]])
+      )
+      if (clients.length > 0) groups.push({ transport, era, clients, notApplicable })
     }
   }
+  // Conduit 0.2 on Effect 3, installed beside the workspace the first time it is asked for
+  const conduit02 = groups.some((g) => g.clients.includes("conduit-0.2")) ? prepareConduit02() : undefined
   const machine = {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
@@ -193,6 +213,7 @@ const main = async () => {
     // other work on the machine shows here: wall times (calls/s, latency, import) suffer first
     loadAverage: { before: loadBefore, after: os.loadavg() },
     conduit: built.source,
+    conduit02,
     plan,
     groups,
     medians,
@@ -202,7 +223,9 @@ const main = async () => {
   const load = (l) => l.map((x) => x.toFixed(1)).join(" ")
   const markdown = [
     `Command: \`${command}\` (${report.date}, ${report.durationSeconds} s, ${plan.rounds} round(s), ` +
-    `Conduit at ${built.source}; ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}` +
+    `Conduit at ${built.source}` +
+    `${conduit02 === undefined ? "" : `, Conduit ${conduit02.client} on effect ${conduit02.effect} (commit ${conduit02.commit})`}` +
+    `; ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}` +
     `${pin ? ", client on core 0, server on core 1" : ""}; load average ${load(loadBefore)} before, ` +
     `${load(report.loadAverage.after)} after)`,
     "",

@@ -1,7 +1,8 @@
 // The tail of calls made one at a time over stdio, and what the slowest calls overlapped: in one process, after
 // 2 000 calls at 64 in flight, runs of sequential calls, each reporting p50, p99 and max, the garbage collections
 // during the run (V8's `gc` performance entries) and how many of the 20 slowest calls overlapped one.
-//   taskset -c 0 node packages/bench/src/tail.mjs [--client conduit-promise-client|conduit-promise|sdk-v2|sdk-v1|raw]
+//   taskset -c 0 node packages/bench/src/tail.mjs
+//        [--client conduit-promise-client|conduit-promise|conduit-0.2|effect-mcp|floor|sdk-v2|sdk-v1|raw]
 //        [--era legacy|modern] [--runs 3] [--calls 2000] [--no-build]
 // Add node's --trace-opt to see what the JIT compiles during each run (a `run N` line is printed before each).
 import * as path from "node:path"
@@ -19,12 +20,15 @@ const calls = Number(option("calls", "2000"))
 const modules = {
   "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "conduit-promise": "./clients/conduitPromise.mjs",
+  "conduit-0.2": "./clients/conduit02.mjs",
+  "effect-mcp": "./clients/effectMcp.mjs",
+  floor: "./clients/floor.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs",
   raw: "./clients/raw.mjs"
 }
 if (modules[client] === undefined) throw new Error(`unknown client ${client}`)
-if (client.startsWith("conduit") && !flag("no-build")) buildConduit()
+if (client.startsWith("conduit") && client !== "conduit-0.2" && !flag("no-build")) buildConduit()
 
 const adapter = await import(modules[client])
 await adapter.load("stdio")

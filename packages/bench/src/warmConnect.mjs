@@ -6,7 +6,7 @@
 //        [--times 30]
 // `conduit` builds `NodeHttpClient.layerUndici` per connect, as a program that builds one client layer does: an
 // undici `Agent` per connect, so every connect opens new sockets. `conduit-shared` gives each connect
-// `layerUndiciWithoutDispatcher` over undici's global dispatcher, whose kept-alive sockets outlive the client, as
+// `layerUndiciNoDispatcher` over undici's global dispatcher, whose kept-alive sockets outlive the client, as
 // the SDKs' fetch does. `conduit-app` holds that HTTP client in one runtime made once and builds only the client's
 // and the transport's layers per connect (conduit.mjs `inApp`), as a program that connects to servers as it needs
 // them does, the way the SDKs' `fetch` is there before any client.

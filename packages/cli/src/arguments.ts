@@ -8,8 +8,8 @@
  */
 import * as JsonSchema from "@conduit-mcp/client/JsonSchema"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { UsageError } from "./errors.js"
 
@@ -18,8 +18,8 @@ type Json = Readonly<Record<string, unknown>>
 const isRecord = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-const JsonObject = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-const decodeJsonObject = Schema.decodeUnknownEither(JsonObject)
+const JsonObject = Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown))
+const decodeJsonObject = Schema.decodeUnknownResult(JsonObject)
 
 /**
  * Reads the optional `<json-arguments>` positional argument: a JSON object.
@@ -27,11 +27,11 @@ const decodeJsonObject = Schema.decodeUnknownEither(JsonObject)
  * @since 0.1.0
  * @category arguments
  */
-export const parseJsonArguments = (text: Option.Option<string>): Either.Either<Json, UsageError> =>
+export const parseJsonArguments = (text: Option.Option<string>): Result.Result<Json, UsageError> =>
   Option.match(text, {
-    onNone: () => Either.right({}),
+    onNone: () => Result.succeed({}),
     onSome: (raw) =>
-      Either.mapLeft(
+      Result.mapError(
         decodeJsonObject(raw),
         () => new UsageError({ message: `the arguments must be a JSON object, such as '{"text":"hi"}'; got ${raw}` })
       )
@@ -45,14 +45,14 @@ export const parseJsonArguments = (text: Option.Option<string>): Either.Either<J
  */
 export const parseKeyValues = (
   list: ReadonlyArray<string>
-): Either.Either<ReadonlyArray<readonly [string, string]>, UsageError> => {
+): Result.Result<ReadonlyArray<readonly [string, string]>, UsageError> => {
   const pairs: Array<readonly [string, string]> = []
   for (const item of list) {
     const index = item.indexOf("=")
-    if (index <= 0) return Either.left(new UsageError({ message: `--arg must be key=value, got ${JSON.stringify(item)}` }))
+    if (index <= 0) return Result.fail(new UsageError({ message: `--arg must be key=value, got ${JSON.stringify(item)}` }))
     pairs.push([item.slice(0, index), item.slice(index + 1)])
   }
-  return Either.right(pairs)
+  return Result.succeed(pairs)
 }
 
 const typesOf = (property: unknown): ReadonlyArray<string> => {
@@ -113,7 +113,7 @@ export const coerceArgument = (raw: string, property: unknown): Option.Option<un
         })
         break
       case "boolean":
-        attempts.push(() => Option.fromNullable(booleans[raw.toLowerCase()]))
+        attempts.push(() => Option.fromNullishOr(booleans[raw.toLowerCase()]))
         break
       case "array":
         attempts.push(() => {
@@ -180,10 +180,10 @@ export const toolArguments = (
   tool: McpSchema.Tool,
   json: Option.Option<string>,
   args: ReadonlyArray<string>
-): Either.Either<Json, UsageError> =>
-  Either.gen(function*() {
+): Result.Result<Json, UsageError> =>
+  Result.gen(function*() {
     const schema: Json = isRecord(tool.inputSchema) ? tool.inputSchema : {}
-    const fail = (message: string) => Either.left(new UsageError({ message: `tools call ${tool.name}: ${message}` }))
+    const fail = (message: string) => Result.fail(new UsageError({ message: `tools call ${tool.name}: ${message}` }))
     const base = yield* parseJsonArguments(json)
     const pairs = yield* parseKeyValues(args)
     const names = isRecord(schema.properties) ? Object.keys(schema.properties) : []
@@ -213,8 +213,8 @@ export const toolArguments = (
       )
     }
     const checked = JsonSchema.validate(schema, merged, { maxSteps: 100_000 })
-    if (Either.isLeft(checked) && checked.left._tag === "JsonSchemaMismatch") {
-      const issue = checked.left.issues[0]
+    if (Result.isFailure(checked) && checked.failure._tag === "JsonSchemaMismatch") {
+      const issue = checked.failure.issues[0]
       const where = issue.instancePath === "" ? "the arguments" : issue.instancePath.slice(1).replaceAll("/", ".")
       return yield* fail(`${where}: ${issue.message}`)
     }
@@ -231,8 +231,8 @@ export const promptArguments = (
   prompt: McpSchema.Prompt,
   json: Option.Option<string>,
   args: ReadonlyArray<string>
-): Either.Either<Readonly<Record<string, string>>, UsageError> =>
-  Either.gen(function*() {
+): Result.Result<Readonly<Record<string, string>>, UsageError> =>
+  Result.gen(function*() {
     const base = yield* parseJsonArguments(json)
     const pairs = yield* parseKeyValues(args)
     const merged: Record<string, string> = {}
@@ -240,7 +240,7 @@ export const promptArguments = (
     for (const [key, value] of pairs) merged[key] = value
     const declared = prompt.arguments ?? []
     const names = declared.map((argument) => argument.name)
-    const fail = (message: string) => Either.left(new UsageError({ message: `prompts get ${prompt.name}: ${message}` }))
+    const fail = (message: string) => Result.fail(new UsageError({ message: `prompts get ${prompt.name}: ${message}` }))
     for (const key of Object.keys(merged)) {
       if (!names.includes(key)) {
         return yield* fail(

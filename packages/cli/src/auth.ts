@@ -14,15 +14,14 @@ import * as TokenStore from "@conduit-mcp/client/TokenStore"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Undici from "@effect/platform-node/Undici"
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
-import type * as Terminal from "@effect/platform/Terminal"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Redacted from "effect/Redacted"
+import type * as Terminal from "effect/Terminal"
 import * as Dns from "node:dns/promises"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -52,13 +51,13 @@ export const tokenFile = (): string => {
  */
 export type LoginMode = "browser" | "no-browser" | "device"
 
-const openBrowser = (executor: CommandExecutor.CommandExecutor) => (url: URL) =>
+const openBrowser = (executor: ChildProcessSpawner.ChildProcessSpawner["Service"]) => (url: URL) =>
   Effect.gen(function*() {
     yield* Output.stderr(
       `Opening the authorization page in your browser. If nothing opens, visit:\n  ${Text.url(url.href)}`
     )
-    const exit = yield* Command.exitCode(Browser.command(url.href)).pipe(
-      Effect.provideService(CommandExecutor.CommandExecutor, executor),
+    const exit = yield* Browser.open(url.href).pipe(
+      Effect.provideService(ChildProcessSpawner.ChildProcessSpawner, executor),
       Effect.option
     )
     if (Option.isNone(exit) || exit.value !== 0) yield* Output.stderr("(could not start a browser: open the URL yourself)")
@@ -72,10 +71,10 @@ const showDeviceCode = (code: AuthorizationHandler.DeviceCode) =>
 
 const handlerLayer = (
   mode: LoginMode
-): Layer.Layer<AuthorizationHandler.AuthorizationHandler, never, CommandExecutor.CommandExecutor | Terminal.Terminal> => {
+): Layer.Layer<AuthorizationHandler.AuthorizationHandler, never, ChildProcessSpawner.ChildProcessSpawner | Terminal.Terminal> => {
   switch (mode) {
     case "browser":
-      return Layer.unwrapEffect(Effect.map(CommandExecutor.CommandExecutor, (executor) =>
+      return Layer.unwrap(Effect.map(ChildProcessSpawner.ChildProcessSpawner, (executor) =>
         AuthorizationHandler.layerLoopback({ open: openBrowser(executor), showDeviceCode }).pipe(
           Layer.provide(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" })),
           Layer.orDie
@@ -86,7 +85,7 @@ const handlerLayer = (
       return Layer.succeed(
         AuthorizationHandler.AuthorizationHandler,
         AuthorizationHandler.AuthorizationHandler.of({
-          begin: Effect.dieMessage("the device grant needs no redirect"),
+          begin: Effect.die(new Error("the device grant needs no redirect")),
           showDeviceCode
         })
       )
@@ -102,7 +101,7 @@ const pinnedClient = (pin: HostResolver.Pin) =>
   Effect.acquireRelease(
     Effect.sync(() => new Undici.Agent({ connect: { lookup: pin.lookup } })),
     (agent) => Effect.promise(() => agent.destroy())
-  ).pipe(Effect.map(NodeHttpClient.makeUndici))
+  ).pipe(Effect.flatMap((agent) => Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, agent)))
 
 /**
  * The OAuth service over the token file, with the authorization handler of `mode` (or none, for stored tokens
@@ -116,7 +115,7 @@ export const layer = (
 ): Layer.Layer<
   OAuth.OAuth,
   OAuth.OAuthError,
-  CommandExecutor.CommandExecutor | Terminal.Terminal | FileSystem.FileSystem | Path.Path
+  ChildProcessSpawner.ChildProcessSpawner | Terminal.Terminal | FileSystem.FileSystem | Path.Path
 > => {
   const common = {
     clientName: "conduit",
@@ -182,7 +181,7 @@ export const storedBearer = (
 ): Effect.Effect<
   Option.Option<Redacted.Redacted<string>>,
   never,
-  CommandExecutor.CommandExecutor | Terminal.Terminal | FileSystem.FileSystem | Path.Path
+  ChildProcessSpawner.ChildProcessSpawner | Terminal.Terminal | FileSystem.FileSystem | Path.Path
 > =>
   Fs.existsSync(tokenFile())
     ? Effect.gen(function*() {

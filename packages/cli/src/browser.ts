@@ -9,8 +9,11 @@
  *
  * @since 0.1.0
  */
-import * as Command from "@effect/platform/Command"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import type * as PlatformError from "effect/PlatformError"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as Result from "effect/Result"
 import * as ShellWords from "./shellWords.js"
 
 /**
@@ -26,8 +29,8 @@ export const argv = (
 ): readonly [string, ...Array<string>] => {
   if (browser !== undefined && browser.trim() !== "") {
     const words = ShellWords.split(browser)
-    if (Either.isRight(words) && words.right.length > 0) {
-      const [command, ...args] = words.right
+    if (Result.isSuccess(words) && words.success.length > 0) {
+      const [command, ...args] = words.success
       return [command, ...args, url]
     }
   }
@@ -44,7 +47,28 @@ export const argv = (
  * @since 0.1.0
  * @category commands
  */
-export const command = (url: string): Command.Command => {
+export const command = (url: string): ChildProcess.StandardCommand => {
   const [program, ...args] = argv(url)
-  return Command.runInShell(Command.make(program, ...args), false)
+  // its output is never read (nor shown): ignored, so that a chatty opener cannot fill a pipe and block
+  return ChildProcess.make(program, args, { shell: false, stdin: "ignore", stdout: "ignore", stderr: "ignore" })
 }
+
+/**
+ * Runs the {@link command} that opens `url` and answers with its exit code.
+ *
+ * The opener (`xdg-open`, `open`) may start the browser in its own process group and exit with 0. The spawner
+ * signals that group when it releases a child started detached, so the handle is unreferenced first: a browser
+ * it started keeps running.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const open = (
+  url: string
+): Effect.Effect<number, PlatformError.PlatformError, ChildProcessSpawner.ChildProcessSpawner> =>
+  Effect.scoped(Effect.gen(function*() {
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const handle = yield* spawner.spawn(command(url))
+    yield* handle.unref
+    return Number(yield* handle.exitCode)
+  }))

@@ -7,9 +7,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import {
   arg,
   argOption,
@@ -256,7 +255,7 @@ export const helpText = (path: ReadonlyArray<string>): string =>
 export const run = (
   argv: ReadonlyArray<string>
 ): Effect.Effect<void, CliError, Connection.Platform> =>
-  Effect.flatMap(Grammar.parse(argv, commands, serverOptions), (request) => {
+  Effect.flatMap(Effect.fromResult(Grammar.parse(argv, commands, serverOptions)), (request) => {
     switch (request._tag) {
       case "Help":
         return Output.stdout(helpText(request.path).trimEnd())
@@ -266,7 +265,7 @@ export const run = (
         return (request.parsed.command.run as Run)(request.parsed).pipe(
           // a failure is reported once, as a sentence; the log's own lines are for --verbose
           request.parsed.command.server !== false
-            ? Logger.withMinimumLogLevel(request.parsed.options.has("verbose") ? LogLevel.Debug : LogLevel.Error)
+            ? Effect.provideService(References.MinimumLogLevel, request.parsed.options.has("verbose") ? "Debug" : "Error")
             : (effect) => effect
         )
     }

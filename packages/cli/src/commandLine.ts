@@ -17,7 +17,7 @@ import * as Output from "./output.js"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.2.1"
+export const version = "1.0.0"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options shared by every client command
@@ -103,7 +103,7 @@ type Options = Grammar.Parsed<unknown>["options"]
  * @category parsing
  */
 export const text = (options: Options, name: string): Option.Option<string> =>
-  Option.fromNullable(options.get(name)?.at(-1))
+  Option.fromNullishOr(options.get(name)?.at(-1))
 
 /**
  * Every value of a repeatable option.
@@ -175,7 +175,7 @@ export const arg = (parsed: Grammar.Parsed<unknown>, index: number): string => p
  * @category parsing
  */
 export const optionalArg = (parsed: Grammar.Parsed<unknown>, index: number): Option.Option<string> =>
-  Option.fromNullable(parsed.arguments[index])
+  Option.fromNullishOr(parsed.arguments[index])
 
 // ---------------------------------------------------------------------------------------------------------------
 // Help

@@ -64,7 +64,7 @@ export const bounded = <A, E, R>(
   command: Effect.Effect<A, E, R>,
   timeout: Duration.Duration
 ): Effect.Effect<A, E | TimedOut, R> =>
-  Effect.timeoutFail(command, {
+  Effect.timeoutOrElse(command, {
     duration: timeout,
-    onTimeout: () => new TimedOut({ message: `timed out (--timeout ${Duration.format(timeout)})` })
+    orElse: () => Effect.fail(new TimedOut({ message: `timed out (--timeout ${Duration.format(timeout)})` }))
   })

@@ -14,17 +14,18 @@ import * as SamplingHandler from "@conduit-mcp/client/SamplingHandler"
 import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
 import type * as Transport from "@conduit-mcp/client/Transport"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
-import type * as Terminal from "@effect/platform/Terminal"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
+import type * as Path from "effect/Path"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
+import type * as Terminal from "effect/Terminal"
 import * as NodePath from "node:path"
 import * as Url from "node:url"
 import * as Auth from "./auth.js"
@@ -139,20 +140,20 @@ export interface Resolved {
  * @since 0.1.0
  * @category parsing
  */
-export const parseDuration = (text: string): Either.Either<Duration.Duration, string> => {
+export const parseDuration = (text: string): Result.Result<Duration.Duration, string> => {
   const trimmed = text.trim()
   const short = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(trimmed)
   if (short !== null) {
     const value = Number(short[1])
     const unit = short[2] ?? "s"
     const millis = unit === "ms" ? value : unit === "s" ? value * 1000 : unit === "m" ? value * 60_000 : value * 3_600_000
-    return millis > 0 ? Either.right(Duration.millis(millis)) : Either.left("must be positive")
+    return millis > 0 ? Result.succeed(Duration.millis(millis)) : Result.fail("must be positive")
   }
-  const decoded = Duration.decodeUnknown(trimmed)
+  const decoded = Duration.fromInput(trimmed as Duration.Input)
   if (Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.toMillis(decoded.value) > 0) {
-    return Either.right(decoded.value)
+    return Result.succeed(decoded.value)
   }
-  return Either.left(`not a duration: ${JSON.stringify(text)} (try 30s, 500ms, 2m)`)
+  return Result.fail(`not a duration: ${JSON.stringify(text)} (try 30s, 500ms, 2m)`)
 }
 
 /**
@@ -163,15 +164,15 @@ export const parseDuration = (text: string): Either.Either<Duration.Duration, st
  */
 export const parseVariables = (
   items: ReadonlyArray<string>
-): Either.Either<Readonly<Record<string, string>>, string> => {
+): Result.Result<Readonly<Record<string, string>>, string> => {
   const out: Record<string, string> = {}
   for (const item of items) {
     const equals = item.indexOf("=")
     const key = equals < 0 ? "" : item.slice(0, equals)
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return Either.left(`--env must be KEY=VALUE, got ${JSON.stringify(item)}`)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return Result.fail(`--env must be KEY=VALUE, got ${JSON.stringify(item)}`)
     out[key] = item.slice(equals + 1)
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /**
@@ -180,17 +181,17 @@ export const parseVariables = (
  * @since 0.1.0
  * @category parsing
  */
-export const parseHeaders = (lines: ReadonlyArray<string>): Either.Either<Record<string, string>, string> => {
+export const parseHeaders = (lines: ReadonlyArray<string>): Result.Result<Record<string, string>, string> => {
   const headers: Record<string, string> = {}
   for (const line of lines) {
     const colon = line.indexOf(":")
     const name = colon > 0 ? line.slice(0, colon).trim() : ""
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      return Either.left(`--header must be "Name: value", got ${JSON.stringify(line)}`)
+      return Result.fail(`--header must be "Name: value", got ${JSON.stringify(line)}`)
     }
     headers[name] = line.slice(colon + 1).trim()
   }
-  return Either.right(headers)
+  return Result.succeed(headers)
 }
 
 const usage = (message: string) => new UsageError({ message })
@@ -255,17 +256,17 @@ export const resolve = (
           ` (conduit servers --config ${options.config.value} describes them)`
       )
     }
-    const headers = yield* Either.mapLeft(parseHeaders(options.header), usage)
+    const headers = yield* Effect.fromResult(Result.mapError(parseHeaders(options.header), usage))
     const hasHeaders = Object.keys(headers).length > 0
-    const variables = yield* Either.mapLeft(parseVariables(options.env), usage)
+    const variables = yield* Effect.fromResult(Result.mapError(parseVariables(options.env), usage))
     const cwd = Option.getOrUndefined(options.cwd)
 
     let target: Target
     if (Option.isSome(options.stdio)) {
       const words = ShellWords.split(options.stdio.value)
-      if (Either.isLeft(words)) return yield* usage(`--stdio: cannot split the command line (${words.left})`)
-      if (words.right.length === 0) return yield* usage("--stdio needs a command line")
-      const [command, ...args] = words.right
+      if (Result.isFailure(words)) return yield* usage(`--stdio: cannot split the command line (${words.failure})`)
+      if (words.success.length === 0) return yield* usage("--stdio needs a command line")
+      const [command, ...args] = words.success
       target = { _tag: "Stdio", command, args, env: variables, cwd }
     } else if (Option.isSome(options.url)) {
       target = { _tag: "Http", url: yield* parseUrl(options.url.value), ...yield* splitAuthorization(headers) }
@@ -311,7 +312,7 @@ export const resolve = (
       return yield* usage(`--protocol-version ${protocolVersion} is not of the ${era} era`)
     }
     const timeout = Option.isSome(options.timeout)
-      ? yield* Either.mapLeft(parseDuration(options.timeout.value), (reason) => usage(`--timeout: ${reason}`))
+      ? yield* Effect.fromResult(Result.mapError(parseDuration(options.timeout.value), (reason) => usage(`--timeout: ${reason}`)))
       : undefined
     const fs = yield* FileSystem.FileSystem
     const roots: Array<RootsProvider.Root> = []
@@ -345,12 +346,12 @@ export const describeTarget = (target: Target): string => {
 }
 
 /**
- * The services a command runs with (NodeContext gives them all).
+ * The services a command runs with (NodeServices gives them all).
  *
  * @since 0.1.0
  * @category models
  */
-export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path | Terminal.Terminal
+export type Platform = ChildProcessSpawner.ChildProcessSpawner | FileSystem.FileSystem | Path.Path | Terminal.Terminal | Stdio.Stdio
 
 /**
  * Takes the Authorization header out of the others: the user's own `Authorization: Bearer <token>` (on the
@@ -384,7 +385,7 @@ export const splitAuthorization = (
 }
 
 const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     // a token from `conduit login` is sent unless the command line already gives an Authorization header
     const bearerToken = target.bearer !== undefined ? Option.some(target.bearer) : yield* Auth.storedBearer(target.url)
     return HttpTransport.layer({
@@ -395,7 +396,7 @@ const httpTransport = (target: Extract<Target, { readonly _tag: "Http" }>) =>
   }))
 
 // --verbose: each line a stdio server writes to its stderr, marked as the server's
-const showServerStderr = Layer.scopedDiscard(Effect.flatMap(StdioTransport.StdioProcess, (process) =>
+const showServerStderr = Layer.effectDiscard(Effect.flatMap(StdioTransport.StdioProcess, (process) =>
   process.stderr.pipe(
     Stream.runForEach((line) => Output.stderr(`${Output.styles(globalThis.process.stderr).dim("[server stderr]")} ${Text.line(line)}`)),
     Effect.forkScoped
@@ -407,7 +408,7 @@ const transportLayer = (
   const target = resolved.target
   switch (target._tag) {
     case "Demo":
-      return Layer.unwrapEffect(Effect.map(DemoServer.make(), InProcessTransport.layer))
+      return Layer.unwrap(Effect.map(DemoServer.make(), InProcessTransport.layer))
     case "Stdio":
       return Layer.provideMerge(resolved.verbose ? showServerStderr : Layer.empty, StdioTransport.layer({
         command: target.command,

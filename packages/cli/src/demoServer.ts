@@ -20,7 +20,7 @@ export const name = "conduit-demo"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.2.1"
+export const version = "1.0.0"
 
 /**
  * @since 0.1.0
@@ -56,7 +56,7 @@ export const tools = [
     name: "echo",
     title: "Echo",
     description: "Returns the text it is given.",
-    parameters: Schema.Struct({ text: Schema.String.annotations({ description: "The text to send back" }) }),
+    parameters: Schema.Struct({ text: Schema.String.annotate({ description: "The text to send back" }) }),
     annotations: { readOnlyHint: true },
     handler: ({ text }) => Effect.succeed(text)
   }),
@@ -79,11 +79,12 @@ export const tools = [
     title: "Slow",
     description: "Works for a while, reporting progress at each step; interrupting the call cancels it.",
     parameters: Schema.Struct({
-      steps: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(1, 1000)), { default: () => 5 }).annotations({
-        description: "How many steps (default 5)"
-      }),
-      delayMs: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 60_000)), { default: () => 400 })
-        .annotations({ description: "Milliseconds per step (default 400)" })
+      steps: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))
+        .annotate({ description: "How many steps (default 5)" })
+        .pipe(Schema.withDecodingDefaultType(Effect.succeed(5))),
+      delayMs: Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 60_000 }))
+        .annotate({ description: "Milliseconds per step (default 400)" })
+        .pipe(Schema.withDecodingDefaultType(Effect.succeed(400)))
     }),
     handler: ({ delayMs, steps }) =>
       Effect.flatMap(McpServer.RequestContext, (request) =>
@@ -109,11 +110,11 @@ export const tools = [
     description: "Runs as a task (execution.taskSupport: required): works in the background for a few seconds, then " +
       "reports; try `tools call research --detach`, then `tasks get|result|cancel <id>`.",
     parameters: Schema.Struct({
-      topic: Schema.optionalWith(Schema.String, { default: () => "tides" }).annotations({
-        description: "What to research (default tides)"
-      }),
-      seconds: Schema.optionalWith(Schema.Number.pipe(Schema.int(), Schema.between(0, 3600)), { default: () => 3 })
-        .annotations({ description: "How long it takes (default 3)" })
+      topic: Schema.String.annotate({ description: "What to research (default tides)" })
+        .pipe(Schema.withDecodingDefaultType(Effect.succeed("tides"))),
+      seconds: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 3600 }))
+        .annotate({ description: "How long it takes (default 3)" })
+        .pipe(Schema.withDecodingDefaultType(Effect.succeed(3)))
     }),
     execution: { taskSupport: "required" },
     // progress each second: notifications/progress on the creating call's token (2025-11-25), the task's status
@@ -132,7 +133,7 @@ export const tools = [
     title: "Confirm",
     description: "Asks you a yes/no question through elicitation (a form) and reports your answer.",
     parameters: Schema.Struct({
-      question: Schema.optional(Schema.String).annotations({ description: "The question (default \"Proceed?\")" })
+      question: Schema.optional(Schema.String.annotate({ description: "The question (default \"Proceed?\")" }))
     }),
     handler: ({ question }) => {
       const asked = question ?? "Proceed?"
@@ -176,9 +177,8 @@ export const tools = [
     title: "Touch",
     description: "Announces that a resource changed (notifications/resources/updated), to try `conduit listen --uri`.",
     parameters: Schema.Struct({
-      uri: Schema.optionalWith(Schema.String, { default: () => "demo://about" }).annotations({
-        description: "The resource (default demo://about)"
-      })
+      uri: Schema.String.annotate({ description: "The resource (default demo://about)" })
+        .pipe(Schema.withDecodingDefaultType(Effect.succeed("demo://about")))
     }),
     handler: ({ uri }) =>
       Effect.as(McpServer.publish(McpServer.Change.ResourceUpdated({ uri })), `announced an update of ${uri}`)

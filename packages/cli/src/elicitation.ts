@@ -7,13 +7,12 @@
  */
 import * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
 import * as JsonSchema from "@conduit-mcp/client/JsonSchema"
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Readline from "node:readline"
 import * as Browser from "./browser.js"
@@ -131,8 +130,8 @@ const checked = (field: Field, value: string | number): { readonly _tag: "Value"
   readonly reason: string
 } => {
   const result = JsonSchema.validate(field, value, { formats: "assert", maxSteps: 100_000 })
-  if (Either.isRight(result) || result.left._tag !== "JsonSchemaMismatch") return { _tag: "Value", value }
-  const issue = result.left.issues[0]
+  if (Result.isSuccess(result) || result.failure._tag !== "JsonSchemaMismatch") return { _tag: "Value", value }
+  const issue = result.failure.issues[0]
   if (issue === undefined) return { _tag: "Value", value }
   if (issue.keyword === "format" && typeof field.format === "string") {
     return { _tag: "Retry", reason: `not a valid ${Text.line(field.format)}` }
@@ -177,10 +176,10 @@ export const openPrompter: Effect.Effect<Prompter, never, Scope.Scope> = Effect.
   const rl = yield* Effect.acquireRelease(
     Effect.sync(() => {
       const rl = Readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
-      rl.on("line", (line) => Queue.unsafeOffer(lines, Option.some(line)))
+      rl.on("line", (line) => Queue.offerUnsafe(lines, Option.some(line)))
       rl.on("close", () => {
         closed = true
-        Queue.unsafeOffer(lines, Option.none())
+        Queue.offerUnsafe(lines, Option.none())
       })
       // the terminal is in raw mode while reading: hand Ctrl-C to the runtime, which interrupts the command
       rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
@@ -265,7 +264,7 @@ const serverText = (text: string): string => Text.block(text).split("\n").join("
 const openUrl = (
   prompter: Prompter,
   request: ElicitationHandler.UrlRequest,
-  executor: CommandExecutor.CommandExecutor
+  executor: ChildProcessSpawner.ChildProcessSpawner["Service"]
 ): Effect.Effect<ElicitationHandler.ElicitResult> =>
   Effect.gen(function*() {
     const s = Output.styles(process.stderr)
@@ -291,7 +290,7 @@ const openUrl = (
     const answer = yield* prompter.ask(`Open this URL in your browser? ${s.dim("[y/N]")} `)
     if (Option.isNone(answer)) return cancelled
     if (!/^y(es)?$/i.test(answer.value.trim())) return { action: "decline" } as const
-    const opened = yield* Effect.provideService(Command.exitCode(Browser.command(url)), CommandExecutor.CommandExecutor, executor)
+    const opened = yield* Effect.provideService(Browser.open(url), ChildProcessSpawner.ChildProcessSpawner, executor)
       .pipe(Effect.option)
     if (Option.isNone(opened) || opened.value !== 0) {
       yield* Output.stderr(`Could not start a browser; open the URL yourself: ${Text.line(url)}`)
@@ -300,7 +299,7 @@ const openUrl = (
   })
 
 const interactive = (
-  executor: CommandExecutor.CommandExecutor,
+  executor: ChildProcessSpawner.ChildProcessSpawner["Service"],
   shared: Prompter | undefined
 ): ElicitationHandler.Service => ({
   modes: ["form", "url"],
@@ -364,9 +363,9 @@ export const isInteractive = (): boolean => process.stdin.isTTY === true && proc
 export const layer = (options: { readonly interactive: boolean; readonly prompter?: Prompter | undefined }): Layer.Layer<
   ElicitationHandler.ElicitationHandler,
   never,
-  CommandExecutor.CommandExecutor
+  ChildProcessSpawner.ChildProcessSpawner
 > =>
   Layer.effect(
     ElicitationHandler.ElicitationHandler,
-    Effect.map(CommandExecutor.CommandExecutor, (executor) => options.interactive ? interactive(executor, options.prompter) : declining)
+    Effect.map(ChildProcessSpawner.ChildProcessSpawner, (executor) => options.interactive ? interactive(executor, options.prompter) : declining)
   )

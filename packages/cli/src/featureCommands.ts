@@ -105,7 +105,7 @@ export const toolsCall = (
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const tool = yield* findTool(client, name)
-      const args = yield* Arguments.toolArguments(tool, json, arg)
+      const args = yield* Effect.fromResult(Arguments.toolArguments(tool, json, arg))
       // a tool that runs as a task (or --detach): the task's status on stderr, or its id
       const asTask = yield* Tasks.callTool(client, tool, args, { detach, json: resolved.json })
       if (Option.isSome(asTask)) return
@@ -208,7 +208,7 @@ export const promptsGet = (
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
       const prompt = yield* findPrompt(client, name)
-      const args = yield* Arguments.promptArguments(prompt, json, arg)
+      const args = yield* Effect.fromResult(Arguments.promptArguments(prompt, json, arg))
       const result = yield* client.getPrompt({ name, arguments: args })
       yield* resolved.json ? Output.json(result) : Output.stdout(Output.promptResult(result))
     }))
@@ -228,7 +228,7 @@ export const complete = (
 ) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
-      const context = Object.fromEntries(yield* Arguments.parseKeyValues(arg))
+      const context = Object.fromEntries(yield* Effect.fromResult(Arguments.parseKeyValues(arg)))
       const result = yield* client.complete({
         ref: parseReference(ref),
         argument: { name: argument, value },

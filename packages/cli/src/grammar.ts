@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { UsageError } from "./errors.js"
 
 /**
@@ -95,7 +95,7 @@ export const parse = <A>(
   argv: ReadonlyArray<string>,
   commands: ReadonlyArray<CommandSpec<A>>,
   serverOptions: ReadonlyArray<OptionSpec>
-): Either.Either<Request<A>, UsageError> => {
+): Result.Result<Request<A>, UsageError> => {
   const path: Array<string> = []
   const positionals: Array<string> = []
   const given = new Map<string, Array<string>>()
@@ -104,7 +104,7 @@ export const parse = <A>(
   let version = false
   let onlyPositionals = false
   const fail = (message: string) =>
-    Either.left(
+    Result.fail(
       new UsageError({ message: `${message} (conduit ${path.length > 0 ? `${path.join(" ")} ` : ""}--help shows the usage)` })
     )
 
@@ -172,8 +172,8 @@ export const parse = <A>(
     }
   }
 
-  if (help) return Either.right({ _tag: "Help", path })
-  if (version && path.length === 0) return Either.right({ _tag: "Version" })
+  if (help) return Result.succeed({ _tag: "Help", path })
+  if (version && path.length === 0) return Result.succeed({ _tag: "Version" })
   if (command === undefined) {
     if (path.length === 0) return fail("give a command, for example `conduit tools list`")
     return fail(`conduit ${path.join(" ")} needs a command: ${nextWords(path).join(", ")}`)
@@ -187,7 +187,7 @@ export const parse = <A>(
   if (positionals.length > specs.length) {
     return fail(`unexpected argument ${JSON.stringify(positionals[specs.length])} for conduit ${command.path.join(" ")}`)
   }
-  return Either.right({ _tag: "Run", parsed: { command, arguments: positionals, options: given } })
+  return Result.succeed({ _tag: "Run", parsed: { command, arguments: positionals, options: given } })
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@
 import type * as McpServer from "@conduit-mcp/server/McpServer"
 import * as McpServerHttp from "@conduit-mcp/server/McpServerHttp"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Http from "node:http"
 import { SystemFailure } from "./errors.js"
 
@@ -28,9 +29,9 @@ export const serve = (
     const app = yield* McpServerHttp.makeApp(server)
     yield* http.serve(app)
     const address = http.address
-    const url = address._tag === "TcpAddress"
-      ? `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}/mcp`
-      : `unix:${address.path}`
+    const url = address._tag === "UnixPathAddress"
+      ? `unix:${address.path}`
+      : `http://${NetAddress.formatUrlHostString(NetAddress.formatIp(address.address))}:${address.port}/mcp`
     yield* onListening(url)
     return yield* Effect.never
   })).pipe(

@@ -14,7 +14,6 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Fs from "node:fs"
 import * as NodePath from "node:path"
@@ -105,20 +104,20 @@ const appendHistory = (file: string, line: string): void => {
  */
 export const make = (options: Options): Effect.Effect<LineReader, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
+    const context = yield* Effect.context<never>()
     const interactive = options.interactive
     const typedAhead: Array<string> = []
     let waiting: Deferred.Deferred<Option.Option<string>> | undefined
     let ended = false
     let prompting = false
-    let command: Fiber.RuntimeFiber<unknown, unknown> | undefined
+    let command: Fiber.Fiber<unknown, unknown> | undefined
 
     const settle = (value: Option.Option<string>) => {
       const deferred = waiting
       waiting = undefined
       prompting = false
       // called from readline's events: completes the waiting read without running an effect here
-      if (deferred !== undefined) Deferred.unsafeDone(deferred, Effect.succeed(value))
+      if (deferred !== undefined) Deferred.doneUnsafe(deferred, Effect.succeed(value))
       return deferred !== undefined
     }
 
@@ -142,7 +141,7 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
                 line: string,
                 callback: (error: null | Error, result: [Array<string>, string]) => void
               ): void => {
-                Runtime.runCallback(runtime)(completer(line), {
+                Effect.runCallbackWith(context)(completer(line), {
                   onExit: (exit) =>
                     callback(null, exit._tag === "Success" ? [[...exit.value[0]], exit.value[1]] : [[], ""])
                 })
@@ -169,7 +168,7 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
       if (command !== undefined) {
         // a question of the running command (a form) is cancelled with it
         settle(Option.none())
-        Runtime.runFork(runtime)(Fiber.interrupt(command))
+        Effect.runForkWith(context)(Fiber.interrupt(command))
         return
       }
       // at the prompt: drop what was typed and ask again, as a shell does
@@ -211,7 +210,7 @@ export const make = (options: Options): Effect.Effect<LineReader, never, Scope.S
       })
 
     const running = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, R> =>
-      Effect.flatMap(Effect.fork(effect), (fiber) => {
+      Effect.flatMap(Effect.forkChild(effect), (fiber) => {
         command = fiber
         return Effect.ensuring(Fiber.await(fiber), Effect.sync(() => {
           command = undefined

@@ -9,8 +9,8 @@ import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Connection from "./connection.js"
+import * as Follow from "./follow.js"
 import * as Output from "./output.js"
 import { SharedClient } from "./sharedClient.js"
 import * as Text from "./terminalText.js"
@@ -84,33 +84,45 @@ export const listen = (options: ListenOptions) =>
           `${methods.size > 0 ? ` for ${Text.line([...methods].join(", "))}` : ""}; ` +
           `${shell ? "unlisten" : "Ctrl-C"} stops`
       )
-      // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
-      const everything = methods.size === 0
-      const listened = session.era === "modern"
-        ? client.listen({
-          toolsListChanged: everything || options.tools,
-          promptsListChanged: everything || options.prompts,
-          resourcesListChanged: everything || options.resources,
-          resourceSubscriptions: options.uri
-        }).pipe(
-          Stream.tap((n) => n.method === "notifications/subscriptions/acknowledged" ? listening : Effect.void),
-          Stream.filter((n) => n.method !== "notifications/subscriptions/acknowledged"),
-          Stream.catchTag("McpError", (error) =>
-            Stream.fromEffect(
-              Output.stderr(
-                `conduit: the server refused subscriptions/listen (${Text.line(error.message)}); showing what it sends`
-              )
-            ).pipe(Stream.zipRight(Stream.fromEffect(listening)), Stream.drain))
-        )
-        : Stream.fromEffect(listening).pipe(Stream.drain)
-      yield* Stream.merge(notifications, listened).pipe(
-        Stream.filter(wanted),
-        Stream.runForEach((notification) =>
-          resolved.json
+      const print = (notification: McpSchema.ServerNotification) =>
+        wanted(notification)
+          ? resolved.json
             ? Output.stdout(Text.json({ method: notification.method, params: notification.params }))
             : Output.stdout(Output.notification(notification))
-        )
-      )
+          : Effect.void
+      // A modern server sends list changes and resource updates only on a subscriptions/listen stream.
+      const everything = methods.size === 0
+      const listened: ReadonlyArray<Follow.Source<McpSchema.ServerNotification, McpError.McpClientError>> =
+        session.era === "modern"
+          ? [{
+            stream: client.listen({
+              toolsListChanged: everything || options.tools,
+              promptsListChanged: everything || options.prompts,
+              resourcesListChanged: everything || options.resources,
+              resourceSubscriptions: options.uri
+            }),
+            // built on its first pull
+            queueFromStart: false,
+            handle: (notification) =>
+              notification.method === "notifications/subscriptions/acknowledged" ? listening : print(notification),
+            recover: (error) =>
+              error._tag === "McpError"
+                ? Effect.andThen(
+                  Output.stderr(
+                    `conduit: the server refused subscriptions/listen (${Text.line(error.message)}); showing what it sends`
+                  ),
+                  listening
+                )
+                : Effect.fail(error)
+          }]
+          : []
+      if (listened.length === 0) yield* listening
+      // the listener's own writes wait for nothing (a command's first let it catch up: see follow.ts)
+      const follower = yield* Follow.make<McpSchema.ServerNotification, McpError.McpClientError>(
+        [{ stream: notifications, queueFromStart: true, handle: print }, ...listened]
+      ).pipe(Effect.provideService(Output.BeforeWrite, Effect.void))
+      if (Option.isSome(shared) && shared.value.follow !== undefined) yield* shared.value.follow(follower.catchUp)
+      yield* follower.run
       const state = yield* client.state
       return yield* state._tag === "Closed" && state.error !== undefined
         ? Effect.fail(state.error)

@@ -5,12 +5,10 @@
  * @since 0.1.0
  */
 import * as McpServer from "@conduit-mcp/server/McpServer"
-import * as NodeSink from "@effect/platform-node/NodeSink"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as Stdio from "effect/Stdio"
 import type * as Connection from "./connection.js"
 import * as DemoServer from "./demoServer.js"
 import { UsageError } from "./errors.js"
@@ -153,7 +151,8 @@ export const demoServer = (options: DemoServerOptions) =>
         Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) at ${Text.line(url)}`))
     }
     yield* Effect.logInfo(`${DemoServer.name} ${DemoServer.version} serving ${eras} era(s) over stdio`)
-    yield* McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout }).pipe(
-      Effect.catchAll((error) => Effect.logError("stdio closed", error))
+    const stdio = yield* Stdio.Stdio
+    yield* McpServer.serve(server, { input: stdio.stdin, output: stdio.stdout() }).pipe(
+      Effect.catch((error) => Effect.logError("stdio closed", error))
     )
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.Info))
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "Info"))

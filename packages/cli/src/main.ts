@@ -3,13 +3,13 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Cli from "./cli.js"
 import { ExitCode } from "./errors.js"
 import * as Output from "./output.js"
@@ -18,12 +18,11 @@ import * as Text from "./terminalText.js"
 
 // stdout carries results (and JSON-RPC for `demo-server --stdio`): every log line goes to stderr, as logfmt, with
 // any control character a server slipped into a message escaped
-const StderrLogger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.map(Logger.logfmtLogger, (line) => {
+const StderrLogger = Logger.layer([
+  Logger.map(Logger.formatLogFmt, (line) => {
     process.stderr.write(`${Text.filter(line, false)}\n`)
   })
-)
+])
 
 const argv = process.argv.slice(2)
 // `--json` asks for JSON on stdout, failures included (before any `--`, which ends the options)
@@ -31,16 +30,16 @@ const jsonOutput = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : unde
 
 const program: Effect.Effect<number> = Cli.run(argv).pipe(
   Effect.as(ExitCode.Success),
-  Effect.catchAll((error) => Report.failure(error, jsonOutput)),
-  Effect.catchAllDefect((defect) =>
+  Effect.catch((error) => Report.failure(error, jsonOutput)),
+  Effect.catchDefect((defect) =>
     Effect.as(
       Output.stderr(`conduit: internal error: ${Text.block(Cause.pretty(Cause.die(defect)))}`),
       ExitCode.Internal
     )
   ),
-  Logger.withMinimumLogLevel(LogLevel.Warning),
+  Effect.provideService(References.MinimumLogLevel, "Warn"),
   Effect.provide(StderrLogger),
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeServices.layer)
 )
 
 // `conduit ... | head -1`: a reader that goes away is not an error of ours
@@ -50,10 +49,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
-  disablePrettyLogger: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
-    else if (Cause.isInterruptedOnly(exit.cause)) {
+    else if (Cause.hasInterruptsOnly(exit.cause)) {
       // Ctrl-C: the call was cancelled the era's way; say so on a line of its own (a prompt may have left the cursor
       // mid-line on a terminal)
       process.stderr.write(`${process.stderr.isTTY === true ? "\n" : ""}conduit: cancelled\n`)

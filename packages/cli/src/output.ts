@@ -8,6 +8,7 @@
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Text from "./terminalText.js"
@@ -44,14 +45,29 @@ export const guardWrites = (around: WriteGuard): Effect.Effect<void, never, Scop
       })
   )
 
+/**
+ * What runs before each write of the fiber: in the shell, a command first lets the background `listen` print the
+ * notifications that arrived before what the command prints (see follow.ts).
+ *
+ * @since 1.0.0
+ * @category references
+ */
+export const BeforeWrite: Context.Reference<Effect.Effect<void>> = Context.Reference<Effect.Effect<void>>(
+  "@conduit-mcp/cli/Output/BeforeWrite",
+  { defaultValue: () => Effect.void }
+)
+
 const write = (stream: NodeJS.WriteStream, text: string, carriageReturn = false): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    const around = guard
-    around?.before()
-    // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
-    stream.write(Text.filter(text, carriageReturn), () => resume(Effect.void))
-    around?.after()
-  })
+  Effect.andThen(
+    Effect.flatMap(Effect.service(BeforeWrite), (before) => before),
+    Effect.callback<void>((resume) => {
+      const around = guard
+      around?.before()
+      // the callback runs once the chunk is handed to the OS, so an exit right after loses nothing
+      stream.write(Text.filter(text, carriageReturn), () => resume(Effect.void))
+      around?.after()
+    })
+  )
 
 /**
  * Writes one line (or several) to stdout.
@@ -232,7 +248,9 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
         return s.dim("[resource]")
       }
       const resource = block.resource
-      const header = s.dim(`[resource ${Text.line(resource.uri)}]`)
+      // with open MCP objects a malformed embedded resource decodes as an unknown block: its uri is checked here
+      const uri = "uri" in resource && typeof resource.uri === "string" ? Text.line(resource.uri) : "?"
+      const header = s.dim(`[resource ${uri}]`)
       return "text" in resource && typeof resource.text === "string" ? `${header}\n${Text.block(resource.text)}` : header
     }
     case "resource_link": {

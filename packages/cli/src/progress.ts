@@ -71,7 +71,7 @@ export const make = (options: { readonly quiet: boolean }): Effect.Effect<Progre
     return {
       onProgress: (progress) =>
         tty
-          ? Effect.zipRight(Ref.set(drawn, true), Output.stderrRaw(`\r\u001b[2K${renderBar(progress, columns())}`))
+          ? Effect.andThen(Ref.set(drawn, true), Output.stderrRaw(`\r\u001b[2K${renderBar(progress, columns())}`))
           : Output.stderr(renderLine(progress)),
       clear: Effect.flatMap(
         Ref.getAndSet(drawn, false),

@@ -8,10 +8,10 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Crypto from "node:crypto"
 import * as NodePath from "node:path"
@@ -77,15 +77,15 @@ const readStore = (fs: FileSystem.FileSystem, path: string): Effect.Effect<Store
       fs.readFileString(path),
       (error) => new UsageError({ message: `cannot read the approvals of project servers ${path}: ${error.message}` })
     )
-    const json = Either.try(() => JSON.parse(text) as unknown)
-    const store = Either.isRight(json) ? Schema.decodeUnknownEither(Store)(json.right) : undefined
-    if (store === undefined || Either.isLeft(store)) {
+    const json = Result.try(() => JSON.parse(text) as unknown)
+    const store = Result.isSuccess(json) ? Schema.decodeUnknownResult(Store)(json.success) : undefined
+    if (store === undefined || Result.isFailure(store)) {
       return yield* new UsageError({
         message: `the approvals of project servers ${path} cannot be read (not the JSON conduit writes); ` +
           "remove the file to approve again"
       })
     }
-    return store.right
+    return store.success
   })
 
 /**

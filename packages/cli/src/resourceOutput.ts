@@ -6,8 +6,8 @@
  * @since 0.1.0
  */
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import { SystemFailure } from "./errors.js"
 import { ExitCode } from "./errors.js"
 import * as Output from "./output.js"
@@ -44,9 +44,12 @@ export const bytes = (result: McpSchema.ReadResourceResult): Uint8Array => {
  * @category resources
  */
 export const toStdout = (data: Uint8Array): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    process.stdout.write(data, () => resume(Effect.void))
-  })
+  Effect.andThen(
+    Effect.flatMap(Effect.service(Output.BeforeWrite), (before) => before),
+    Effect.callback<void>((resume) => {
+      process.stdout.write(data, () => resume(Effect.void))
+    })
+  )
 
 /**
  * Writes the bytes to `file` and says so on stderr (under `--json`, as `{"uri","file","bytes"}` on stdout).

@@ -74,7 +74,7 @@ const interactive = (shared: Elicitation.Prompter | undefined): SamplingHandler.
 
 const declining: SamplingHandler.Service = {
   createMessage: () =>
-    Effect.zipRight(
+    Effect.andThen(
       Output.stderr(
         "conduit: the server asked for a completion (sampling); declined because this run is not interactive " +
           "(stdin and stderr must be a terminal)."

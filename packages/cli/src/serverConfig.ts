@@ -10,13 +10,12 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Os from "node:os"
 import * as NodePath from "node:path"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import { UsageError } from "./errors.js"
 
 /**
@@ -26,10 +25,10 @@ import { UsageError } from "./errors.js"
 export const ServerEntry = Schema.Struct({
   command: Schema.optional(Schema.String),
   args: Schema.optional(Schema.Array(Schema.String)),
-  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  env: Schema.optional(Schema.Record(Schema.String, Schema.String)),
   cwd: Schema.optional(Schema.String),
   url: Schema.optional(Schema.String),
-  headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  headers: Schema.optional(Schema.Record(Schema.String, Schema.String)),
   type: Schema.optional(Schema.String)
 })
 
@@ -40,11 +39,11 @@ export const ServerEntry = Schema.Struct({
 export type ServerEntry = typeof ServerEntry.Type
 
 const ConfigFile = Schema.Struct({
-  mcpServers: Schema.optional(Schema.Record({ key: Schema.String, value: ServerEntry })),
-  servers: Schema.optional(Schema.Record({ key: Schema.String, value: ServerEntry }))
+  mcpServers: Schema.optional(Schema.Record(Schema.String, ServerEntry)),
+  servers: Schema.optional(Schema.Record(Schema.String, ServerEntry))
 })
 
-const decodeConfig = Schema.decodeUnknown(ConfigFile)
+const decodeConfig = Schema.decodeUnknownEffect(ConfigFile)
 
 /**
  * Every server of the config file at `path`, by name. An unreadable file, text that is not JSON, and JSON that is
@@ -62,24 +61,24 @@ export const readAll = (
       Effect.mapError((error) =>
         new UsageError({
           message: `cannot read config file ${path}: ${
-            error._tag === "SystemError" && error.reason === "NotFound"
+            error.reason._tag === "NotFound"
               ? "no such file"
-              : error._tag === "SystemError" && error.reason === "PermissionDenied"
+              : error.reason._tag === "PermissionDenied"
               ? "permission denied"
-              : error._tag === "SystemError" && error.reason === "BadResource"
+              : error.reason._tag === "BadResource"
               ? "not a file"
               : error.message
           }`
         })
       )
     )
-    const json = Either.try({ try: () => JSON.parse(text) as unknown, catch: (error) => String(error) })
-    if (Either.isLeft(json)) {
-      return yield* new UsageError({ message: `config file ${path} is not JSON: ${json.left.split("\n")[0]}` })
+    const json = Result.try({ try: () => JSON.parse(text) as unknown, catch: (error) => String(error) })
+    if (Result.isFailure(json)) {
+      return yield* new UsageError({ message: `config file ${path} is not JSON: ${json.failure.split("\n")[0]}` })
     }
-    const config = yield* decodeConfig(json.right).pipe(
+    const config = yield* decodeConfig(json.success).pipe(
       Effect.mapError((error) => {
-        const detail = ParseResult.TreeFormatter.formatErrorSync(error).split("\n")
+        const detail = error.message.split("\n")
         return new UsageError({
           message: `config file ${path} is not an mcpServers file (each entry needs "command" or "url")` +
             `\n${detail.slice(0, 8).join("\n")}${detail.length > 8 ? "\n…" : ""}`

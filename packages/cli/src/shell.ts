@@ -11,15 +11,15 @@
  * @since 0.1.0
  */
 import * as McpClient from "@conduit-mcp/client/McpClient"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as NodeStream from "node:stream"
@@ -208,7 +208,16 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
             )
           }
           const shared = SharedClient.of({ client, resolved })
-          let listener: Fiber.RuntimeFiber<void, never> | undefined
+          let listener: Fiber.Fiber<void, never> | undefined
+          // what prints the notifications the background listen has received by now: a command runs it before it
+          // prints, so a notification the server sent before a result is printed before it, as it came (follow.ts)
+          let catchUp: Effect.Effect<void> | undefined
+          const follow = (given: Effect.Effect<void>) =>
+            Effect.acquireRelease(Effect.sync(() => (catchUp = given)), () =>
+              Effect.sync(() => {
+                if (catchUp === given) catchUp = undefined
+              }))
+          const caughtUp = Effect.suspend(() => catchUp ?? Effect.void)
           let lineNumber = 0
           while (true) {
             const next = yield* reader.read("conduit> ")
@@ -218,13 +227,13 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
             if (line === "" || line.startsWith("#")) continue
             yield* reader.remember(next.value)
             const words = ShellWords.split(line)
-            const outcome = yield* Either.match(words, {
-              onLeft: (reason) =>
+            const outcome = yield* Result.match(words, {
+              onFailure: (reason) =>
                 Effect.succeed<"next" | "exit" | Failed>({
                   error: new UsageError({ message: `cannot split the line (${reason})` }),
                   json: resolved.json
                 }),
-              onRight: (list) =>
+              onSuccess: (list) =>
                 Effect.gen(function*() {
                   const argv = list[0] === "conduit" ? list.slice(1) : list
                   const first = argv[0]
@@ -240,8 +249,8 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     return "next" as const
                   }
                   const request = Grammar.parse(argv, commands, [jsonOption])
-                  if (Either.isLeft(request)) return { error: request.left, json: resolved.json || argv.includes("--json") }
-                  const parsed = request.right
+                  if (Result.isFailure(request)) return { error: request.failure, json: resolved.json || argv.includes("--json") }
+                  const parsed = request.success
                   if (parsed._tag === "Help") {
                     yield* Output.stdout(help(parsed.path, commands))
                     return "next" as const
@@ -254,19 +263,19 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                   const path = parsed.parsed.command.path
                   if (path[0] === "sleep") {
                     const duration = Connection.parseDuration(parsed.parsed.arguments[0] ?? "")
-                    if (Either.isLeft(duration)) {
-                      return { error: new UsageError({ message: `sleep: ${duration.left}` }), json }
+                    if (Result.isFailure(duration)) {
+                      return { error: new UsageError({ message: `sleep: ${duration.failure}` }), json }
                     }
-                    yield* reader.running(Effect.sleep(duration.right))
+                    yield* reader.running(Effect.sleep(duration.success))
                     return "next" as const
                   }
                   // a command's own --timeout: its requests wait that long, and it ends by then
                   const ownTimeout = parsed.parsed.options.get("timeout")?.at(-1)
                   const deadline = ownTimeout === undefined ? undefined : Connection.parseDuration(ownTimeout)
-                  if (deadline !== undefined && Either.isLeft(deadline)) {
-                    return { error: new UsageError({ message: `--timeout: ${deadline.left}` }), json }
+                  if (deadline !== undefined && Result.isFailure(deadline)) {
+                    return { error: new UsageError({ message: `--timeout: ${deadline.failure}` }), json }
                   }
-                  const timeout = deadline?.right
+                  const timeout = deadline === undefined ? undefined : deadline.success
                   const effect = timeout === undefined
                     ? Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, shared)
                     : CommandTimeout.bounded(
@@ -281,8 +290,12 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     if (listener !== undefined) yield* Fiber.interrupt(listener)
                     const listening = yield* Deferred.make<void>()
                     listener = yield* parsed.parsed.command.run(parsed.parsed).pipe(
-                      Effect.provideService(SharedClient, { ...shared, listening: Deferred.complete(listening, Effect.void) }),
-                      Effect.catchAll((error) => Effect.asVoid(Report.failure(error, json))),
+                      Effect.provideService(SharedClient, {
+                        ...shared,
+                        listening: Deferred.complete(listening, Effect.void),
+                        follow
+                      }),
+                      Effect.catch((error) => Effect.asVoid(Report.failure(error, json))),
                       Effect.ensuring(Deferred.complete(listening, Effect.void)),
                       Effect.forkScoped
                     )
@@ -290,13 +303,13 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     yield* Deferred.await(listening).pipe(Effect.timeout("5 seconds"), Effect.ignore)
                     return "next" as const
                   }
-                  const exit = yield* reader.running(effect)
+                  const exit = yield* reader.running(Effect.provideService(effect, Output.BeforeWrite, caughtUp))
                   if (Exit.isSuccess(exit)) return "next" as const
-                  if (Cause.isInterruptedOnly(exit.cause)) {
+                  if (Cause.hasInterruptsOnly(exit.cause)) {
                     yield* Output.stderr("conduit: cancelled")
                     return "next" as const
                   }
-                  const failure = Cause.failureOption(exit.cause)
+                  const failure = Cause.findErrorOption(exit.cause)
                   if (Option.isSome(failure)) return { error: failure.value, json }
                   return yield* Effect.failCause(exit.cause)
                 })
@@ -304,10 +317,11 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
             if (outcome === "exit") return
             if (outcome === "next") continue
             if (interactive) {
-              yield* Report.failure(outcome.error, outcome.json)
+              yield* Effect.provideService(Report.failure(outcome.error, outcome.json), Output.BeforeWrite, caughtUp)
               continue
             }
             // a script stops at its first failure, with that failure's exit code
+            yield* caughtUp
             yield* Output.stderr(`conduit: ${Text.line(where)}:${lineNumber}: stopped at: ${Text.line(line)}`)
             return yield* Effect.fail(new Reported({ exitCode: yield* Report.failure(outcome.error, outcome.json) }))
           }

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 /**
  * @since 0.1.0
@@ -20,7 +20,7 @@ const isSpace = (char: string) => char === " " || char === "\t" || char === "\n"
  * @since 0.1.0
  * @category parsing
  */
-export const split = (line: string): Either.Either<ReadonlyArray<string>, SplitError> => {
+export const split = (line: string): Result.Result<ReadonlyArray<string>, SplitError> => {
   const words: Array<string> = []
   let current = ""
   // a word exists once any character or quote of it was seen: `''` is one empty word
@@ -37,7 +37,7 @@ export const split = (line: string): Either.Either<ReadonlyArray<string>, SplitE
       index++
     } else if (char === "'") {
       const end = line.indexOf("'", index + 1)
-      if (end < 0) return Either.left("UnterminatedSingleQuote")
+      if (end < 0) return Result.fail("UnterminatedSingleQuote")
       current += line.slice(index + 1, end)
       inWord = true
       index = end + 1
@@ -67,9 +67,9 @@ export const split = (line: string): Either.Either<ReadonlyArray<string>, SplitE
         current += inner
         index++
       }
-      if (!closed) return Either.left("UnterminatedDoubleQuote")
+      if (!closed) return Result.fail("UnterminatedDoubleQuote")
     } else if (char === "\\") {
-      if (index + 1 >= line.length) return Either.left("TrailingBackslash")
+      if (index + 1 >= line.length) return Result.fail("TrailingBackslash")
       const next = line[index + 1]
       if (next !== "\n") {
         current += next
@@ -83,7 +83,7 @@ export const split = (line: string): Either.Either<ReadonlyArray<string>, SplitE
     }
   }
   if (inWord) words.push(current)
-  return Either.right(words)
+  return Result.succeed(words)
 }
 
 /**

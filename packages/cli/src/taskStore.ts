@@ -19,8 +19,8 @@
 import * as McpTasks from "@conduit-mcp/client/McpTasks"
 import * as TaskStore from "@conduit-mcp/client/TaskStore"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Fs from "node:fs"
@@ -78,7 +78,7 @@ export const stateDirectory = (): string => {
  */
 export const tasksDirectory = (): string => NodePath.join(stateDirectory(), "tasks")
 
-const decodeFile = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(McpTasks.StoredTask)))
+const decodeFile = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Array(McpTasks.StoredTask)))
 
 const failure = (operation: TaskStore.TaskStoreError["operation"]) => (cause: unknown) =>
   new TaskStore.TaskStoreError({ operation, detail: cause instanceof Error ? cause.message : String(cause) })
@@ -102,7 +102,7 @@ export const make = (
     } catch {
       return []
     }
-    return Either.getOrElse(decodeFile(text), (): ReadonlyArray<McpTasks.StoredTask> => [])
+    return Result.getOrElse(decodeFile(text), (): ReadonlyArray<McpTasks.StoredTask> => [])
   }
 
   const write = (tasks: ReadonlyArray<McpTasks.StoredTask>): void => {
@@ -149,7 +149,7 @@ export const make = (
   const lock = tryLock.pipe(
     Effect.retry({
       while: isTaken,
-      schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo(`${lockWaitMillis} millis`))
+      schedule: Schedule.spaced("10 millis").pipe(Schedule.upTo({ duration: `${lockWaitMillis} millis` }))
     }),
     // taken too long, or no lock can be made (an unwritable directory: the change itself reports it)
     Effect.orElseSucceed(() => false)
@@ -162,7 +162,7 @@ export const make = (
     put: (task) => change("put", () => write(bounded([...read().filter((known) => known.taskId !== task.taskId), task]))),
     get: (taskId) =>
       Effect.try({
-        try: () => Option.fromNullable(read().find((task) => task.taskId === taskId)),
+        try: () => Option.fromNullishOr(read().find((task) => task.taskId === taskId)),
         catch: failure("get")
       }),
     remove: (taskId) =>

@@ -14,9 +14,9 @@ import * as McpClient from "@conduit-mcp/client/McpClient"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpTasks from "@conduit-mcp/client/McpTasks"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Connection from "./connection.js"
@@ -101,7 +101,7 @@ const follow = (
   Effect.gen(function*() {
     const clear = progress?.clear ?? Effect.void
     const watching = yield* Effect.forkScoped(
-      Stream.runForEach(handle.status, (state) => Effect.zipRight(clear, Output.stderr(statusLine(state)))).pipe(
+      Stream.runForEach(handle.status, (state) => Effect.andThen(clear, Output.stderr(statusLine(state)))).pipe(
         Effect.ignore
       )
     )
@@ -171,9 +171,9 @@ export const commands = (
     run: (p) =>
       withClient(connectionOf(p), (client, resolved) =>
         Effect.gen(function*() {
-          const listed = yield* Effect.either(listAll(client))
-          if (Either.isRight(listed)) {
-            const all = listed.right
+          const listed = yield* Effect.result(listAll(client))
+          if (Result.isSuccess(listed)) {
+            const all = listed.success
             return yield* resolved.json
               ? Output.json({ tasks: all })
               : Output.stdout(
@@ -183,7 +183,7 @@ export const commands = (
                 )
               )
           }
-          const error = listed.left
+          const error = listed.failure
           if (error._tag !== "TaskError" || error.reason !== "Unsupported") return yield* Effect.fail(error)
           // the 2026-07-28 extension has no tasks/list: what this machine started there is what can be shown
           const stored = yield* client.tasks.stored

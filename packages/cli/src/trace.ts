@@ -83,14 +83,14 @@ const traced = (emit: Transport.Emit): Transport.Emit => (event) => {
     case "Response":
     case "Notification":
     case "ServerRequest":
-      return Effect.zipRight(show("←", event.message), emit(event))
+      return Effect.andThen(show("←", event.message), emit(event))
     case "RequestFailed":
-      return Effect.zipRight(
+      return Effect.andThen(
         Output.stderr(`${Output.styles(process.stderr).dim("[trace] ✗")} request ${Text.json(event.id)} failed: ${Text.line(event.error.message)}`),
         emit(event)
       )
     case "Closed":
-      return Effect.zipRight(
+      return Effect.andThen(
         Output.stderr(`${Output.styles(process.stderr).dim("[trace] ✗")} closed: ${Text.line(event.error.message)}`),
         emit(event)
       )
@@ -102,11 +102,11 @@ const traced = (emit: Transport.Emit): Transport.Emit => (event) => {
 const wrap = (connection: Transport.TransportConnection): Transport.TransportConnection => ({
   info: connection.info,
   // no unsafeRequest: every request goes through `request`, where it is traced
-  request: (message: McpSchema.JsonRpcRequest, options) => Effect.zipRight(show("→", message), connection.request(message, options)),
-  notify: (message) => Effect.zipRight(show("→", message), connection.notify(message)),
-  respond: (message) => Effect.zipRight(show("→", message), connection.respond(message)),
+  request: (message: McpSchema.JsonRpcRequest, options) => Effect.andThen(show("→", message), connection.request(message, options)),
+  notify: (message) => Effect.andThen(show("→", message), connection.notify(message)),
+  respond: (message) => Effect.andThen(show("→", message), connection.respond(message)),
   cancel: (id, reason) =>
-    Effect.zipRight(
+    Effect.andThen(
       Output.stderr(
         `${Output.styles(process.stderr).dim("[trace] ✗")} cancel request ${Text.json(id)} (${Text.line(reason)})`
       ),

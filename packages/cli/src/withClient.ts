@@ -135,14 +135,16 @@ const connect = (connection: Connection.ConnectionOptions, body: Body, options?:
         const connect = Layer.build(layer).pipe(Effect.mapError((error) => explainConnect(resolved, error)))
         const timeout = resolved.timeout
         const context = yield* timeout === undefined ? connect : connect.pipe(
-          Effect.timeoutFail({
+          Effect.timeoutOrElse({
             duration: timeout,
-            onTimeout: () =>
-              new TimedOut({
-                message: `timed out connecting to ${Connection.describeTarget(resolved.target)} (--timeout ${
-                  Duration.format(timeout)
-                })`
-              })
+            orElse: () =>
+              Effect.fail(
+                new TimedOut({
+                  message: `timed out connecting to ${Connection.describeTarget(resolved.target)} (--timeout ${
+                    Duration.format(timeout)
+                  })`
+                })
+              )
           })
         )
         const client = Context.get(context, McpClient.McpClient)

@@ -5,9 +5,11 @@
  * stored token sent on later `--url` runs, and exit code 4; then both logins against a real authorization server
  * (oidc-provider) in front of the official SDK v2 MCP server, with tool calls on the stored tokens.
  */
-import * as Command from "@effect/platform/Command"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -31,7 +33,7 @@ const browserScript = Path.join(Cli.repositoryRoot, "packages", "cli", "test", "
 const formBrowser = `${Cli.node} ${browserScript}`
 
 layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout", (it) => {
-  it.scoped("the device grant stores a token that later runs send; logout forgets it", () =>
+  it.effect("the device grant stores a token that later runs send; logout forgets it", () =>
     Effect.gen(function*() {
       const world = yield* World.startWorld({ deviceGrant: true, deviceInterval: 1 })
       const file = yield* tokenStore
@@ -46,7 +48,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout",
 
       const running = yield* Cli.start(["login", "--url", url, "--device"], { env })
       yield* running.awaitStderr("and enter the code ")
-      const code = /enter the code (\w+)/.exec(yield* running.stderr.get)?.[1]
+      const code = /enter the code (\w+)/.exec(yield* SubscriptionRef.get(running.stderr))?.[1]
       assert.isDefined(code)
       world.approveDevice(code ?? "")
       const login = yield* running.result
@@ -75,7 +77,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout",
       assert.strictEqual(after.code, 4)
     }))
 
-  it.scoped("the browser flow: authorization page, loopback redirect, token stored", () =>
+  it.effect("the browser flow: authorization page, loopback redirect, token stored", () =>
     Effect.gen(function*() {
       const world = yield* World.startWorld()
       const file = yield* tokenStore
@@ -89,7 +91,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout",
       assert.strictEqual(usage.code, 2) // the demo server needs no login
     }))
 
-  it.scoped("oidc-provider in front of the SDK v2 MCP server: browser and device logins, then tool calls", () =>
+  it.effect("oidc-provider in front of the SDK v2 MCP server: browser and device logins, then tool calls", () =>
     Effect.gen(function*() {
       const world = yield* OidcWorld.startOidcSdkWorld
       const url = world.mcpUrl
@@ -110,10 +112,12 @@ layer(Cli.layer, { excludeTestServices: true })("conduit login, whoami, logout",
       const deviceEnv = { CONDUIT_TOKEN_FILE: deviceFile }
       const running = yield* Cli.start(["login", "--url", url, "--device"], { env: deviceEnv })
       yield* running.awaitStderr("and enter the code ")
-      const prompt = yield* running.stderr.get
+      const prompt = yield* SubscriptionRef.get(running.stderr)
       const verification = /visit (\S+)/.exec(prompt)?.[1]
       assert.isDefined(verification, prompt)
-      const approved = yield* Command.exitCode(Command.make(Cli.node, browserScript, verification ?? ""))
+      const approved = yield* ChildProcessSpawner.ChildProcessSpawner.use((spawner) =>
+        spawner.exitCode(ChildProcess.make(Cli.node, [browserScript, verification ?? ""]))
+      )
       assert.strictEqual(approved, 0)
       const device = yield* running.result
       assert.strictEqual(device.code, 0, device.stderr)

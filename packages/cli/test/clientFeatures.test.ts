@@ -44,7 +44,7 @@ describe("form answers against the field's schema", () => {
 })
 
 layer(Cli.layer, { excludeTestServices: true })("client features", (it) => {
-  it.scoped("sampling on a terminal: the request is shown and the typed reply is the answer", () =>
+  it.effect("sampling on a terminal: the request is shown and the typed reply is the answer", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([
         Cli.node,
@@ -74,7 +74,7 @@ layer(Cli.layer, { excludeTestServices: true })("client features", (it) => {
       assert.include(result.stderr, "asked for a completion (sampling); declined because this run is not interactive")
     }))
 
-  it.scoped("a form answer that is not a valid email is asked again", () =>
+  it.effect("a form answer that is not a valid email is asked again", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", everything, "tools", "call", "trigger-elicitation-request"])
       yield* terminal.waitFor(/Your full, legal name\n>/)
@@ -93,7 +93,7 @@ layer(Cli.layer, { excludeTestServices: true })("client features", (it) => {
       assert.include(screen, "[exit 0]")
     }))
 
-  it.scoped("a table keeps every column and wraps the description at the terminal's width", () =>
+  it.effect("a table keeps every column and wraps the description at the terminal's width", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([Cli.node, Cli.bin, "tools", "list"], { columns: 80 })
       const screen = yield* terminal.waitFor(/\[exit \d+\]/)

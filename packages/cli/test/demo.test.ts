@@ -4,6 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Cli from "./utils/cli.js"
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -157,11 +158,11 @@ layer(Cli.layer, { excludeTestServices: true })("conduit with the embedded demo 
       assert.include(twoServers.stderr, "choose one server")
     }))
 
-  it.scoped("listen prints notifications until Ctrl-C, then exits 130", () =>
+  it.effect("listen prints notifications until Ctrl-C, then exits 130", () =>
     Effect.gen(function*() {
       const running = yield* Cli.start(["listen", "--tools", "--prompts", "--json"])
       yield* running.awaitStderr("Ctrl-C stops")
-      const stderr = yield* running.stderr.get
+      const stderr = yield* SubscriptionRef.get(running.stderr)
       assert.include(stderr, "notifications/tools/list_changed, notifications/prompts/list_changed")
       yield* running.signal("SIGINT")
       const result = yield* running.result

@@ -3,7 +3,7 @@
  * help text (plain when not on a terminal, whatever the environment).
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ChildProcess from "node:child_process"
 import * as Cli from "../src/cli.js"
 import * as Grammar from "../src/grammar.js"
@@ -13,15 +13,15 @@ const parse = (line: ReadonlyArray<string>) => Grammar.parse(line, Cli.commands,
 
 const usage = (line: ReadonlyArray<string>): string => {
   const result = parse(line)
-  if (Either.isRight(result)) return assert.fail(`${line.join(" ")} parsed`)
-  return result.left.message
+  if (Result.isSuccess(result)) return assert.fail(`${line.join(" ")} parsed`)
+  return result.failure.message
 }
 
 const run = (line: ReadonlyArray<string>) => {
   const result = parse(line)
-  if (Either.isLeft(result)) return assert.fail(result.left.message)
-  if (result.right._tag !== "Run") return assert.fail(`${line.join(" ")} is ${result.right._tag}`)
-  return result.right.parsed
+  if (Result.isFailure(result)) return assert.fail(result.failure.message)
+  if (result.success._tag !== "Run") return assert.fail(`${line.join(" ")} is ${result.success._tag}`)
+  return result.success.parsed
 }
 
 describe("grammar", () => {
@@ -59,9 +59,9 @@ describe("grammar", () => {
   })
 
   it("--help anywhere asks for the help of the command path read so far", () => {
-    assert.deepStrictEqual(parse(["tools", "--help"]), Either.right({ _tag: "Help", path: ["tools"] }))
-    assert.deepStrictEqual(parse(["tools", "call", "-h"]), Either.right({ _tag: "Help", path: ["tools", "call"] }))
-    assert.deepStrictEqual(parse(["--version"]), Either.right({ _tag: "Version" }))
+    assert.deepStrictEqual(parse(["tools", "--help"]), Result.succeed({ _tag: "Help", path: ["tools"] }))
+    assert.deepStrictEqual(parse(["tools", "call", "-h"]), Result.succeed({ _tag: "Help", path: ["tools", "call"] }))
+    assert.deepStrictEqual(parse(["--version"]), Result.succeed({ _tag: "Version" }))
   })
 
   it("help describes every option and command once, within the width", () => {

@@ -123,12 +123,12 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       Fs.rmSync(directory, { recursive: true, force: true })
     }))
 
-  it.scoped("--header \"Authorization: Bearer …\" is sent, and never printed", () =>
+  it.effect("--header \"Authorization: Bearer …\" is sent, and never printed", () =>
     Effect.gen(function*() {
       const secret = "static-secret-4f1c"
       const seen: Array<string | undefined> = []
       const server = yield* Effect.acquireRelease(
-        Effect.async<Http.Server>((resume) => {
+        Effect.callback<Http.Server>((resume) => {
           const http = Http.createServer((request, response) => {
             seen.push(request.headers.authorization)
             let body = ""
@@ -166,7 +166,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       }
     }))
 
-  it.scoped("a URL elicitation: message escaped, URL shown normalised, opened as one argument without a shell", () =>
+  it.effect("a URL elicitation: message escaped, URL shown normalised, opened as one argument without a shell", () =>
     Effect.gen(function*() {
       const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-hostile-"))
       const record = Path.join(directory, "argv.json")
@@ -194,7 +194,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       Fs.rmSync(directory, { recursive: true, force: true })
     }))
 
-  it.scoped("shell Tab: suggested values with terminal controls are dropped; a silent server holds the prompt briefly", () =>
+  it.effect("shell Tab: suggested values with terminal controls are dropped; a silent server holds the prompt briefly", () =>
     Effect.gen(function*() {
       const state = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-hostile-"))
       const hostile = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", server("complete"), "shell"], {
@@ -205,7 +205,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
       yield* hostile.sendKeys("prompts get ", "Tab")
       yield* hostile.waitFor(/conduit> prompts get p $/m)
       // the baseline: how long the answered completion takes to show, keys and screen included
-      const [answered, completed] = yield* Effect.timed(Effect.zipRight(
+      const [answered, completed] = yield* Effect.timed(Effect.andThen(
         hostile.sendKeys("C-u", "prompts get p --arg q=", "Tab"),
         hostile.waitFor(/conduit> prompts get p --arg q=safe\\ value $/m)
       ))
@@ -232,7 +232,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit against a hostile serve
     }))
 
   for (const choice of ["retry", "cancel"] as const) {
-    it.scoped(`-32042 with no completion report: the user ${choice === "retry" ? "retries" : "cancels"} by hand`, () =>
+    it.effect(`-32042 with no completion report: the user ${choice === "retry" ? "retries" : "cancels"} by hand`, () =>
       Effect.gen(function*() {
         const terminal = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", server("url-required"), "tools", "call", "open"], {
           env: { BROWSER: `${ShellWords.quote(Cli.node)} -e 0` }

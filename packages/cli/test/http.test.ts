@@ -6,6 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Http from "node:http"
 import * as Cli from "./utils/cli.js"
 
@@ -17,7 +18,7 @@ const demoServer = (era: "auto" | "legacy" | "modern" = "auto") =>
   Effect.gen(function*() {
     const running = yield* Cli.start(["demo-server", "--http", "0", ...(era === "auto" ? [] : ["--era", era])])
     yield* running.awaitStderr("/mcp")
-    const stderr = yield* running.stderr.get
+    const stderr = yield* SubscriptionRef.get(running.stderr)
     const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1]
     assert.isDefined(url, stderr)
     return { url: url ?? "", running }
@@ -25,20 +26,20 @@ const demoServer = (era: "auto" | "legacy" | "modern" = "auto") =>
 
 /** An HTTP server answering every request with 401 and a Bearer challenge. */
 const refusingServer = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
+  Effect.callback<Http.Server>((resume) => {
     const server = Http.createServer((_request, response) => {
       response.writeHead(401, { "www-authenticate": "Bearer realm=\"test\", scope=\"mcp\"" }).end()
     })
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
-  (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
 ).pipe(Effect.map((server) => {
   const address = server.address()
   return `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/mcp`
 }))
 
 layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
-  it.scoped("the demo server over Streamable HTTP, modern and legacy", () =>
+  it.effect("the demo server over Streamable HTTP, modern and legacy", () =>
     Effect.gen(function*() {
       const server = yield* demoServer()
       const [probe, legacyProbe, call, legacyCall] = yield* Cli.runAll([
@@ -61,7 +62,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       assert.include(legacyCall.stdout, "Model Context Protocol")
     }))
 
-  it.scoped("listen hears a resource update another client causes, in both eras", () =>
+  it.effect("listen hears a resource update another client causes, in both eras", () =>
     Effect.gen(function*() {
       const server = yield* demoServer()
       for (const era of ["modern", "legacy"]) {
@@ -69,7 +70,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
         yield* listening.awaitStderr("Ctrl-C stops")
         const touch = yield* Cli.run(["--url", server.url, "tools", "call", "touch", "{\"uri\":\"demo://about\"}"])
         assert.strictEqual(touch.code, 0, touch.stderr)
-        yield* listening.stdout.changes.pipe(
+        yield* listening.stdout.pipe(SubscriptionRef.changes).pipe(
           Stream.filter((out) => out.includes("notifications/resources/updated")),
           Stream.take(1),
           Stream.runDrain
@@ -84,7 +85,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       }
     }))
 
-  it.scoped("a legacy-only server is found by the era probe", () =>
+  it.effect("a legacy-only server is found by the era probe", () =>
     Effect.gen(function*() {
       const server = yield* demoServer("legacy")
       const probe = yield* Cli.run(["--url", server.url, "probe", "--json"])
@@ -93,7 +94,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
       assert.isTrue(isRecord(session) && session.era === "legacy" && session.protocolVersion === "2025-11-25")
     }))
 
-  it.scoped("Ctrl-C cancels the call the era's way (modern: close the stream; legacy: notifications/cancelled)", () =>
+  it.effect("Ctrl-C cancels the call the era's way (modern: close the stream; legacy: notifications/cancelled)", () =>
     Effect.gen(function*() {
       const server = yield* demoServer()
       for (const era of ["modern", "legacy"]) {
@@ -114,14 +115,14 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over HTTP", (it) => {
         assert.strictEqual(result.stdout, "")
       }
       // both calls were cancelled on the server (each request is number 1 of its connection or session)
-      yield* server.running.stderr.changes.pipe(
+      yield* server.running.stderr.pipe(SubscriptionRef.changes).pipe(
         Stream.filter((log) => log.split("(tools/call slow) cancelled by the client").length === 3),
         Stream.take(1),
         Stream.runDrain
       )
     }))
 
-  it.scoped("exit code 4 on HTTP 401, 3 when nothing listens", () =>
+  it.effect("exit code 4 on HTTP 401, 3 when nothing listens", () =>
     Effect.gen(function*() {
       const url = yield* refusingServer
       const [refused, unreachable, badUrl] = yield* Cli.runAll([

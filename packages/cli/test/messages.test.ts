@@ -4,29 +4,30 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Http from "node:http"
 import * as Cli from "./utils/cli.js"
 
 /** A server answering every request with 500 and a body of two lines, the first with an escape sequence. */
 const failingServer = Effect.acquireRelease(
-  Effect.async<Http.Server>((resume) => {
+  Effect.callback<Http.Server>((resume) => {
     const server = Http.createServer((_request, response) => {
       response.writeHead(500, { "content-type": "text/plain" }).end("database is \u001b[31mdown\nat line 2")
     })
     server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
   }),
-  (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
 ).pipe(Effect.map((server) => {
   const address = server.address()
   return `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/mcp`
 }))
 
 layer(Cli.layer, { excludeTestServices: true })("failures in words", (it) => {
-  it.scoped("--era modern against a legacy-only server says so, with exit 5 over stdio and over HTTP", () =>
+  it.effect("--era modern against a legacy-only server says so, with exit 5 over stdio and over HTTP", () =>
     Effect.gen(function*() {
       const running = yield* Cli.start(["demo-server", "--http", "0", "--era", "legacy"])
       yield* running.awaitStderr("/mcp")
-      const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(yield* running.stderr.get)?.[1] ?? ""
+      const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(yield* SubscriptionRef.get(running.stderr))?.[1] ?? ""
       const [stdio, http] = yield* Cli.runAll([
         ["--era", "modern", "--stdio", Cli.demoServerCommand("legacy"), "probe"],
         ["--era", "modern", "--url", url, "probe"]
@@ -38,7 +39,7 @@ layer(Cli.layer, { excludeTestServices: true })("failures in words", (it) => {
       }
     }))
 
-  it.scoped("an HTTP error shows the first line of the body, without escape sequences", () =>
+  it.effect("an HTTP error shows the first line of the body, without escape sequences", () =>
     Effect.gen(function*() {
       const url = yield* failingServer
       const result = yield* Cli.run(["--url", url, "probe"])

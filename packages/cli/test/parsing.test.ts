@@ -5,7 +5,7 @@
 import * as McpError from "@conduit-mcp/client/McpError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Arguments from "../src/arguments.js"
 import * as Cli from "../src/cli.js"
@@ -18,43 +18,43 @@ import * as ShellWords from "../src/shellWords.js"
 
 describe("ShellWords", () => {
   it("splits like a POSIX shell", () => {
-    assert.deepStrictEqual(ShellWords.split("npx -y  some-server"), Either.right(["npx", "-y", "some-server"]))
+    assert.deepStrictEqual(ShellWords.split("npx -y  some-server"), Result.succeed(["npx", "-y", "some-server"]))
     assert.deepStrictEqual(
       ShellWords.split(`node -e 'console.log("a b")' "x \\"y\\" \\$HOME" a\\ b ''`),
-      Either.right(["node", "-e", `console.log("a b")`, `x "y" $HOME`, "a b", ""])
+      Result.succeed(["node", "-e", `console.log("a b")`, `x "y" $HOME`, "a b", ""])
     )
-    assert.deepStrictEqual(ShellWords.split("a'b'\"c\"d $HOME | x"), Either.right(["abcd", "$HOME", "|", "x"]))
-    assert.deepStrictEqual(ShellWords.split("  "), Either.right([]))
-    assert.deepStrictEqual(ShellWords.split("'open"), Either.left("UnterminatedSingleQuote"))
-    assert.deepStrictEqual(ShellWords.split("\"open"), Either.left("UnterminatedDoubleQuote"))
-    assert.deepStrictEqual(ShellWords.split("end\\"), Either.left("TrailingBackslash"))
+    assert.deepStrictEqual(ShellWords.split("a'b'\"c\"d $HOME | x"), Result.succeed(["abcd", "$HOME", "|", "x"]))
+    assert.deepStrictEqual(ShellWords.split("  "), Result.succeed([]))
+    assert.deepStrictEqual(ShellWords.split("'open"), Result.fail("UnterminatedSingleQuote"))
+    assert.deepStrictEqual(ShellWords.split("\"open"), Result.fail("UnterminatedDoubleQuote"))
+    assert.deepStrictEqual(ShellWords.split("end\\"), Result.fail("TrailingBackslash"))
   })
 
   it("quote round-trips through split", () => {
     const words = ["plain", "with space", "it's", "", "$HOME", "a\"b", "tab\there"]
-    assert.deepStrictEqual(ShellWords.split(words.map(ShellWords.quote).join(" ")), Either.right(words))
+    assert.deepStrictEqual(ShellWords.split(words.map(ShellWords.quote).join(" ")), Result.succeed(words))
   })
 })
 
 describe("options", () => {
   it("durations", () => {
-    const millis = (text: string) => Either.map(Connection.parseDuration(text), Duration.toMillis)
-    assert.deepStrictEqual(millis("500ms"), Either.right(500))
-    assert.deepStrictEqual(millis("30s"), Either.right(30_000))
-    assert.deepStrictEqual(millis("2m"), Either.right(120_000))
-    assert.deepStrictEqual(millis("1.5"), Either.right(1_500))
-    assert.deepStrictEqual(millis("10 seconds"), Either.right(10_000))
-    assert.isTrue(Either.isLeft(millis("0")))
-    assert.isTrue(Either.isLeft(millis("soon")))
+    const millis = (text: string) => Result.map(Connection.parseDuration(text), Duration.toMillis)
+    assert.deepStrictEqual(millis("500ms"), Result.succeed(500))
+    assert.deepStrictEqual(millis("30s"), Result.succeed(30_000))
+    assert.deepStrictEqual(millis("2m"), Result.succeed(120_000))
+    assert.deepStrictEqual(millis("1.5"), Result.succeed(1_500))
+    assert.deepStrictEqual(millis("10 seconds"), Result.succeed(10_000))
+    assert.isTrue(Result.isFailure(millis("0")))
+    assert.isTrue(Result.isFailure(millis("soon")))
   })
 
   it("headers", () => {
     assert.deepStrictEqual(
       Connection.parseHeaders(["X-Api-Key: abc:def", "Accept-Language:fr "]),
-      Either.right({ "X-Api-Key": "abc:def", "Accept-Language": "fr" })
+      Result.succeed({ "X-Api-Key": "abc:def", "Accept-Language": "fr" })
     )
-    assert.isTrue(Either.isLeft(Connection.parseHeaders(["no colon"])))
-    assert.isTrue(Either.isLeft(Connection.parseHeaders(["Bad Name: x"])))
+    assert.isTrue(Result.isFailure(Connection.parseHeaders(["no colon"])))
+    assert.isTrue(Result.isFailure(Connection.parseHeaders(["Bad Name: x"])))
   })
 })
 
@@ -95,13 +95,13 @@ describe("arguments", () => {
       }
     } as const
     const build = (json: string | undefined, args: ReadonlyArray<string>) =>
-      Arguments.toolArguments(tool, Option.fromNullable(json), args)
+      Arguments.toolArguments(tool, Option.fromNullishOr(json), args)
     assert.deepStrictEqual(
       build(undefined, ["a=2", "tags=x,y", "flag=no", "address.city=Oslo"]),
-      Either.right({ a: 2, tags: ["x", "y"], flag: false, address: { city: "Oslo" } })
+      Result.succeed({ a: 2, tags: ["x", "y"], flag: false, address: { city: "Oslo" } })
     )
-    const message = (result: Either.Either<unknown, { readonly message: string }>) =>
-      Either.isLeft(result) ? result.left.message : "parsed"
+    const message = (result: Result.Result<unknown, { readonly message: string }>) =>
+      Result.isFailure(result) ? result.failure.message : "parsed"
     assert.include(message(build(undefined, ["a=abc"])), "--arg a: expected a number, got \"abc\"")
     assert.include(message(build(undefined, ["a=1", "flag=maybe"])), "--arg flag: expected true or false")
     assert.include(message(build(undefined, ["tags=x"])), "missing a (a number)")
@@ -112,21 +112,21 @@ describe("arguments", () => {
 
   it("prompt arguments are checked against the declared ones", () => {
     const prompt = { name: "p", arguments: [{ name: "topic", required: true }, { name: "tone" }] }
-    assert.deepStrictEqual(Arguments.promptArguments(prompt, Option.none(), ["topic=x"]), Either.right({ topic: "x" }))
+    assert.deepStrictEqual(Arguments.promptArguments(prompt, Option.none(), ["topic=x"]), Result.succeed({ topic: "x" }))
     const left = Arguments.promptArguments(prompt, Option.none(), ["tone=dry"])
-    assert.isTrue(Either.isLeft(left) && left.left.message.includes("missing topic"))
+    assert.isTrue(Result.isFailure(left) && left.failure.message.includes("missing topic"))
     const unknown = Arguments.promptArguments(prompt, Option.none(), ["topic=x", "mood=y"])
-    assert.isTrue(Either.isLeft(unknown) && unknown.left.message.includes("unknown argument \"mood\""))
+    assert.isTrue(Result.isFailure(unknown) && unknown.failure.message.includes("unknown argument \"mood\""))
   })
 
   it("key=value pairs and JSON objects", () => {
-    assert.deepStrictEqual(Arguments.parseKeyValues(["a=1", "b=x=y", "c="]), Either.right([["a", "1"], ["b", "x=y"], ["c", ""]]))
-    assert.isTrue(Either.isLeft(Arguments.parseKeyValues(["=1"])))
-    assert.isTrue(Either.isLeft(Arguments.parseKeyValues(["flag"])))
-    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.some("{\"a\":[1]}")), Either.right({ a: [1] }))
-    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.none()), Either.right({}))
-    assert.isTrue(Either.isLeft(Arguments.parseJsonArguments(Option.some("[1]"))))
-    assert.isTrue(Either.isLeft(Arguments.parseJsonArguments(Option.some("{oops"))))
+    assert.deepStrictEqual(Arguments.parseKeyValues(["a=1", "b=x=y", "c="]), Result.succeed([["a", "1"], ["b", "x=y"], ["c", ""]]))
+    assert.isTrue(Result.isFailure(Arguments.parseKeyValues(["=1"])))
+    assert.isTrue(Result.isFailure(Arguments.parseKeyValues(["flag"])))
+    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.some("{\"a\":[1]}")), Result.succeed({ a: [1] }))
+    assert.deepStrictEqual(Arguments.parseJsonArguments(Option.none()), Result.succeed({}))
+    assert.isTrue(Result.isFailure(Arguments.parseJsonArguments(Option.some("[1]"))))
+    assert.isTrue(Result.isFailure(Arguments.parseJsonArguments(Option.some("{oops"))))
   })
 
   it("completion references", () => {

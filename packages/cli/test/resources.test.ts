@@ -3,10 +3,10 @@
  * as they are, and a terminal gets a one-line note instead. The resource is one that server-everything makes in its
  * session (a gzip file), so each scenario runs in one `conduit run` or `conduit shell` session.
  */
-import * as Command from "@effect/platform/Command"
 import { assert, layer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Stream from "effect/Stream"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -22,11 +22,14 @@ const uri = "demo://resource/session/notes.gz"
 // stdout as bytes (the helper of utils/cli.ts reads text)
 const runBytes = (args: ReadonlyArray<string>, stdin: string) =>
   Effect.scoped(Effect.gen(function*() {
-    const process = yield* Command.start(
-      Command.make(Cli.node, Cli.bin, ...args).pipe(Command.env({ NO_COLOR: "1" }), Command.feed(stdin))
-    )
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const process = yield* spawner.spawn(ChildProcess.make(Cli.node, [Cli.bin, ...args], {
+      env: { NO_COLOR: "1" },
+      extendEnv: true,
+      stdin: Stream.make(new TextEncoder().encode(stdin))
+    }))
     const [chunks, code] = yield* Effect.all([Stream.runCollect(process.stdout), process.exitCode], { concurrency: 2 })
-    return { code, stdout: Buffer.concat(Chunk.toArray(chunks)) }
+    return { code: Number(code), stdout: Buffer.concat(chunks) }
   })).pipe(Effect.orDie)
 
 layer(Cli.layer, { excludeTestServices: true })("binary resources", (it) => {
@@ -54,7 +57,7 @@ layer(Cli.layer, { excludeTestServices: true })("binary resources", (it) => {
       assert.strictEqual(Zlib.gunzipSync(piped.stdout.subarray(link.length)).toString("utf8"), "hello")
     }))
 
-  it.scoped("a terminal gets a note instead of the bytes", () =>
+  it.effect("a terminal gets a note instead of the bytes", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([Cli.node, Cli.bin, "--stdio", Cli.everythingCommand, "shell"], {
         env: { CONDUIT_HISTORY_FILE: Path.join(Os.tmpdir(), `conduit-resources-history-${process.pid}`) }

@@ -214,7 +214,7 @@ layer(Cli.layer, { excludeTestServices: true })("project config files", (it) => 
       assert.isFalse(Fs.existsSync(Path.join(p.cwd, "config", "conduit")), "approvals kept in the project")
     }))
 
-  it.scoped("at a terminal, an unapproved project server is shown and asked about: no runs nothing, yes runs it", () =>
+  it.effect("at a terminal, an unapproved project server is shown and asked about: no runs nothing, yes runs it", () =>
     Effect.gen(function*() {
       const p = projectWithMarker("demo")
       p.define({ NOTE: "\u001b]0;pwned\u0007" })

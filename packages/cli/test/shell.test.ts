@@ -84,7 +84,7 @@ describe("shell completion", () => {
 })
 
 layer(Cli.layer, { excludeTestServices: true })("conduit shell", (it) => {
-  it.scoped("in a terminal: background listen, Tab, Ctrl-C cancels the call only, Ctrl-D leaves, history kept", () =>
+  it.effect("in a terminal: background listen, Tab, Ctrl-C cancels the call only, Ctrl-D leaves, history kept", () =>
     Effect.gen(function*() {
       const state = temporaryDirectory()
       const env = { XDG_STATE_HOME: state }

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -65,7 +65,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
     Effect.gen(function*() {
       const directory = temporaryDirectory()
       const file = Path.join(directory, "mcp.json")
-      const [command, ...args] = Either.getOrElse(
+      const [command, ...args] = Result.getOrElse(
         ShellWords.split(Cli.demoServerCommand("legacy")),
         (): ReadonlyArray<string> => []
       )
@@ -127,7 +127,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
       Fs.rmSync(directory, { recursive: true, force: true })
     }))
 
-  it.scoped("Ctrl-C during a slow call cancels it on the server and exits 130", () =>
+  it.effect("Ctrl-C during a slow call cancels it on the server and exits 130", () =>
     Effect.gen(function*() {
       const directory = temporaryDirectory()
       const log = Path.join(directory, "server.log")
@@ -144,7 +144,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
         "{\"steps\":600,\"delayMs\":100}"
       ])
       yield* running.awaitStderr("progress 1/600")
-      const [exitedAfter, result] = yield* millisOf(Effect.zipRight(running.signal("SIGINT"), running.result))
+      const [exitedAfter, result] = yield* millisOf(Effect.andThen(running.signal("SIGINT"), running.result))
       assert.strictEqual(result.code, 130, result.stderr)
       assert.strictEqual(result.stdout, "")
       assert.include(result.stderr, "conduit: cancelled\n")

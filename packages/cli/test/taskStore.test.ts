@@ -9,7 +9,7 @@ import * as TaskStore from "@conduit-mcp/client/TaskStore"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -33,7 +33,7 @@ const task = (taskId: string, overrides: Partial<McpTasks.StoredTask> = {}): Mcp
 const modeOf = (path: string) => Fs.statSync(path).mode & 0o777
 
 describe("the CLI's task file", () => {
-  it.scoped("0700 directory, 0600 file, the server by its key only; read back by id and matched by key", () =>
+  it.effect("0700 directory, 0600 file, the server by its key only; read back by id and matched by key", () =>
     Effect.gen(function*() {
       const root = yield* tempDirectory
       const directory = Path.join(root, "conduit", "tasks")
@@ -57,7 +57,7 @@ describe("the CLI's task file", () => {
       assert.deepStrictEqual(Fs.readdirSync(directory), ["tasks.json"])
     }))
 
-  it.scoped("bounded: expired tasks go on every write, and the oldest beyond the limit", () =>
+  it.effect("bounded: expired tasks go on every write, and the oldest beyond the limit", () =>
     Effect.gen(function*() {
       const directory = yield* tempDirectory
       let now = 10_000
@@ -76,7 +76,7 @@ describe("the CLI's task file", () => {
       assert.isTrue(kept.some((t) => t.taskId === `bulk-${TaskStoreFile.maxTasks + 4}`))
     }))
 
-  it.scoped("a file that is not a list of tasks reads as empty, and is replaced on the next write", () =>
+  it.effect("a file that is not a list of tasks reads as empty, and is replaced on the next write", () =>
     Effect.gen(function*() {
       const directory = yield* tempDirectory
       Fs.writeFileSync(Path.join(directory, "tasks.json"), "{not json")
@@ -86,7 +86,7 @@ describe("the CLI's task file", () => {
       assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-2"])
     }))
 
-  it.scoped("a directory that cannot be written: TaskStoreError", () =>
+  it.effect("a directory that cannot be written: TaskStoreError", () =>
     Effect.gen(function*() {
       const root = yield* tempDirectory
       const blocker = Path.join(root, "file")
@@ -95,7 +95,7 @@ describe("the CLI's task file", () => {
       assert.strictEqual(error._tag, "TaskStoreError")
       assert.strictEqual(error.operation, "put")
     }))
-  it.scoped("a change waits for the lock another process holds, and goes on when it is released", () =>
+  it.effect("a change waits for the lock another process holds, and goes on when it is released", () =>
     Effect.gen(function*() {
       const directory = yield* tempDirectory
       const store = TaskStoreFile.make(directory)
@@ -103,7 +103,7 @@ describe("the CLI's task file", () => {
       const lockFile = Path.join(directory, "tasks.json.lock")
       // another process's change in progress
       Fs.writeFileSync(lockFile, "")
-      const waiting = yield* Effect.fork(store.put(task("t-2")))
+      const waiting = yield* Effect.forkChild(store.put(task("t-2")))
       yield* TestClock.adjust("500 millis")
       assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-1"])
       // that process writes its change and releases the lock; ours reads it and adds to it
@@ -115,7 +115,7 @@ describe("the CLI's task file", () => {
       assert.isFalse(Fs.existsSync(lockFile))
     }))
 
-  it.scoped("a stale lock is broken; a lock held past the wait is left and the change made anyway", () =>
+  it.effect("a stale lock is broken; a lock held past the wait is left and the change made anyway", () =>
     Effect.gen(function*() {
       const directory = yield* tempDirectory
       const store = TaskStoreFile.make(directory)
@@ -123,13 +123,13 @@ describe("the CLI's task file", () => {
       Fs.writeFileSync(lockFile, "")
       const old = (Date.now() - TaskStoreFile.staleLockMillis - 5_000) / 1000
       Fs.utimesSync(lockFile, old, old)
-      const stale = yield* Effect.fork(store.put(task("t-1")))
+      const stale = yield* Effect.forkChild(store.put(task("t-1")))
       yield* TestClock.adjust("20 millis")
       yield* Fiber.join(stale)
       assert.isFalse(Fs.existsSync(lockFile))
 
       Fs.writeFileSync(lockFile, "")
-      const held = yield* Effect.fork(store.remove("t-1"))
+      const held = yield* Effect.forkChild(store.remove("t-1"))
       yield* TestClock.adjust(`${TaskStoreFile.lockWaitMillis - 100} millis`)
       assert.deepStrictEqual((yield* store.list).map((t) => t.taskId), ["t-1"])
       yield* TestClock.adjust("200 millis")

@@ -5,6 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Cli from "./utils/cli.js"
@@ -15,14 +16,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 const demoServer = Effect.gen(function*() {
   const running = yield* Cli.start(["demo-server", "--http", "0"])
   yield* running.awaitStderr("/mcp")
-  const stderr = yield* running.stderr.get
+  const stderr = yield* SubscriptionRef.get(running.stderr)
   const url = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1]
   assert.isDefined(url, stderr)
   return url ?? ""
 })
 
 layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
-  it.scoped("tools call on a task-required tool: the status on stderr, the result on stdout, in both eras", () =>
+  it.effect("tools call on a task-required tool: the status on stderr, the result on stdout, in both eras", () =>
     Effect.gen(function*() {
       const url = yield* demoServer
       const [modern, legacy] = yield* Cli.runAll([
@@ -42,7 +43,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
       assert.include(legacy.stderr, "progress 1/2 researching eels")
     }), 60_000)
 
-  it.scoped("the demo server as a child process over stdio, in both eras: its task's status, progress and result", () =>
+  it.effect("the demo server as a child process over stdio, in both eras: its task's status, progress and result", () =>
     Effect.gen(function*() {
       const [modern, legacy] = yield* Cli.runAll([
         ["--trace", "--stdio", Cli.demoServerCommand("modern"), "tools", "call", "research", "--arg", "seconds=2"],
@@ -78,7 +79,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit and tasks", (it) => {
       assert.match(legacy.stderr, /task \S+ completed/)
     }), 60_000)
 
-  it.scoped("--detach, then tasks get, result, list and cancel by id (legacy and modern)", () =>
+  it.effect("--detach, then tasks get, result, list and cancel by id (legacy and modern)", () =>
     Effect.gen(function*() {
       const url = yield* demoServer
       for (const era of ["legacy", "modern"] as const) {

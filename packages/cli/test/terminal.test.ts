@@ -11,7 +11,7 @@ import * as Tmux from "./utils/tmux.js"
 const everything = Cli.everythingCommand
 
 layer(Cli.layer, { excludeTestServices: true })("conduit in a terminal", (it) => {
-  it.scoped("a progress bar is drawn while the tool reports progress, then cleared", () =>
+  it.effect("a progress bar is drawn while the tool reports progress, then cleared", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([Cli.node, Cli.bin, "tools", "call", "slow", "{\"steps\":40,\"delayMs\":100}"])
       const during = yield* terminal.waitFor(/\[#+-+\]\s+\d+% \d+\/40 step \d+ of 40/)
@@ -22,7 +22,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit in a terminal", (it) =>
       assert.notInclude(after, "of 40")
     }))
 
-  it.scoped("a form elicitation is asked field by field, defaults taken with Enter", () =>
+  it.effect("a form elicitation is asked field by field, defaults taken with Enter", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([
         Cli.node,
@@ -48,7 +48,7 @@ layer(Cli.layer, { excludeTestServices: true })("conduit in a terminal", (it) =>
       assert.include(screen, "[exit 0]")
     }))
 
-  it.scoped("a URL elicitation shows the URL and its origin and opens nothing without consent", () =>
+  it.effect("a URL elicitation shows the URL and its origin and opens nothing without consent", () =>
     Effect.gen(function*() {
       const terminal = yield* Tmux.open([
         Cli.node,

@@ -9,24 +9,25 @@
  *
  * @since 0.1.0
  */
-import * as Cookies from "@effect/platform/Cookies"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as Headers from "@effect/platform/Headers"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Terminal from "@effect/platform/Terminal"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Cookies from "effect/http/Cookies"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
+import * as Terminal from "effect/Terminal"
 import * as Body from "./internal/httpResponse.js"
 import { oauthError, type OAuthError } from "./internal/oauthError.js"
 import { deviceCodeText, printable } from "./internal/printable.js"
@@ -80,10 +81,9 @@ export interface AuthorizationHandlerShape {
  * @since 0.1.0
  * @category tags
  */
-export class AuthorizationHandler extends Context.Tag("@conduit-mcp/client/AuthorizationHandler")<
-  AuthorizationHandler,
-  AuthorizationHandlerShape
->() {}
+export class AuthorizationHandler extends Context.Service<AuthorizationHandler, AuthorizationHandlerShape>()(
+  "@conduit-mcp/client/AuthorizationHandler"
+) {}
 
 const isWebUrl = (url: URL) => url.protocol === "https:" || url.protocol === "http:"
 
@@ -107,7 +107,7 @@ export interface LoopbackOptions {
    */
   readonly open?: ((url: URL) => Effect.Effect<void>) | undefined
   /** How long to wait for the user (default 5 minutes). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Shows a device code; defaults to logging it at Info level. */
   readonly showDeviceCode?: ((code: DeviceCode) => Effect.Effect<void>) | undefined
 }
@@ -128,12 +128,12 @@ const callbackPage = (title: string) =>
 export const layerLoopback = (
   options?: LoopbackOptions
 ): Layer.Layer<AuthorizationHandler, never, HttpServer.HttpServer> =>
-  Layer.scoped(
+  Layer.effect(
     AuthorizationHandler,
     Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       const path = options?.path ?? "/callback"
-      const timeout = Duration.decode(options?.timeout ?? Duration.minutes(5))
+      const timeout = Duration.fromInputUnsafe(options?.timeout ?? Duration.minutes(5))
       const waiting = new Map<string, Deferred.Deferred<URLSearchParams>>()
       const app = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -143,14 +143,15 @@ export const layerLoopback = (
         const deferred = state !== null ? waiting.get(state) : undefined
         if (deferred === undefined) return HttpServerResponse.text("unknown or expired authorization", { status: 400 })
         yield* Deferred.succeed(deferred, url.searchParams)
-        return yield* callbackPage(url.searchParams.has("error") ? "Authorization failed" : "Authorization complete")
+        return callbackPage(url.searchParams.has("error") ? "Authorization failed" : "Authorization complete")
       })
-      yield* server.serve(app).pipe(Effect.locally(HttpMiddleware.currentTracerDisabledWhen, () => true))
+      yield* server.serve(app).pipe(Effect.provideService(HttpMiddleware.TracerDisabledWhen, () => true))
       const address = server.address
-      const host = address._tag === "TcpAddress" && address.hostname.includes(":") && address.hostname !== "::"
-        ? `[${address.hostname}]`
-        : "127.0.0.1"
-      const port = address._tag === "TcpAddress" ? address.port : 0
+      const inet = address._tag === "UnixPathAddress" ? undefined : address
+      // (the address is an object: `NetAddress.formatIp` gives its text)
+      const v6 = inet?._tag === "InetAddressV6" ? NetAddress.formatIp(inet.address) : undefined
+      const host = v6 !== undefined && v6 !== "::" ? `[${v6}]` : "127.0.0.1"
+      const port = inet === undefined ? 0 : inet.port
       const redirectUri = `http://${host}:${port}${path}`
       const open = options?.open ??
         ((url: URL) =>
@@ -170,10 +171,10 @@ export const layerLoopback = (
               return yield* Effect.acquireUseRelease(
                 Effect.sync(() => waiting.set(state, deferred)),
                 () =>
-                  Effect.zipRight(open(authorizationUrl), Deferred.await(deferred)).pipe(
-                    Effect.timeoutFail({
+                  Effect.andThen(open(authorizationUrl), Deferred.await(deferred)).pipe(
+                    Effect.timeoutOrElse({
                       duration: timeout,
-                      onTimeout: () => oauthError("Cancelled", "no redirect came back before the timeout")
+                      orElse: () => Effect.fail(oauthError("Cancelled", "no redirect came back before the timeout"))
                     })
                   ),
                 () => Effect.sync(() => waiting.delete(state))
@@ -283,7 +284,7 @@ export const layerHeadless = (
       const maxSteps = options?.maxSteps ?? 10
       const complete = (authorizationUrl: URL) =>
         Effect.gen(function*() {
-          const cookies = HttpClient.withCookiesRef(client, yield* Ref.make(Cookies.empty))
+          const cookies = HttpClient.withCookiesRef(client, yield* Ref.make<ReadonlyArray<Cookies.Cookie>>([]))
           let request = HttpClientRequest.get(authorizationUrl)
           for (let step = 0; step < maxSteps; step++) {
             const url = Option.getOrElse(HttpClientRequest.toUrl(request), () => authorizationUrl)
@@ -296,7 +297,12 @@ export const layerHeadless = (
               return { url, status: response.status, headers: response.headers, body }
             })).pipe(
               Effect.mapError((e) =>
-                oauthError("InvalidCallback", `fetching ${url.origin}${url.pathname} failed: ${e.reason}`)
+                oauthError(
+                  "InvalidCallback",
+                  `fetching ${url.origin}${url.pathname} failed: ${
+                    e._tag === "HttpClientError" ? Body.reasonName(e.reason) : e.reason
+                  }`
+                )
               )
             )
             const location = page.headers["location"]
@@ -321,7 +327,7 @@ export const layerHeadless = (
           }
           return yield* oauthError("InvalidCallback", `no redirect back after ${maxSteps} steps`)
         }).pipe(
-          Effect.locally(Headers.currentRedactedNames, ["authorization", "cookie", "set-cookie", "location"]),
+          Effect.provideService(Headers.CurrentRedactedNames, ["authorization", "cookie", "set-cookie", "location"]),
           // redirects are followed here, one by one, so that the one to the redirect URI is never sent
           Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" })
         )

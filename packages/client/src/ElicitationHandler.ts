@@ -147,10 +147,9 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ElicitationHandler extends Context.Tag("@conduit-mcp/client/ElicitationHandler")<
-  ElicitationHandler,
-  Service
->() {}
+export class ElicitationHandler extends Context.Service<ElicitationHandler, Service>()(
+  "@conduit-mcp/client/ElicitationHandler"
+) {}
 
 /**
  * @since 0.1.0

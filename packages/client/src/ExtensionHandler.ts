@@ -70,10 +70,9 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class ExtensionHandler extends Context.Tag("@conduit-mcp/client/ExtensionHandler")<
-  ExtensionHandler,
-  Service
->() {}
+export class ExtensionHandler extends Context.Service<ExtensionHandler, Service>()(
+  "@conduit-mcp/client/ExtensionHandler"
+) {}
 
 /**
  * The handlers, for the client's `extensions` option.
@@ -108,7 +107,7 @@ export const onNotifications = (
       Stream.runForEach((notification) => {
         const handler = Object.hasOwn(handlers, notification.method) ? handlers[notification.method] : undefined
         return handler === undefined ? Effect.void : handler(notification.params).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logWarning(printable(`the handler of ${notification.method} failed`), cause)
           ),
           Effect.annotateLogs({ module: "ExtensionHandler", method: printable(notification.method) })

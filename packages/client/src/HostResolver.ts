@@ -27,7 +27,7 @@
  *     Effect.acquireRelease(
  *       Effect.sync(() => new Undici.Agent({ connect: { lookup } })),
  *       (agent) => Effect.promise(() => agent.destroy())
- *     ).pipe(Effect.map(NodeHttpClient.makeUndici))
+ *     ).pipe(Effect.flatMap((agent) => Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, agent)))
  * })
  * const OAuthLive = OAuth.layer({ clientName: "my-app", hostResolver: HostResolver.HostResolver }).pipe(
  *   Layer.provide(ResolverLive)
@@ -36,10 +36,10 @@
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/hostPin.js"
@@ -121,7 +121,7 @@ export const pin: (host: string, addresses: ReadonlyArray<string>) => Pin = inte
  * @since 0.1.0
  * @category tags
  */
-export class HostResolver extends Context.Tag("@conduit-mcp/client/HostResolver")<HostResolver, HostResolverShape>() {}
+export class HostResolver extends Context.Service<HostResolver, HostResolverShape>()("@conduit-mcp/client/HostResolver") {}
 
 /**
  * A resolver from a promise-returning lookup such as `node:dns/promises` `lookup(host, { all: true })`.

@@ -4,7 +4,7 @@
  * from the caller's side: the client's era probe goes out as a modern POST, a legacy verdict sends `initialize`
  * over POST, and an `initialize` refused with 400/404/405 falls back to the HTTP+SSE stream on the same URL.
  *
- * The transport runs over `@effect/platform`'s `HttpClient`, taken once when the layer is built and used by every
+ * The transport runs over Effect's `HttpClient` (`effect/http/HttpClient`), taken once when the layer is built and used by every
  * connection, so its connection pool survives reconnects. In Node, provide the undici-backed client
  * (`NodeHttpClient.layerUndici` from `@effect/platform-node`); any other `HttpClient` layer works too. A body
  * whose `content-length` is valid and within `maxEventBytes` is read in one piece with `response.text`; any other
@@ -18,7 +18,7 @@
  * handshake, before the connect resolves and before the session's DELETE (a test that fakes `setImmediate`, as
  * `vi.useFakeTimers()` does by default, must let it run for a connect to finish). To keep kept-alive sockets across
  * clients built one after the other (as the SDKs' `fetch` does with Node's global dispatcher), build the layer from
- * `NodeHttpClient.layerUndiciWithoutDispatcher` and a dispatcher that outlives the clients:
+ * `NodeHttpClient.layerUndiciNoDispatcher` and a dispatcher that outlives the clients:
  * `NodeHttpClient.dispatcherLayerGlobal` (undici's global dispatcher, shared with `fetch`), or one `Agent` of your
  * own, `Layer.succeed(NodeHttpClient.Dispatcher, agent)`. The transport never shares a dispatcher by itself:
  * layers built separately keep their own sockets.
@@ -56,16 +56,14 @@
  *
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
 import * as Data from "effect/Data"
-import type * as Context from "effect/Context"
-import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Redacted from "effect/Redacted"
 import * as Admission from "./internal/httpAdmission.js"
 import * as Codec from "./internal/codec.js"
@@ -150,14 +148,14 @@ export interface HttpTransportOptions<R = never> {
    */
   readonly maxRefusedFrames?: number | undefined
   /** How long to wait for the HTTP+SSE `endpoint` event and for a notification to be acknowledged (default 10 s). */
-  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly connectTimeout?: Duration.Input | undefined
   /** How long the DELETE of a legacy session may take when the connection closes (default 2 s). */
-  readonly closeTimeout?: Duration.DurationInput | undefined
+  readonly closeTimeout?: Duration.Input | undefined
   /**
    * The longest wait of the client's own backoff before reopening a broken event stream (default 30 s). A `retry`
    * the server sent on the stream is always waited in full, even when it is longer.
    */
-  readonly maxRetryDelay?: Duration.DurationInput | undefined
+  readonly maxRetryDelay?: Duration.Input | undefined
   /** How many times a broken legacy response stream is resumed without progress before its request fails
    * (default 5). */
   readonly resumeAttempts?: number | undefined
@@ -186,28 +184,28 @@ const defaults = {
   maxInFlight: Admission.defaultPlaces
 }
 
-const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
+const invalid = (option: string, detail: string) => Result.fail(new McpError.InvalidOption({ option, detail }))
 
 const duration = (
   option: string,
-  input: Duration.DurationInput | undefined,
+  input: Duration.Input | undefined,
   fallback: Duration.Duration
-): Either.Either<Duration.Duration, McpError.InvalidOption> => {
-  if (input === undefined) return Either.right(fallback)
+): Result.Result<Duration.Duration, McpError.InvalidOption> => {
+  if (input === undefined) return Result.succeed(fallback)
   if ((typeof input === "number" || typeof input === "bigint") && !(input > 0)) {
     return invalid(option, "must be a positive duration")
   }
-  const decoded = Duration.decodeUnknown(input)
+  const decoded = Duration.fromInput(input)
   if (Option.isNone(decoded)) return invalid(option, "not a duration")
   if (!Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
     return invalid(option, "must be a positive, finite duration")
   }
-  return Either.right(decoded.value)
+  return Result.succeed(decoded.value)
 }
 
 const UNSAFE_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/
 
-const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal.Resolved, McpError.InvalidOption> => {
+const resolve = (options: HttpTransportOptions<unknown>): Result.Result<internal.Resolved, McpError.InvalidOption> => {
   // The options may come from Config or from untyped callers: check shapes as well as values.
   const input: unknown = options.url
   let url: URL
@@ -271,8 +269,8 @@ const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal
   if (typeof maxInFlight !== "number" || !Number.isSafeInteger(maxInFlight) || maxInFlight <= 0) {
     return invalid("maxInFlight", "must be a positive integer")
   }
-  return Either.map(
-    Either.all([
+  return Result.map(
+    Result.all([
       duration("connectTimeout", options.connectTimeout, defaults.connectTimeout),
       duration("closeTimeout", options.closeTimeout, defaults.closeTimeout),
       duration("maxRetryDelay", options.maxRetryDelay, defaults.maxRetryDelay)
@@ -306,16 +304,16 @@ const resolve = (options: HttpTransportOptions<unknown>): Either.Either<internal
 export const make = <const O extends HttpTransportOptions<unknown>>(
   options: O
 ): Effect.Effect<
-  Context.Tag.Service<Transport.Transport>,
+  Transport.Transport["Service"],
   McpError.InvalidOption,
   HttpClient.HttpClient | Requirements<O>
 > =>
-  Effect.flatMap(Effect.suspend(() => resolve(options)), (resolved) =>
+  Effect.flatMap(Effect.suspend(() => Effect.fromResult(resolve(options))), (resolved) =>
     Effect.map(
       Effect.all([HttpClient.HttpClient, oauthOf(options.oauth)]),
       ([client, oauth]) => internal.make(resolved, client, oauth)
     )) as Effect.Effect<
-      Context.Tag.Service<Transport.Transport>,
+      Transport.Transport["Service"],
       McpError.InvalidOption,
       // the requirements of the `oauth` effect, which the body reads as `unknown`
       HttpClient.HttpClient | Requirements<O>
@@ -370,8 +368,8 @@ export const layer = <const O extends HttpTransportOptions<unknown>>(
  * import * as Config from "effect/Config"
  *
  * const TransportLive = HttpTransport.layerConfig({
- *   url: Config.string("MCP_URL"),
- *   bearerToken: Config.option(Config.redacted("MCP_TOKEN")).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
+ *   url: Config.String("MCP_URL"),
+ *   bearerToken: Config.option(Config.Redacted("MCP_TOKEN")).pipe(Config.map((o) => o._tag === "Some" ? o.value : undefined))
  * })
  * ```
  *
@@ -379,14 +377,14 @@ export const layer = <const O extends HttpTransportOptions<unknown>>(
  * @category layers
  */
 export const layerConfig = <R = never>(
-  config: Config.Config.Wrap<Omit<HttpTransportOptions, "oauth">>,
+  config: Config.Wrap<Omit<HttpTransportOptions, "oauth">>,
   oauth?: OAuth.OAuthShape | Effect.Effect<OAuth.OAuthShape, never, R>
-): Layer.Layer<Transport.Transport, McpError.InvalidOption | ConfigError.ConfigError, HttpClient.HttpClient | R> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) =>
+): Layer.Layer<Transport.Transport, McpError.InvalidOption | Config.ConfigError, HttpClient.HttpClient | R> =>
+  Layer.unwrap(Effect.map(Config.unwrap(config), (options) =>
     Layer.effect(
       Transport.Transport,
       make<HttpTransportOptions<R>>(oauth === undefined ? options : { ...options, oauth }) as Effect.Effect<
-        Context.Tag.Service<Transport.Transport>,
+        Transport.Transport["Service"],
         McpError.InvalidOption,
         HttpClient.HttpClient | R
       >

@@ -13,7 +13,7 @@
  * import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
  * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
- * const TransportLive = Layer.unwrapEffect(
+ * const TransportLive = Layer.unwrap(
  *   Effect.map(McpServer.make({ name: "demo", version: "1.0.0" }), InProcessTransport.layer)
  * )
  * ```
@@ -61,7 +61,7 @@ export interface PeerConnection {
  * @since 0.1.0
  * @category tags
  */
-export class Control extends Context.Tag("@conduit-mcp/client/InProcessTransport/Control")<Control, {
+export class Control extends Context.Service<Control, {
   /**
    * Simulates the server going away: every open connection stops (its in-flight handlers are interrupted)
    * and reports `Closed`. Later connections work again.
@@ -71,7 +71,7 @@ export class Control extends Context.Tag("@conduit-mcp/client/InProcessTransport
   readonly connections: Effect.Effect<number>
   /** How many connections are open now. */
   readonly open: Effect.Effect<number>
-}>() {}
+}>()("@conduit-mcp/client/InProcessTransport/Control") {}
 
 /**
  * Builds the transport service and its controls.
@@ -80,8 +80,8 @@ export class Control extends Context.Tag("@conduit-mcp/client/InProcessTransport
  * @category constructors
  */
 export const make = (server: Peer): Effect.Effect<{
-  readonly transport: Transport.Transport["Type"]
-  readonly control: Control["Type"]
+  readonly transport: Transport.Transport["Service"]
+  readonly control: Control["Service"]
 }> => internal.make(server)
 
 /**

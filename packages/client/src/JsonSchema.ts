@@ -29,21 +29,21 @@
  *
  * @example
  * ```ts
- * import * as Either from "effect/Either"
+ * import * as Result from "effect/Result"
  * import * as JsonSchema from "@conduit-mcp/client/JsonSchema"
  *
  * const schema = { type: "object", required: ["total"], properties: { total: { type: "number" } } }
  * const verdict = JsonSchema.validate(schema, { total: "12" })
- * if (Either.isLeft(verdict) && verdict.left._tag === "JsonSchemaMismatch") {
+ * if (Result.isFailure(verdict) && verdict.failure._tag === "JsonSchemaMismatch") {
  *   // [{ instancePath: "/total", keyword: "type", message: "must be number", schemaPath: "#/properties/total/type" }]
- *   verdict.left.issues
+ *   verdict.failure.issues
  * }
  * ```
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/jsonSchema.js"
 import type * as Model from "./internal/jsonSchemaModel.js"
@@ -96,7 +96,7 @@ export type Issue = typeof Issue.Type
 export class JsonSchemaError extends Schema.TaggedError<JsonSchemaError>("@conduit-mcp/client/JsonSchemaError")(
   "JsonSchemaError",
   {
-    reason: Schema.Literal(
+    reason: Schema.Literals([
       "UnsupportedDialect",
       "InvalidSchema",
       "RemoteRef",
@@ -104,7 +104,7 @@ export class JsonSchemaError extends Schema.TaggedError<JsonSchemaError>("@condu
       "UnsupportedKeyword",
       "DepthExceeded",
       "BudgetExceeded"
-    ),
+    ]),
     detail: Schema.String,
     schemaPath: Schema.optional(Schema.String)
   }
@@ -187,7 +187,7 @@ const toError = (failure: Model.Failure): JsonSchemaError =>
 
 /**
  * A compiled schema. `validate` is synchronous and allocates nothing beyond its bookkeeping when the value
- * matches; an `Either` is also an `Effect`, so it can be yielded in `Effect.gen`.
+ * matches; in `Effect.gen`, lift its `Result` with `Effect.fromResult`.
  *
  * @since 0.1.0
  * @category models
@@ -196,7 +196,7 @@ export interface Validator {
   readonly dialect: Dialect
   /** The schema this validator was compiled from. */
   readonly schema: unknown
-  readonly validate: (value: unknown) => Either.Either<void, JsonSchemaMismatch | JsonSchemaError>
+  readonly validate: (value: unknown) => Result.Result<void, JsonSchemaMismatch | JsonSchemaError>
 }
 
 /**
@@ -206,22 +206,22 @@ export interface Validator {
  * @since 0.1.0
  * @category constructors
  */
-export const compile = (schema: unknown, options?: Options): Either.Either<Validator, JsonSchemaError> => {
+export const compile = (schema: unknown, options?: Options): Result.Result<Validator, JsonSchemaError> => {
   const compiled = internal.compile(schema, resolveOptions(options))
-  if (Either.isLeft(compiled)) return Either.left(toError(compiled.left))
-  const program = compiled.right
-  return Either.right({
+  if (Result.isFailure(compiled)) return Result.fail(toError(compiled.failure))
+  const program = compiled.success
+  return Result.succeed({
     dialect: program.dialect,
     schema,
     validate: (value) => {
       const outcome = program.run(value)
       switch (outcome._tag) {
         case "Valid":
-          return Either.void
+          return Result.void
         case "Invalid":
-          return Either.left(new JsonSchemaMismatch({ issues: outcome.issues }))
+          return Result.fail(new JsonSchemaMismatch({ issues: outcome.issues }))
         case "Failed":
-          return Either.left(toError(outcome.failure))
+          return Result.fail(toError(outcome.failure))
       }
     }
   })
@@ -237,8 +237,8 @@ export const validate = (
   schema: unknown,
   value: unknown,
   options?: Options
-): Either.Either<void, JsonSchemaMismatch | JsonSchemaError> =>
-  Either.flatMap(compile(schema, options), (validator) => validator.validate(value))
+): Result.Result<void, JsonSchemaMismatch | JsonSchemaError> =>
+  Result.flatMap(compile(schema, options), (validator) => validator.validate(value))
 
 /**
  * The dialect a schema is written in: its `$schema`, or `defaultDialect` (2020-12 unless given).
@@ -249,8 +249,8 @@ export const validate = (
 export const dialectOf = (
   schema: unknown,
   defaultDialect: Dialect = "2020-12"
-): Either.Either<Dialect, JsonSchemaError> =>
-  Either.mapLeft(Refs.dialectOf(schema, defaultDialect), toError)
+): Result.Result<Dialect, JsonSchemaError> =>
+  Result.mapError(Refs.dialectOf(schema, defaultDialect), toError)
 
 /**
  * Compiled validators keyed by schema identity: the same schema object compiles once. A tool catalogue keeps its
@@ -261,8 +261,8 @@ export const dialectOf = (
  * @category models
  */
 export interface Cache {
-  readonly compile: (schema: unknown) => Either.Either<Validator, JsonSchemaError>
-  readonly validate: (schema: unknown, value: unknown) => Either.Either<void, JsonSchemaMismatch | JsonSchemaError>
+  readonly compile: (schema: unknown) => Result.Result<Validator, JsonSchemaError>
+  readonly validate: (schema: unknown, value: unknown) => Result.Result<void, JsonSchemaMismatch | JsonSchemaError>
 }
 
 /**
@@ -272,9 +272,9 @@ export interface Cache {
  * @category constructors
  */
 export const unsafeMakeCache = (options?: Options): Cache => {
-  const entries = new WeakMap<object, Either.Either<Validator, JsonSchemaError>>()
-  const booleans = new Map<boolean, Either.Either<Validator, JsonSchemaError>>()
-  const compileCached = (schema: unknown): Either.Either<Validator, JsonSchemaError> => {
+  const entries = new WeakMap<object, Result.Result<Validator, JsonSchemaError>>()
+  const booleans = new Map<boolean, Result.Result<Validator, JsonSchemaError>>()
+  const compileCached = (schema: unknown): Result.Result<Validator, JsonSchemaError> => {
     if (typeof schema === "boolean") {
       const known = booleans.get(schema)
       if (known !== undefined) return known
@@ -291,7 +291,7 @@ export const unsafeMakeCache = (options?: Options): Cache => {
   }
   return {
     compile: compileCached,
-    validate: (schema, value) => Either.flatMap(compileCached(schema), (validator) => validator.validate(value))
+    validate: (schema, value) => Result.flatMap(compileCached(schema), (validator) => validator.validate(value))
   }
 }
 

@@ -72,14 +72,14 @@ export interface McpClientOptions<R = never> extends Features<R> {
   /** Capabilities declared to the server (`initialize`, or every modern request's `_meta`). */
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
   /** How long to wait for the era probe (`server/discover` while the era is unknown): 5 s on HTTP, 3 s otherwise. */
-  readonly probeTimeout?: Duration.DurationInput | undefined
+  readonly probeTimeout?: Duration.Input | undefined
   /**
    * How long to wait for the opening handshake (default 30 s): the `initialize` answer, or `server/discover`'s once
    * the era is pinned to modern or known to be.
    */
-  readonly initializeTimeout?: Duration.DurationInput | undefined
+  readonly initializeTimeout?: Duration.Input | undefined
   /** Default timeout of every request (default 60 s); each call may set its own. */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
   /** When to reconnect after the transport closes; `false` never reconnects. */
   readonly reconnect?: Schedule.Schedule<unknown, McpError.ConnectError> | false | undefined
   /**
@@ -90,9 +90,9 @@ export interface McpClientOptions<R = never> extends Features<R> {
    */
   readonly retryFirstConnection?: Schedule.Schedule<unknown, McpError.ConnectError> | boolean | undefined
   /** A connection quiet for this long is checked (legacy `ping`, modern `server/discover`); `false` disables. */
-  readonly healthCheckInterval?: Duration.DurationInput | false | undefined
+  readonly healthCheckInterval?: Duration.Input | false | undefined
   /** How long a health check may take before the connection counts as closed (default 10 s). */
-  readonly healthCheckTimeout?: Duration.DurationInput | undefined
+  readonly healthCheckTimeout?: Duration.Input | undefined
   /**
    * Capability gating (default off). When on, a request for a feature the server did not declare is never sent:
    * listing tools, prompts, resources or resource templates of a server that declared nothing of that kind gives
@@ -108,7 +108,7 @@ export interface McpClientOptions<R = never> extends Features<R> {
    * request. Kept results are dropped on a new session and when the server's prompts or resources change; a call
    * with its own `meta` always goes to the server.
    */
-  readonly completionCacheTtl?: Duration.DurationInput | false | undefined
+  readonly completionCacheTtl?: Duration.Input | false | undefined
   /** The most `input_required` rounds one modern call may take (default 10). */
   readonly maxInputRounds?: number | undefined
   /**
@@ -223,11 +223,11 @@ export type Requirements<O> = {
  */
 export interface RequestOptions {
   /** How long to wait for the answer (default: the client's `requestTimeout`). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Progress notifications restart the timeout, up to `maxTotalTimeout`. */
   readonly resetTimeoutOnProgress?: boolean | undefined
   /** The hard ceiling when progress restarts the timeout (default 10 × timeout). */
-  readonly maxTotalTimeout?: Duration.DurationInput | undefined
+  readonly maxTotalTimeout?: Duration.Input | undefined
   /**
    * Receives every progress notification of this call (and asks the server for them). It runs where the
    * connection reads, so keep it short; a failure, a defect or a throw of it is logged and goes no further.
@@ -423,7 +423,7 @@ export interface McpClientService {
   readonly request: <A, I>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: RequestOptions
   ) => Effect.Effect<A, McpError.McpClientError>
   readonly notify: (
@@ -457,7 +457,7 @@ export interface McpClientService {
    */
   readonly callToolStructured: <A, I>(
     params: CallToolParams,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: RequestOptions
   ) => Effect.Effect<
     { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
@@ -548,7 +548,7 @@ export interface McpClientService {
  * @since 0.1.0
  * @category tags
  */
-export class McpClient extends Context.Tag("@conduit-mcp/client/McpClient")<McpClient, McpClientService>() {}
+export class McpClient extends Context.Service<McpClient, McpClientService>()("@conduit-mcp/client/McpClient") {}
 
 /**
  * Builds a client on the `Transport` in context. Succeeds once the first connection is negotiated; a first
@@ -572,7 +572,7 @@ export const make: <const O extends McpClientOptions<unknown> = {}>(
 export const layer = <const O extends McpClientOptions<unknown> = {}>(
   options?: O
 ): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport | Requirements<O>> =>
-  Layer.scoped(McpClient, make(options))
+  Layer.effect(McpClient, make(options))
 
 /**
  * The default minimum interval between two refreshes of {@link coalescedRefresh} (1 second): also the default of
@@ -595,7 +595,7 @@ export const defaultMinRefreshInterval: Duration.Duration = coalesce.defaultMinI
  */
 export const coalescedRefresh: (
   refresh: Effect.Effect<void>,
-  minInterval?: Duration.DurationInput
+  minInterval?: Duration.Input
 ) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope> = coalesce.make
 
 /**

@@ -14,7 +14,7 @@ import * as internalPrintable from "./internal/printable.js"
  * @since 0.1.0
  * @category models
  */
-export const TransportKind = Schema.Literal("stdio", "http", "in-process")
+export const TransportKind = Schema.Literals(["stdio", "http", "in-process"])
 
 /**
  * @since 0.1.0
@@ -43,7 +43,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
   "TransportError",
   {
     transport: TransportKind,
-    reason: Schema.Literal(
+    reason: Schema.Literals([
       "Spawn",
       "Connect",
       "Write",
@@ -55,7 +55,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
       "StreamEnded",
       "Timeout",
       "TooManyRefusedFrames"
-    ),
+    ]),
     detail: Schema.optional(Schema.String),
     /** HTTP status of a refused request, when there was one. */
     status: Schema.optional(Schema.Number),
@@ -65,7 +65,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
     exitCode: Schema.optional(Schema.NullOr(Schema.Number)),
     /** The last lines a child process wrote to stderr. */
     stderr: Schema.optional(Schema.Array(Schema.String)),
-    cause: Schema.optional(Schema.Defect)
+    cause: Schema.optional(Schema.Defect())
   }
 ) {
   override get message(): string {
@@ -87,7 +87,7 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
  */
 export const Challenge = Schema.Struct({
   scheme: Schema.String,
-  params: Schema.Record({ key: Schema.String, value: Schema.String }),
+  params: Schema.Record(Schema.String, Schema.String),
   /** The credentials of a challenge written in the token68 form (`Negotiate abc==`) instead of parameters. */
   token68: Schema.optional(Schema.String)
 })
@@ -105,12 +105,12 @@ export type Challenge = typeof Challenge.Type
  * @category errors
  */
 export class AuthError extends Schema.TaggedError<AuthError>("@conduit-mcp/client/AuthError")("AuthError", {
-  status: Schema.Literal(401, 403),
+  status: Schema.Literals([401, 403]),
   challenges: Schema.Array(Challenge),
   detail: Schema.optional(Schema.String),
   /** The fingerprint (never the value) of the static bearer token the refused request carried. */
   credential: Schema.optional(Schema.String),
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
     return `authorization required (HTTP ${this.status})${this.detail !== undefined ? `: ${this.detail}` : ""}`
@@ -211,7 +211,7 @@ export class MissingClientCapability
     "MissingClientCapability",
     {
       method: Schema.String,
-      requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+      requiredCapabilities: Schema.Record(Schema.String, Schema.Unknown),
       cause: McpError
     }
   )
@@ -261,7 +261,7 @@ export type SpecError = ResourceNotFound | UrlElicitationRequired | MissingClien
  * @since 0.2.0
  * @category models
  */
-export const ListingBudget = Schema.Literal("maxPages", "maxListItems", "maxListBytes")
+export const ListingBudget = Schema.Literals(["maxPages", "maxListItems", "maxListBytes"])
 
 /**
  * @since 0.2.0
@@ -283,7 +283,7 @@ export type ListingBudget = typeof ListingBudget.Type
 export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-mcp/client/ProtocolError")(
   "ProtocolError",
   {
-    reason: Schema.Literal(
+    reason: Schema.Literals([
       "InvalidResult",
       "InvalidResultType",
       "UnsupportedVersion",
@@ -293,7 +293,7 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
       "InputFailed",
       "ListingBudgetExceeded",
       "RepeatedCursor"
-    ),
+    ]),
     detail: Schema.String,
     method: Schema.optional(Schema.String),
     /** `ListingBudgetExceeded`: the budget the listing would have passed. */
@@ -302,7 +302,7 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
     limit: Schema.optional(Schema.Number),
     /** `InputRoundsExceeded`: the last interim (`input_required`) result, as the server sent it. */
     lastResult: Schema.optional(Schema.Unknown),
-    cause: Schema.optional(Schema.Defect)
+    cause: Schema.optional(Schema.Defect())
   }
 ) {
   override get message(): string {
@@ -350,7 +350,7 @@ export class InvalidOption extends Schema.TaggedError<InvalidOption>("@conduit-m
  * @category errors
  */
 export class TaskError extends Schema.TaggedError<TaskError>("@conduit-mcp/client/TaskError")("TaskError", {
-  reason: Schema.Literal("Cancelled", "Expired", "NotFound", "Unsupported"),
+  reason: Schema.Literals(["Cancelled", "Expired", "NotFound", "Unsupported"]),
   taskId: Schema.optional(Schema.String),
   detail: Schema.String
 }) {

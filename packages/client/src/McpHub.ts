@@ -15,11 +15,11 @@
  * @example
  * ```ts
  * import { McpHub } from "@conduit-mcp/client"
- * import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+ * import { NodeHttpClient, NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
  *
  * const Hub = McpHub.layerConfigFile("./mcp.json", { idleTimeToLive: "10 minutes" }).pipe(
- *   Layer.provide(NodeContext.layer),
+ *   Layer.provide(NodeServices.layer),
  *   Layer.provide(NodeHttpClient.layerUndici)
  * )
  * const program = Effect.gen(function*() {
@@ -31,18 +31,16 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as FileSystem from "effect/FileSystem"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -67,7 +65,7 @@ import type * as TypedTool from "./TypedTool.js"
  * @category errors
  */
 export class HubError extends Schema.TaggedError<HubError>("@conduit-mcp/client/HubError")("HubError", {
-  reason: Schema.Literal("UnknownServer", "UnknownName", "InvalidConfig", "DuplicateName", "InvalidName", "NotAllowed"),
+  reason: Schema.Literals(["UnknownServer", "UnknownName", "InvalidConfig", "DuplicateName", "InvalidName", "NotAllowed"]),
   server: Schema.optional(Schema.String),
   detail: Schema.String
 }) {
@@ -82,7 +80,7 @@ export class HubError extends Schema.TaggedError<HubError>("@conduit-mcp/client/
  * @since 0.1.0
  * @category errors
  */
-export const ClientError = Schema.Union(
+export const ClientError = Schema.Union([
   McpError.TransportError,
   McpError.AuthError,
   McpError.SessionExpired,
@@ -95,7 +93,7 @@ export const ClientError = Schema.Union(
   McpError.UrlElicitationRequired,
   McpError.MissingClientCapability,
   McpError.UnsupportedProtocolVersion
-)
+])
 
 /**
  * A server failed what was asked of it (connecting, or a call): the client's own typed error, under the
@@ -184,7 +182,11 @@ export const stdio = (
   name: string,
   options: StdioTransport.StdioTransportOptions,
   extras?: DefinitionExtras
-): ServerDefinition<CommandExecutor.CommandExecutor> => ({ name, transport: StdioTransport.layer(options), ...extras })
+): ServerDefinition<ChildProcessSpawner.ChildProcessSpawner> => ({
+  name,
+  transport: StdioTransport.layer(options),
+  ...extras
+})
 
 /**
  * A server over Streamable HTTP (or the legacy HTTP+SSE binding, detected).
@@ -210,8 +212,8 @@ export const http = (
 export const fromConfig = (
   document: unknown,
   extras?: (name: string) => DefinitionExtras
-): Either.Either<ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>, HubError> =>
-  Either.mapLeft(hubConfig.parse(document, extras ?? noExtras), invalidConfig)
+): Result.Result<ReadonlyArray<ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>, HubError> =>
+  Result.mapError(hubConfig.parse(document, extras ?? noExtras), invalidConfig)
 
 const invalidConfig = (detail: string): HubError => new HubError({ reason: "InvalidConfig", detail })
 
@@ -227,14 +229,15 @@ export const readConfigFile = (
   path: string,
   extras?: (name: string) => DefinitionExtras
 ): Effect.Effect<
-  ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>,
+  ReadonlyArray<ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>,
   HubError,
   FileSystem.FileSystem
 > => Effect.mapError(hubConfig.read(path, extras ?? noExtras), invalidConfig)
 
 /**
  * The servers under `key` (default `mcpServers`) of the current `ConfigProvider`: one nested table per server,
- * with the fields of {@link fromConfig} (e.g. `ConfigProvider.fromJson({ mcpServers: { … } })`).
+ * with the fields of {@link fromConfig} (e.g. `ConfigProvider.fromUnknown({ mcpServers: { … } })`); from a flat
+ * source such as the environment, `args` is one comma-separated value.
  *
  * @since 0.1.0
  * @category config
@@ -242,7 +245,7 @@ export const readConfigFile = (
 export const config = (
   key = "mcpServers",
   extras?: (name: string) => DefinitionExtras
-): Config.Config<ReadonlyArray<ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>> =>
+): Config.Config<ReadonlyArray<ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>> =>
   hubConfig.config(key, extras ?? noExtras)
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -255,7 +258,7 @@ export const config = (
 export interface McpHubOptions<S extends ServerSpec<unknown> = ServerSpec> {
   readonly servers: ReadonlyArray<S>
   /** How long an unused connection stays open (default 5 minutes; `Infinity` keeps it). */
-  readonly idleTimeToLive?: Duration.DurationInput | undefined
+  readonly idleTimeToLive?: Duration.Input | undefined
   /** Between a server's name and its tool's or prompt's name (default `__`). */
   readonly separator?: string | undefined
   /** Client options for every server; a definition's own `client` options win. */
@@ -266,7 +269,7 @@ export interface McpHubOptions<S extends ServerSpec<unknown> = ServerSpec> {
    * How long an aggregated listing waits for one server (connecting included) before reporting it as failed
    * (default 30 seconds); the connection attempt goes on in the background.
    */
-  readonly listTimeout?: Duration.DurationInput | undefined
+  readonly listTimeout?: Duration.Input | undefined
   /**
    * The least time between two refreshes of one list of one server on its change notifications (default 1
    * second, `McpClient.defaultMinRefreshInterval`). Changes announced while a refresh waits or runs make at most
@@ -274,7 +277,7 @@ export interface McpHubOptions<S extends ServerSpec<unknown> = ServerSpec> {
    * refresh is one listing of the client, within its budget (`maxPages`, `maxListItems`, `maxListBytes` in the
    * `client` options): a list over budget is not taken, the last one is kept and the failure logged.
    */
-  readonly minRefreshInterval?: Duration.DurationInput | undefined
+  readonly minRefreshInterval?: Duration.Input | undefined
 }
 
 /**
@@ -392,7 +395,7 @@ export interface ListOptions {
 export type BoundTool<A, R> = (
   params: A,
   options?: McpClient.RequestOptions
-) => Effect.Effect<R, McpHubError | ParseResult.ParseError | TypedTool.ToolFailed | TypedTool.ToolSchemaMismatch>
+) => Effect.Effect<R, McpHubError | Schema.SchemaError | TypedTool.ToolFailed | TypedTool.ToolSchemaMismatch>
 
 /**
  * @since 0.1.0
@@ -428,7 +431,7 @@ export interface Service {
   readonly changes: Stream.Stream<ListChange>
 
   /** Splits a namespaced name into its server and the server's own name. */
-  readonly resolve: (name: string) => Either.Either<{ readonly server: string; readonly name: string }, HubError>
+  readonly resolve: (name: string) => Result.Result<{ readonly server: string; readonly name: string }, HubError>
   readonly callTool: (
     name: string,
     args?: Readonly<Record<string, unknown>> | undefined,
@@ -457,7 +460,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class McpHub extends Context.Tag("@conduit-mcp/client/McpHub")<McpHub, Service>() {}
+export class McpHub extends Context.Service<McpHub, Service>()("@conduit-mcp/client/McpHub") {}
 
 /**
  * The hub name of the server whose request a handler is serving. The handlers given in the hub's `client` options
@@ -466,12 +469,13 @@ export class McpHub extends Context.Tag("@conduit-mcp/client/McpHub")<McpHub, Se
  * @since 0.1.0
  * @category references
  */
-export class CurrentServer extends Context.Reference<CurrentServer>()("@conduit-mcp/client/McpHub/CurrentServer", {
-  defaultValue: (): string | undefined => undefined
-}) {}
+export const CurrentServer: Context.Reference<string | undefined> = Context.Reference<string | undefined>(
+  "@conduit-mcp/client/McpHub/CurrentServer",
+  { defaultValue: () => undefined }
+)
 
 /**
- * What the servers' transports need (for example `CommandExecutor` for stdio, `HttpClient` for HTTP).
+ * What the servers' transports need (for example `ChildProcessSpawner` for stdio, `HttpClient` for HTTP).
  *
  * @since 0.1.0
  * @category models
@@ -498,7 +502,7 @@ export const make = <S extends ServerSpec<unknown>>(
 export const layer = <S extends ServerSpec<unknown>>(
   options: McpHubOptions<S>
 ): Layer.Layer<McpHub, never, Requirements<S>> =>
-  Layer.scoped(McpHub, make(options))
+  Layer.effect(McpHub, make(options))
 
 /**
  * A hub over the servers of an `mcpServers` JSON file (see {@link fromConfig}); a file that cannot be read or has
@@ -513,9 +517,9 @@ export const layerConfigFile = (
 ): Layer.Layer<
   McpHub,
   HubError,
-  FileSystem.FileSystem | CommandExecutor.CommandExecutor | HttpClient.HttpClient
+  FileSystem.FileSystem | ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient
 > =>
-  Layer.scoped(
+  Layer.effect(
     McpHub,
     Effect.flatMap(readConfigFile(path), (servers) => make({ ...options, servers }))
   )
@@ -529,5 +533,5 @@ export const layerConfigFile = (
 export const layerConfig = <S extends ServerSpec<unknown>>(
   servers: Config.Config<ReadonlyArray<S>>,
   options?: Omit<McpHubOptions<S>, "servers">
-): Layer.Layer<McpHub, ConfigError.ConfigError, Requirements<S>> =>
-  Layer.scoped(McpHub, Effect.flatMap(servers, (specs) => make({ ...options, servers: specs })))
+): Layer.Layer<McpHub, Config.ConfigError, Requirements<S>> =>
+  Layer.effect(McpHub, Effect.flatMap(servers, (specs) => make({ ...options, servers: specs })))

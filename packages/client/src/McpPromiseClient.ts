@@ -14,13 +14,13 @@
  * @example
  * ```ts
  * import { McpClient, McpPromiseClient, StdioTransport } from "@conduit-mcp/client"
- * import { NodeContext } from "@effect/platform-node"
+ * import { NodeServices } from "@effect/platform-node"
  * import { Layer } from "effect"
  *
  * const client = await McpPromiseClient.make(
  *   McpClient.layer({ clientInfo: { name: "my-app", version: "1.0.0" } }).pipe(
  *     Layer.provide(StdioTransport.layer({ command: "npx", args: ["-y", "some-mcp-server"] })),
- *     Layer.provide(NodeContext.layer)
+ *     Layer.provide(NodeServices.layer)
  *   )
  * )
  * try {
@@ -32,10 +32,10 @@
  *
  * @since 0.1.0
  */
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Runtime from "effect/Runtime"
 import * as internal from "./internal/promiseClient.js"
 import type * as McpClient from "./McpClient.js"
 import type * as McpSchema from "./McpSchema.js"
@@ -48,11 +48,11 @@ import type * as McpSchema from "./McpSchema.js"
  */
 export interface PromiseRequestOptions {
   /** How long to wait for the answer (default: the client's `requestTimeout`). */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
   /** Progress notifications restart the timeout, up to `maxTotalTimeout`. */
   readonly resetTimeoutOnProgress?: boolean | undefined
   /** The hard ceiling when progress restarts the timeout (default 10 × timeout). */
-  readonly maxTotalTimeout?: Duration.DurationInput | undefined
+  readonly maxTotalTimeout?: Duration.Input | undefined
   /**
    * Receives every progress notification of this call (and asks the server for them). It runs where the
    * connection reads, so keep it short; a throw of it is logged and goes no further.
@@ -123,12 +123,12 @@ export const make: <R, E>(
 ) => Promise<McpPromiseClient<R | McpClient.McpClient>> = internal.make
 
 /**
- * The promise client of an `McpClient` in a runtime the application already has (for one `ManagedRuntime`:
- * `await managed.runtime()`): calls run with the runtime's services and fiber refs (its tracer, its logger).
+ * The promise client of an `McpClient` in a context the application already has (for one `ManagedRuntime`:
+ * `await managed.context()`): calls run with the context's services and references (its tracer, its logger).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromRuntime: <R>(
-  runtime: Runtime.Runtime<R | McpClient.McpClient>
-) => McpPromiseClient<R | McpClient.McpClient> = (runtime) => internal.fromRuntime(runtime)
+  context: Context.Context<R | McpClient.McpClient>
+) => McpPromiseClient<R | McpClient.McpClient> = (context) => internal.fromRuntime(context)

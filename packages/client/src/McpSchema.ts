@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as mcpSchemaCore from "./internal/mcpSchemaCore.js"
 import * as protoKeys from "./internal/protoKeys.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -146,12 +147,12 @@ export * from "./internal/mcpSchemaResults.js"
  * @category models
  */
 export const ElicitResult = Schema.Struct({
-  action: Schema.Literal("accept", "decline", "cancel"),
+  action: Schema.Literals(["accept", "decline", "cancel"]),
   content: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String))
-    })
+    Schema.Record(
+      Schema.String,
+      Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)])
+    )
   )
 })
 
@@ -168,8 +169,8 @@ export type ElicitResult = typeof ElicitResult.Type
  * @since 0.1.0
  * @category models
  */
-export const CreateMessageParams = Schema.Struct({
-  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("user", "assistant"), content: Schema.Unknown })),
+export const CreateMessageParams = mcpSchemaCore.Open({
+  messages: Schema.Array(mcpSchemaCore.Open({ role: Schema.Literals(["user", "assistant"]), content: Schema.Unknown })),
   maxTokens: Schema.optional(Schema.Number),
   systemPrompt: Schema.optional(Schema.String)
 })
@@ -178,14 +179,14 @@ export const CreateMessageParams = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export type CreateMessageParams = typeof CreateMessageParams.Type & Readonly<Record<string, unknown>>
+export type CreateMessageParams = typeof CreateMessageParams.Type
 
 /**
  * @since 0.1.0
  * @category models
  */
 export const CreateMessageResult = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
+  role: Schema.Literals(["user", "assistant"]),
   content: Schema.Unknown,
   model: Schema.String,
   stopReason: Schema.optional(Schema.String)

@@ -41,7 +41,7 @@ export const EXTENSION_ID: "io.modelcontextprotocol/tasks" = "io.modelcontextpro
  * @since 0.1.0
  * @category models
  */
-export const TaskStatus = Schema.Literal("working", "input_required", "completed", "failed", "cancelled")
+export const TaskStatus = Schema.Literals(["working", "input_required", "completed", "failed", "cancelled"])
 
 /**
  * @since 0.1.0
@@ -123,13 +123,10 @@ export const ModernTask = Schema.Struct({
   lastUpdatedAt: Schema.optional(Schema.String),
   ttlMs: Schema.optional(Schema.NullOr(Schema.Number)),
   pollIntervalMs: OptionalInt,
-  result: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  result: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
   error: Schema.optional(ErrorObject),
   inputRequests: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Struct({ method: Schema.String, params: Schema.optional(Schema.Unknown) })
-    })
+    Schema.Record(Schema.String, Schema.Struct({ method: Schema.String, params: Schema.optional(Schema.Unknown) }))
   )
 })
 
@@ -167,10 +164,10 @@ export interface TaskState {
  */
 export interface TasksOptions {
   readonly enabled?: boolean | undefined
-  readonly ttl?: Duration.DurationInput | undefined
-  readonly minPollInterval?: Duration.DurationInput | undefined
-  readonly maxPollInterval?: Duration.DurationInput | undefined
-  readonly defaultPollInterval?: Duration.DurationInput | undefined
+  readonly ttl?: Duration.Input | undefined
+  readonly minPollInterval?: Duration.Input | undefined
+  readonly maxPollInterval?: Duration.Input | undefined
+  readonly defaultPollInterval?: Duration.Input | undefined
 }
 
 /**
@@ -231,7 +228,7 @@ export interface Tasks {
   readonly callTool: (
     params: { readonly name: string; readonly arguments?: Readonly<Record<string, unknown>> | undefined },
     options?: {
-      readonly timeout?: Duration.DurationInput | undefined
+      readonly timeout?: Duration.Input | undefined
       readonly onProgress?: ((progress: McpSchema.Progress) => Effect.Effect<void>) | undefined
     } | undefined
   ) => Effect.Effect<TaskHandle<McpSchema.CallToolResult>, McpError.McpClientError | McpError.TaskError>
@@ -262,7 +259,7 @@ export const StoredTask = Schema.Struct({
   taskId: Schema.String,
   /** The server it runs on (`ConnectedInfo.target`: a URL or a command line), or its `TaskStore.serverKey`. */
   server: Schema.String,
-  era: Schema.Literal("legacy", "modern"),
+  era: Schema.Literals(["legacy", "modern"]),
   method: Schema.String,
   tool: Schema.optional(Schema.String),
   /** When the client learned of it (epoch ms). */

@@ -28,11 +28,11 @@
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -172,9 +172,9 @@ export interface OAuthOptions<R = never> {
   /** The most authorizations one request may trigger (step-up included; default 3). */
   readonly maxAuthorizations?: number | undefined
   /** Refresh this long before the access token expires (default 30 s). */
-  readonly refreshSkew?: Duration.DurationInput | undefined
+  readonly refreshSkew?: Duration.Input | undefined
   /** Bound on each OAuth exchange (default 10 s). */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
   /** Bound on each metadata or token answer (default 1 MiB). */
   readonly maxResponseBytes?: number | undefined
   /** The protocol revision, sent as `MCP-Protocol-Version` on discovery requests. */
@@ -348,7 +348,7 @@ export const CLIENT_CREDENTIALS_EXTENSION = "io.modelcontextprotocol/oauth-clien
  * @since 0.1.0
  * @category tags
  */
-export class OAuth extends Context.Tag("@conduit-mcp/client/OAuth")<OAuth, OAuthShape>() {}
+export class OAuth extends Context.Service<OAuth, OAuthShape>()("@conduit-mcp/client/OAuth") {}
 
 /**
  * Builds the service. The `AuthorizationHandler` is optional: grants that need a user (authorization code,

@@ -24,17 +24,17 @@
  *
  * @since 0.1.0
  */
-import type * as PlatformError from "@effect/platform/Error"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import type * as Path from "@effect/platform/Path"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import type * as PlatformError from "effect/PlatformError"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/resultCache.js"
 import * as keys from "./internal/resultCacheKey.js"
@@ -237,9 +237,10 @@ export type Mode = "use" | "refresh" | "bypass"
  * @since 0.1.0
  * @category references
  */
-export class CurrentMode extends Context.Reference<CurrentMode>()("@conduit-mcp/client/ResultCache/CurrentMode", {
-  defaultValue: (): Mode => "use"
-}) {}
+export const CurrentMode: Context.Reference<Mode> = Context.Reference<Mode>(
+  "@conduit-mcp/client/ResultCache/CurrentMode",
+  { defaultValue: () => "use" }
+)
 
 /**
  * Runs an effect with a cache mode for every call inside it.
@@ -322,7 +323,7 @@ export interface ResultCacheShape {
  * @since 0.1.0
  * @category tags
  */
-export class ResultCache extends Context.Tag("@conduit-mcp/client/ResultCache")<ResultCache, ResultCacheShape>() {}
+export class ResultCache extends Context.Service<ResultCache, ResultCacheShape>()("@conduit-mcp/client/ResultCache") {}
 
 /**
  * @since 0.1.0
@@ -332,7 +333,7 @@ export interface ResultCacheOptions {
   /** Prefix of every key this cache writes in the store (default `conduit-cache:`). */
   readonly prefix?: string | undefined
   /** How long an expired entry is kept to be served when a refetch fails (default 1 hour). */
-  readonly keepStale?: Duration.DurationInput | undefined
+  readonly keepStale?: Duration.Input | undefined
 }
 
 /**
@@ -355,7 +356,7 @@ export const make = (
  */
 export const layerKeyValueStore = (
   options?: ResultCacheOptions | undefined
-): Layer.Layer<ResultCache, never, KeyValueStore.KeyValueStore> => Layer.scoped(ResultCache, make(options))
+): Layer.Layer<ResultCache, never, KeyValueStore.KeyValueStore> => Layer.effect(ResultCache, make(options))
 
 /**
  * A cache in memory, private to this layer.

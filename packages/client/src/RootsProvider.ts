@@ -35,7 +35,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class RootsProvider extends Context.Tag("@conduit-mcp/client/RootsProvider")<RootsProvider, Service>() {}
+export class RootsProvider extends Context.Service<RootsProvider, Service>()("@conduit-mcp/client/RootsProvider") {}
 
 /**
  * A fixed set of roots, for the client's `roots` option.
@@ -61,5 +61,5 @@ export const layer = (roots: ReadonlyArray<Root>): Layer.Layer<RootsProvider> =>
  */
 export const fromRef = (ref: SubscriptionRef.SubscriptionRef<ReadonlyArray<Root>>): Service => ({
   roots: SubscriptionRef.get(ref),
-  changes: Stream.drop(Stream.map(ref.changes, () => undefined), 1)
+  changes: Stream.drop(Stream.map(SubscriptionRef.changes(ref), () => undefined), 1)
 })

@@ -65,7 +65,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class SamplingHandler extends Context.Tag("@conduit-mcp/client/SamplingHandler")<SamplingHandler, Service>() {}
+export class SamplingHandler extends Context.Service<SamplingHandler, Service>()("@conduit-mcp/client/SamplingHandler") {}
 
 /**
  * @since 0.1.0

@@ -26,10 +26,11 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
+import * as Base64 from "effect/encoding/Base64"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Codec from "./internal/codec.js"
+import { Open } from "./internal/mcpSchemaCore.js"
 import * as Frontmatter from "./internal/skillsFrontmatter.js"
 import * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
@@ -63,17 +64,17 @@ export const isSupported = (session: McpClient.ServerSession): boolean => {
 }
 
 /**
- * One file of a skill, as listed.
+ * One file of a skill, as listed. Members it does not name are kept (as every MCP object is read).
  *
  * @since 0.1.0
  * @category models
  */
-export const SkillFile = Schema.Struct({
+export const SkillFile = Open({
   uri: Schema.String,
   /** `sha256:` followed by the lowercase hex SHA-256 of the file's bytes. */
   digest: Schema.String,
   /** The file's length in bytes. */
-  size: Schema.NonNegativeInt,
+  size: Schema.Natural,
   mimeType: Schema.optional(Schema.String)
 })
 
@@ -89,11 +90,11 @@ export type SkillFile = typeof SkillFile.Type
  * @since 0.1.0
  * @category models
  */
-export const SkillEntry = Schema.Struct({
+export const SkillEntry = Open({
   /** The skill's `SKILL.md` (`skill://<name>/SKILL.md`). */
   uri: Schema.String,
   /** The skill's frontmatter, exactly as its `SKILL.md` must carry it. */
-  frontmatter: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  frontmatter: Schema.Record(Schema.String, Schema.Unknown),
   /** Every file of the skill, `SKILL.md` included. */
   resources: Schema.Array(SkillFile)
 })
@@ -110,7 +111,7 @@ export type SkillEntry = typeof SkillEntry.Type
  * @since 0.1.0
  * @category models
  */
-export const ListSkillsResult = Schema.Struct({
+export const ListSkillsResult = Open({
   skills: Schema.Array(SkillEntry),
   nextCursor: Schema.optional(Schema.String),
   ttlMs: Schema.optional(Schema.Number),
@@ -132,7 +133,7 @@ export type ListSkillsResult = typeof ListSkillsResult.Type
 export class SkillVerificationError extends Schema.TaggedError<SkillVerificationError>(
   "@conduit-mcp/client/SkillVerificationError"
 )("SkillVerificationError", {
-  reason: Schema.Literal("Size", "Digest", "UnsupportedDigest", "Frontmatter", "NotListed", "Content"),
+  reason: Schema.Literals(["Size", "Digest", "UnsupportedDigest", "Frontmatter", "NotListed", "Content"]),
   uri: Schema.String,
   detail: Schema.String
 }) {
@@ -196,14 +197,15 @@ export interface ListOptions {
  * @since 0.1.0
  * @category operations
  */
-export const listPage = (
+export const listPage: (
   cursor?: string | undefined,
   options?: McpClient.RequestOptions
-): Effect.Effect<ListSkillsResult, McpError.McpClientError, McpClient.McpClient> =>
-  Effect.flatMap(
-    McpClient.McpClient,
-    (client) => client.request("skills/list", cursor === undefined ? {} : { cursor }, ListSkillsResult, options)
-  ).pipe(Effect.withSpan("Skills.listPage", { attributes: { "rpc.method": "skills/list" } }))
+) => Effect.Effect<ListSkillsResult, McpError.McpClientError, McpClient.McpClient> = Effect.fn("Skills.listPage", {
+  attributes: { "rpc.method": "skills/list" }
+})(function*(cursor?: string | undefined, options?: McpClient.RequestOptions) {
+  const client = yield* McpClient.McpClient
+  return yield* client.request("skills/list", cursor === undefined ? {} : { cursor }, ListSkillsResult, options)
+})
 
 /**
  * Every skill the server lists, following `nextCursor`. Reads no skill file. A listing within the client's listing
@@ -213,19 +215,22 @@ export const listPage = (
  * @since 0.1.0
  * @category operations
  */
-export const list = (
+export const list: (
   options?: ListOptions
-): Effect.Effect<ReadonlyArray<SkillEntry>, McpError.McpClientError, McpClient.McpClient> =>
-  Effect.flatMap(McpClient.McpClient, (client) =>
-    McpClient.collectPages(
-      "skills/list",
-      (cursor) =>
-        Effect.map(
-          Effect.provideService(listPage(cursor, options?.request), McpClient.McpClient, client),
-          (result) => ({ items: result.skills, nextCursor: result.nextCursor })
-        ),
-      { maxPages: options?.maxPages, maxListItems: options?.maxListItems, maxListBytes: options?.maxListBytes }
-    )).pipe(Effect.withSpan("Skills.list"))
+) => Effect.Effect<ReadonlyArray<SkillEntry>, McpError.McpClientError, McpClient.McpClient> = Effect.fn(
+  "Skills.list"
+)(function*(options?: ListOptions) {
+  const client = yield* McpClient.McpClient
+  return yield* McpClient.collectPages(
+    "skills/list",
+    (cursor) =>
+      Effect.map(
+        Effect.provideService(listPage(cursor, options?.request), McpClient.McpClient, client),
+        (result) => ({ items: result.skills, nextCursor: result.nextCursor })
+      ),
+    { maxPages: options?.maxPages, maxListItems: options?.maxListItems, maxListBytes: options?.maxListBytes }
+  )
+})
 
 const refuse = (reason: SkillVerificationError["reason"], uri: string, detail: string) =>
   Effect.fail(new SkillVerificationError({ reason, uri, detail }))
@@ -255,13 +260,16 @@ const fetchVerified = (
     if (item === undefined) {
       return yield* refuse("Content", uri, `resources/read answered ${result.contents.length} contents for one file`)
     }
+    // contents are open objects: a blob's extra `text` member is not its text
     let bytes: Uint8Array
-    if ("text" in item) {
+    if ("text" in item && typeof item.text === "string") {
       bytes = utf8.encode(item.text)
     } else {
-      const decoded = Encoding.decodeBase64(item.blob)
-      if (Either.isLeft(decoded)) return yield* refuse("Content", uri, "the blob is not valid base64")
-      bytes = decoded.right
+      const decoded: Result.Result<Uint8Array, unknown> = "blob" in item && typeof item.blob === "string"
+        ? Base64.decode(item.blob)
+        : Result.fail("no blob")
+      if (Result.isFailure(decoded)) return yield* refuse("Content", uri, "the blob is not valid base64")
+      bytes = decoded.success
     }
     // a size mismatch refuses the file whatever its digest
     if (bytes.byteLength !== listed.size) {
@@ -288,33 +296,35 @@ const describe = (value: unknown): string => value === undefined ? "undefined" :
  * @since 0.1.0
  * @category operations
  */
-export const load = (
+export const load: (
   entry: SkillEntry,
   options?: McpClient.RequestOptions
-): Effect.Effect<LoadedSkill, SkillVerificationError | McpError.McpClientError, McpClient.McpClient> =>
-  Effect.gen(function*() {
-    const file = yield* fetchVerified(entry, entry.uri, options)
-    const text = yield* Effect.try({
-      try: () => fatalUtf8.decode(file.bytes),
-      catch: () => new SkillVerificationError({ reason: "Content", uri: entry.uri, detail: "SKILL.md is not UTF-8" })
-    })
-    const parts = Frontmatter.split(text)
-    if (parts === undefined) return yield* refuse("Frontmatter", entry.uri, "SKILL.md has no frontmatter block")
-    const parsed = Frontmatter.parse(parts.frontmatter)
-    if (Either.isLeft(parsed)) {
-      return yield* refuse("Frontmatter", entry.uri, `the frontmatter cannot be read: ${parsed.left}`)
-    }
-    const carried = parsed.right
-    const keys = [...new Set([...Object.keys(entry.frontmatter), ...Object.keys(carried)])]
-    const differing = keys.filter((key) => !Frontmatter.equal(entry.frontmatter[key], carried[key]))
-    if (differing.length > 0) {
-      const details = differing.map((key) =>
-        `${key}: listed ${describe(entry.frontmatter[key])}, file has ${describe(carried[key])}`
-      )
-      return yield* refuse("Frontmatter", entry.uri, `the frontmatter differs from the listing (${details.join("; ")})`)
-    }
-    return { entry, text, frontmatter: carried, body: parts.body }
-  }).pipe(Effect.withSpan("Skills.load", { attributes: { "mcp.skill": entry.uri } }))
+) => Effect.Effect<LoadedSkill, SkillVerificationError | McpError.McpClientError, McpClient.McpClient> = Effect.fn(
+  "Skills.load"
+)(function*(entry: SkillEntry, options?: McpClient.RequestOptions) {
+  yield* Effect.annotateCurrentSpan("mcp.skill", entry.uri)
+  const file = yield* fetchVerified(entry, entry.uri, options)
+  const text = yield* Effect.try({
+    try: () => fatalUtf8.decode(file.bytes),
+    catch: () => new SkillVerificationError({ reason: "Content", uri: entry.uri, detail: "SKILL.md is not UTF-8" })
+  })
+  const parts = Frontmatter.split(text)
+  if (parts === undefined) return yield* refuse("Frontmatter", entry.uri, "SKILL.md has no frontmatter block")
+  const parsed = Frontmatter.parse(parts.frontmatter)
+  if (Result.isFailure(parsed)) {
+    return yield* refuse("Frontmatter", entry.uri, `the frontmatter cannot be read: ${parsed.failure}`)
+  }
+  const carried = parsed.success
+  const keys = [...new Set([...Object.keys(entry.frontmatter), ...Object.keys(carried)])]
+  const differing = keys.filter((key) => !Frontmatter.equal(entry.frontmatter[key], carried[key]))
+  if (differing.length > 0) {
+    const details = differing.map((key) =>
+      `${key}: listed ${describe(entry.frontmatter[key])}, file has ${describe(carried[key])}`
+    )
+    return yield* refuse("Frontmatter", entry.uri, `the frontmatter differs from the listing (${details.join("; ")})`)
+  }
+  return { entry, text, frontmatter: carried, body: parts.body }
+})
 
 /**
  * Reads one supporting file of a loaded skill, verified against its listing.
@@ -322,11 +332,13 @@ export const load = (
  * @since 0.1.0
  * @category operations
  */
-export const readFile = (
+export const readFile: (
   entry: SkillEntry,
   uri: string,
   options?: McpClient.RequestOptions
-): Effect.Effect<VerifiedFile, SkillVerificationError | McpError.McpClientError, McpClient.McpClient> =>
-  fetchVerified(entry, uri, options).pipe(
-    Effect.withSpan("Skills.readFile", { attributes: { "mcp.skill": entry.uri, "mcp.resource": uri } })
-  )
+) => Effect.Effect<VerifiedFile, SkillVerificationError | McpError.McpClientError, McpClient.McpClient> = Effect.fn(
+  "Skills.readFile"
+)(function*(entry: SkillEntry, uri: string, options?: McpClient.RequestOptions) {
+  yield* Effect.annotateCurrentSpan({ "mcp.skill": entry.uri, "mcp.resource": uri })
+  return yield* fetchVerified(entry, uri, options)
+})

@@ -1,7 +1,7 @@
 /**
  * The stdio transport: runs an MCP server as a child process and exchanges newline-delimited JSON-RPC messages
- * over its stdin and stdout. The child is started through `@effect/platform`'s `CommandExecutor`, so the
- * application provides the platform (for Node, `NodeContext.layer` from `@effect/platform-node`).
+ * over its stdin and stdout. The child is started through Effect's `ChildProcessSpawner`, so the
+ * application provides the platform (for Node, `NodeServices.layer` from `@effect/platform-node`).
  *
  * Closing a connection's Scope closes the child's stdin, waits for it to exit, then signals its process group
  * with SIGTERM and SIGKILL, then its descendants outside that group (a child started in a new session, found by
@@ -10,13 +10,12 @@
  *
  * @since 0.1.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/stdioTransport.js"
@@ -72,12 +71,12 @@ export interface StdioTransportOptions {
   /** How many of the child's last stderr lines to keep for error reports (default 50). */
   readonly stderrTailLines?: number | undefined
   /** How long to wait for the child to exit after its stdin is closed (default 2 seconds). */
-  readonly closeTimeout?: Duration.DurationInput | undefined
+  readonly closeTimeout?: Duration.Input | undefined
   /**
    * How long to wait for the child to exit after SIGTERM before SIGKILL (default 2 seconds), and then as long for
    * its descendants outside its process group.
    */
-  readonly termTimeout?: Duration.DurationInput | undefined
+  readonly termTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -94,12 +93,12 @@ export const minimalEnvironment: ReadonlyArray<string> = internal.minimalEnviron
  * @since 0.1.0
  * @category tags
  */
-export class StdioProcess extends Context.Tag("@conduit-mcp/client/StdioTransport/StdioProcess")<StdioProcess, {
+export class StdioProcess extends Context.Service<StdioProcess, {
   /** The lines the server writes to stderr, across restarts of the child, from the moment of subscription. */
   readonly stderr: Stream.Stream<string>
   /** The last stderr lines of the most recent child, oldest first. */
   readonly stderrTail: Effect.Effect<ReadonlyArray<string>>
-}>() {}
+}>()("@conduit-mcp/client/StdioTransport/StdioProcess") {}
 
 /**
  * Builds the transport and the process diagnostics service. The options are checked first: an invalid one
@@ -110,11 +109,11 @@ export class StdioProcess extends Context.Tag("@conduit-mcp/client/StdioTranspor
  */
 export const make = (options: StdioTransportOptions): Effect.Effect<
   {
-    readonly transport: Context.Tag.Service<Transport.Transport>
-    readonly process: Context.Tag.Service<StdioProcess>
+    readonly transport: Transport.Transport["Service"]
+    readonly process: StdioProcess["Service"]
   },
   McpError.InvalidOption,
-  CommandExecutor.CommandExecutor | Scope.Scope
+  ChildProcessSpawner.ChildProcessSpawner | Scope.Scope
 > =>
   internal.make(options)
 
@@ -124,7 +123,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
  * @example
  * ```ts
  * import * as StdioTransport from "@conduit-mcp/client/StdioTransport"
- * import * as NodeContext from "@effect/platform-node/NodeContext"
+ * import * as NodeServices from "@effect/platform-node/NodeServices"
  * import * as Layer from "effect/Layer"
  *
  * const TransportLive = StdioTransport.layer({
@@ -132,7 +131,7 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
  *   args: ["-y", "@modelcontextprotocol/server-everything"],
  *   // the server gets PATH, HOME and the like (the default, "minimal"), plus this
  *   env: { EVERYTHING_MODE: "demo" }
- * }).pipe(Layer.provide(NodeContext.layer))
+ * }).pipe(Layer.provide(NodeServices.layer))
  * ```
  *
  * @since 0.1.0
@@ -140,8 +139,8 @@ export const make = (options: StdioTransportOptions): Effect.Effect<
  */
 export const layer = (
   options: StdioTransportOptions
-): Layer.Layer<Transport.Transport | StdioProcess, McpError.InvalidOption, CommandExecutor.CommandExecutor> =>
-  Layer.scopedContext(
+): Layer.Layer<Transport.Transport | StdioProcess, McpError.InvalidOption, ChildProcessSpawner.ChildProcessSpawner> =>
+  Layer.effectContext(
     Effect.map(make(options), ({ process, transport }) =>
       Context.make(Transport.Transport, transport).pipe(Context.add(StdioProcess, process)))
   )
@@ -153,9 +152,9 @@ export const layer = (
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Config.Wrap<StdioTransportOptions>
+  config: Config.Wrap<StdioTransportOptions>
 ): Layer.Layer<
   Transport.Transport | StdioProcess,
-  McpError.InvalidOption | ConfigError.ConfigError,
-  CommandExecutor.CommandExecutor
-> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+  McpError.InvalidOption | Config.ConfigError,
+  ChildProcessSpawner.ChildProcessSpawner
+> => Layer.unwrap(Effect.map(Config.unwrap(config), layer))

@@ -7,26 +7,27 @@
  * @example
  * ```ts
  * import { McpClient, TaskStore } from "@conduit-mcp/client"
- * import { NodeContext } from "@effect/platform-node"
+ * import { NodeServices } from "@effect/platform-node"
  * import { Layer } from "effect"
  *
  * // one file per task under ~/.cache/my-app/tasks
- * const Tasks = TaskStore.layerFileSystem("/home/me/.cache/my-app/tasks").pipe(Layer.provide(NodeContext.layer))
+ * const Tasks = TaskStore.layerFileSystem("/home/me/.cache/my-app/tasks").pipe(Layer.provide(NodeServices.layer))
  * const Client = McpClient.layer({ tasks: { enabled: true }, taskStore: TaskStore.TaskStore }).pipe(Layer.provide(Tasks))
  * ```
  *
  * @since 0.1.0
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import type * as Path from "@effect/platform/Path"
-import type * as PlatformError from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
+import * as Hex from "effect/encoding/Hex"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as McpTasks from "./McpTasks.js"
 import { sha256 } from "./internal/digest.js"
 
@@ -38,7 +39,7 @@ import { sha256 } from "./internal/digest.js"
  */
 export class TaskStoreError extends Schema.TaggedError<TaskStoreError>("@conduit-mcp/client/TaskStoreError")(
   "TaskStoreError",
-  { operation: Schema.Literal("get", "put", "remove", "list"), detail: Schema.String }
+  { operation: Schema.Literals(["get", "put", "remove", "list"]), detail: Schema.String }
 ) {
   override get message(): string {
     return `task store ${this.operation} failed: ${this.detail}`
@@ -60,7 +61,7 @@ export interface TaskStoreShape {
  * @since 0.1.0
  * @category tags
  */
-export class TaskStore extends Context.Tag("@conduit-mcp/client/TaskStore")<TaskStore, TaskStoreShape>() {}
+export class TaskStore extends Context.Service<TaskStore, TaskStoreShape>()("@conduit-mcp/client/TaskStore") {}
 
 /**
  * A store in this process's memory.
@@ -72,7 +73,7 @@ export const makeMemory: Effect.Effect<TaskStoreShape> = Effect.sync(() => {
   const tasks = new Map<string, McpTasks.StoredTask>()
   return {
     put: (task) => Effect.sync(() => void tasks.set(task.taskId, task)),
-    get: (taskId) => Effect.sync(() => Option.fromNullable(tasks.get(taskId))),
+    get: (taskId) => Effect.sync(() => Option.fromUndefinedOr(tasks.get(taskId))),
     remove: (taskId) => Effect.sync(() => void tasks.delete(taskId)),
     list: Effect.sync(() => [...tasks.values()])
   }
@@ -93,7 +94,7 @@ export const layerMemory: Layer.Layer<TaskStore> = Layer.effect(TaskStore, makeM
  * @category keys
  */
 export const serverKey = (target: string): Effect.Effect<string> =>
-  Effect.map(sha256(target), (digest) => `sha256:${Encoding.encodeHex(digest)}`)
+  Effect.map(sha256(target), (digest) => `sha256:${Hex.encode(digest)}`)
 
 /**
  * The same store, keeping `serverKey(server)` instead of each task's `server`: what it writes names no server in
@@ -110,8 +111,12 @@ export const keyingServers = (store: TaskStoreShape): TaskStoreShape => ({
       : Effect.flatMap(serverKey(task.server), (server) => store.put({ ...task, server }))
 })
 
-const Entry = Schema.parseJson(McpTasks.StoredTask)
-const Index = Schema.parseJson(Schema.Array(Schema.String))
+const Entry = Schema.fromJsonString(McpTasks.StoredTask)
+const Index = Schema.fromJsonString(Schema.Array(Schema.String))
+const decodeEntry = Schema.decodeEffect(Entry)
+const encodeEntry = Schema.encodeEffect(Entry)
+const decodeIndex = Schema.decodeEffect(Index)
+const encodeIndex = Schema.encodeEffect(Index)
 const INDEX_KEY = "index"
 
 /**
@@ -128,31 +133,28 @@ export const layerKeyValueStore = (options?: {
     TaskStore,
     Effect.gen(function*() {
       const store = KeyValueStore.prefix(yield* KeyValueStore.KeyValueStore, options?.prefix ?? "conduit-task:")
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
       const failed = (operation: TaskStoreError["operation"]) => (e: { readonly message: string }) =>
         new TaskStoreError({ operation, detail: e.message })
       const entryKey = (taskId: string) => `task:${encodeURIComponent(taskId)}`
-      const readIndex = store.get(INDEX_KEY).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.succeed<ReadonlyArray<string>>([]),
+      const readIndex = Effect.flatMap(store.get(INDEX_KEY), (text) =>
+        text === undefined
+          ? Effect.succeed<ReadonlyArray<string>>([])
           // an unreadable index is rebuilt from nothing rather than failing every operation
-          onSome: (text) => Effect.orElseSucceed(Schema.decode(Index)(text), (): ReadonlyArray<string> => [])
-        }))
-      )
+          : Effect.orElseSucceed(decodeIndex(text), (): ReadonlyArray<string> => []))
       const writeIndex = (ids: ReadonlyArray<string>) =>
-        Effect.flatMap(Schema.encode(Index)(ids), (text) => store.set(INDEX_KEY, text))
+        Effect.flatMap(encodeIndex(ids), (text) => store.set(INDEX_KEY, text))
       const get = (taskId: string) =>
         store.get(entryKey(taskId)).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.succeed(Option.none<McpTasks.StoredTask>()),
-            onSome: (text) => Effect.map(Effect.option(Schema.decode(Entry)(text)), (entry) => entry)
-          })),
+          Effect.flatMap((text) =>
+            text === undefined ? Effect.succeedNone : Effect.option(decodeEntry(text))
+          ),
           Effect.mapError(failed("get"))
         )
       return TaskStore.of({
         put: (task) =>
           lock.withPermits(1)(Effect.gen(function*() {
-            yield* store.set(entryKey(task.taskId), yield* Schema.encode(Entry)(task))
+            yield* store.set(entryKey(task.taskId), yield* encodeEntry(task))
             const ids = yield* readIndex
             if (!ids.includes(task.taskId)) yield* writeIndex([...ids, task.taskId])
           })).pipe(Effect.mapError(failed("put"))),

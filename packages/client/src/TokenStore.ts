@@ -6,29 +6,30 @@
  * @example
  * ```ts
  * import { TokenStore } from "@conduit-mcp/client"
- * import { NodeContext } from "@effect/platform-node"
+ * import { NodeServices } from "@effect/platform-node"
  * import { Layer } from "effect"
  *
  * // a JSON file readable only by its owner (mode 0600)
  * const Store = TokenStore.layerFileSystem("/home/me/.config/my-app/tokens.json").pipe(
- *   Layer.provide(NodeContext.layer)
+ *   Layer.provide(NodeServices.layer)
  * )
  * ```
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 
 /**
  * The store could not be read or written. Never carries a stored value.
@@ -39,7 +40,7 @@ import * as Schema from "effect/Schema"
 export class TokenStoreError extends Schema.TaggedError<TokenStoreError>("@conduit-mcp/client/TokenStoreError")(
   "TokenStoreError",
   {
-    operation: Schema.Literal("get", "set"),
+    operation: Schema.Literals(["get", "set"]),
     detail: Schema.String
   }
 ) {
@@ -71,7 +72,7 @@ export interface TokenStoreShape {
  * @since 0.1.0
  * @category tags
  */
-export class TokenStore extends Context.Tag("@conduit-mcp/client/TokenStore")<TokenStore, TokenStoreShape>() {}
+export class TokenStore extends Context.Service<TokenStore, TokenStoreShape>()("@conduit-mcp/client/TokenStore") {}
 
 const sameValue = (
   a: Option.Option<Redacted.Redacted<string>>,
@@ -94,15 +95,15 @@ export const makeFromSnapshot = (options: {
     | (<A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | TokenStoreError>)
     | undefined
 }): Effect.Effect<TokenStoreShape> =>
-  Effect.map(Effect.makeSemaphore(1), (lock) => {
+  Effect.map(Semaphore.make(1), (lock) => {
     const exclusive = options.exclusive ?? ((effect) => effect)
     return {
       get: (key) =>
-        Effect.map(options.load, (entries) => Option.map(Option.fromNullable(entries.get(key)), Redacted.make)),
+        Effect.map(options.load, (entries) => Option.map(Option.fromUndefinedOr(entries.get(key)), Redacted.make)),
       compareAndSet: (key, expected, next) =>
         lock.withPermits(1)(exclusive(Effect.gen(function*() {
           const entries = new Map(yield* options.load)
-          const current = Option.map(Option.fromNullable(entries.get(key)), Redacted.make)
+          const current = Option.map(Option.fromUndefinedOr(entries.get(key)), Redacted.make)
           if (!sameValue(current, expected)) return false
           if (Option.isSome(next)) entries.set(key, Redacted.value(next.value))
           else entries.delete(key)
@@ -143,10 +144,10 @@ export const layerKeyValueStore = (options?: {
     TokenStore,
     Effect.gen(function*() {
       const store = KeyValueStore.prefix(yield* KeyValueStore.KeyValueStore, options?.prefix ?? "conduit-oauth:")
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
       const read = (key: string) =>
         store.get(key).pipe(
-          Effect.map(Option.map(Redacted.make)),
+          Effect.map((value) => Option.map(Option.fromUndefinedOr(value), Redacted.make)),
           Effect.mapError((e) => new TokenStoreError({ operation: "get", detail: e.message }))
         )
       return TokenStore.of({
@@ -164,10 +165,12 @@ export const layerKeyValueStore = (options?: {
     })
   )
 
-const FileContents = Schema.parseJson(Schema.Struct({
+const FileContents = Schema.fromJsonString(Schema.Struct({
   version: Schema.Literal(1),
-  entries: Schema.Record({ key: Schema.String, value: Schema.String })
+  entries: Schema.Record(Schema.String, Schema.String)
 }))
+const decodeFile = Schema.decodeEffect(FileContents)
+const encodeFile = Schema.encodeEffect(FileContents)
 
 /** How long a lock file may live before it is taken for the leftover of a crashed process. */
 const staleLockMillis = 10_000
@@ -206,25 +209,25 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
         const info = yield* fs.stat(file)
         if ((info.mode & 0o077) !== 0) yield* fs.chmod(file, 0o600)
         const text = yield* fs.readFileString(file)
-        const decoded = yield* Schema.decode(FileContents)(text).pipe(
+        const decoded = yield* decodeFile(text).pipe(
           Effect.mapError(() => new TokenStoreError({ operation: "get", detail: `${file} is not a token store file` }))
         )
         return new Map(Object.entries(decoded.entries))
-      }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("get")))
+      }).pipe(Effect.catchTag("PlatformError", failed("get")))
       const save = (entries: ReadonlyMap<string, string>): Effect.Effect<void, TokenStoreError> =>
         Effect.gen(function*() {
           yield* refuseLink("set")
           const directory = path.dirname(file)
           if (!(yield* fs.exists(directory))) yield* fs.makeDirectory(directory, { recursive: true, mode: 0o700 })
           const temporary = `${file}.${Math.random().toString(36).slice(2)}.tmp`
-          const text = yield* Schema.encode(FileContents)({ version: 1, entries: Object.fromEntries(entries) }).pipe(
+          const text = yield* encodeFile({ version: 1, entries: Object.fromEntries(entries) }).pipe(
             Effect.orDie
           )
           // exclusive: never written through a link planted at the temporary name
           yield* fs.writeFileString(temporary, text, { flag: "wx", mode: 0o600 })
           yield* fs.chmod(temporary, 0o600)
           yield* fs.rename(temporary, file)
-        }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
+        }).pipe(Effect.catchTag("PlatformError", failed("set")))
       const lockFile = `${file}.lock`
       const busy = new TokenStoreError({ operation: "set", detail: `${lockFile} is held by another process` })
       const unique = () => `${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`
@@ -239,7 +242,7 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
         const token = `${yield* Clock.currentTimeMillis} ${unique()}\n`
         const taken = yield* fs.writeFileString(lockFile, token, { flag: "wx", mode: 0o600 }).pipe(
           Effect.as(true),
-          Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.succeed(false))
+          Effect.catchIf((e) => e.reason._tag === "AlreadyExists", () => Effect.succeed(false))
         )
         if (taken) return token
         const seen = yield* readLock(lockFile)
@@ -260,7 +263,7 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
           }
         }
         return yield* busy
-      }).pipe(Effect.catchTag("SystemError", "BadArgument", failed("set")))
+      }).pipe(Effect.catchTag("PlatformError", failed("set")))
       // removes the lock only while it is still this process's (it may have been judged stale and taken over)
       const releaseLock = (token: string) =>
         Effect.flatMap(readLock(lockFile), (content) =>
@@ -268,7 +271,7 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
       const exclusive = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | TokenStoreError> =>
         Effect.acquireUseRelease(
           Effect.retry(takeLock, {
-            schedule: Schedule.intersect(Schedule.spaced("10 millis"), Schedule.recurs(500)),
+            schedule: Schedule.max([Schedule.spaced("10 millis"), Schedule.recurs(500)]),
             while: (e) => e === busy
           }),
           () => effect,
@@ -287,15 +290,15 @@ export const layerFileSystem = (file: string): Layer.Layer<TokenStore, never, Fi
 export const StoredTokens = Schema.Struct({
   issuer: Schema.String,
   resource: Schema.String,
-  accessToken: Schema.Redacted(Schema.String),
-  tokenType: Schema.Literal("Bearer", "DPoP"),
-  refreshToken: Schema.optional(Schema.Redacted(Schema.String)),
+  accessToken: Schema.RedactedFromValue(Schema.String),
+  tokenType: Schema.Literals(["Bearer", "DPoP"]),
+  refreshToken: Schema.optional(Schema.RedactedFromValue(Schema.String)),
   /** Epoch milliseconds (Effect Clock) after which the access token is considered expired. */
   expiresAt: Schema.optional(Schema.Number),
   /** The scopes requested or granted, space separated. */
   scope: Schema.optional(Schema.String),
   /** The private JWK of the DPoP key the tokens are bound to. */
-  dpopKey: Schema.optional(Schema.Redacted(Schema.String))
+  dpopKey: Schema.optional(Schema.RedactedFromValue(Schema.String))
 })
 
 /**
@@ -313,11 +316,11 @@ export type StoredTokens = typeof StoredTokens.Type
 export const StoredClient = Schema.Struct({
   issuer: Schema.String,
   clientId: Schema.String,
-  clientSecret: Schema.optional(Schema.Redacted(Schema.String)),
+  clientSecret: Schema.optional(Schema.RedactedFromValue(Schema.String)),
   /** `client_secret_basic`, `client_secret_post`, `none` or `private_key_jwt`. */
   authMethod: Schema.String,
   redirectUris: Schema.optional(Schema.Array(Schema.String)),
-  source: Schema.Literal("preregistered", "metadata-document", "dynamic")
+  source: Schema.Literals(["preregistered", "metadata-document", "dynamic"])
 })
 
 /**

@@ -157,8 +157,8 @@ export type Emit = (event: TransportEvent) => Effect.Effect<void>
  * @since 0.1.0
  * @category tags
  */
-export class Transport extends Context.Tag("@conduit-mcp/client/Transport")<Transport, {
+export class Transport extends Context.Service<Transport, {
   readonly kind: McpError.TransportKind
   /** Opens one connection, owned by the caller's Scope. */
   readonly connect: (emit: Emit) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
-}>() {}
+}>()("@conduit-mcp/client/Transport") {}

@@ -28,7 +28,6 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as internal from "./internal/typedTool.js"
 import * as McpClient from "./McpClient.js"
@@ -44,8 +43,8 @@ import type * as McpSchema from "./McpSchema.js"
  */
 export interface TypedTool<Name extends string, A, I extends Readonly<Record<string, unknown>>, R, RI> {
   readonly name: Name
-  readonly parameters: Schema.Schema<A, I>
-  readonly success: Schema.Schema<R, RI>
+  readonly parameters: Schema.Codec<A, I>
+  readonly success: Schema.Codec<R, RI>
   /** The JSON Schema of the encoded parameters, compared with the server's `inputSchema`. */
   readonly jsonSchema: Readonly<Record<string, unknown>>
 }
@@ -69,7 +68,7 @@ export interface Declaration {
  */
 export const Issue = Schema.Struct({
   path: Schema.String,
-  reason: Schema.Literal("NotAdvertised", "MissingRequired", "WrongType", "UnknownProperty"),
+  reason: Schema.Literals(["NotAdvertised", "MissingRequired", "WrongType", "UnknownProperty"]),
   detail: Schema.String
 })
 
@@ -120,7 +119,7 @@ export class ToolFailed extends Schema.TaggedError<ToolFailed>("@conduit-mcp/cli
  * @since 0.1.0
  * @category errors
  */
-export type CallError = McpError.McpClientError | McpError.TaskError | ParseResult.ParseError | ToolFailed
+export type CallError = McpError.McpClientError | McpError.TaskError | Schema.SchemaError | ToolFailed
 
 /**
  * A typed tool bound to a server.
@@ -139,7 +138,7 @@ export type Bound<A, R> = (params: A, options?: McpClient.RequestOptions) => Eff
  */
 export const make = <const Name extends string, A, I extends Readonly<Record<string, unknown>>, R, RI>(
   name: Name,
-  options: { readonly parameters: Schema.Schema<A, I>; readonly success: Schema.Schema<R, RI> }
+  options: { readonly parameters: Schema.Codec<A, I>; readonly success: Schema.Codec<R, RI> }
 ): TypedTool<Name, A, I, R, RI> => ({
   name,
   parameters: options.parameters,
@@ -195,9 +194,9 @@ export const callWith = <Name extends string, A, I extends Readonly<Record<strin
     options?: McpClient.RequestOptions
   ) => Effect.Effect<McpSchema.CallToolResult, E>
 ) =>
-(params: A, options?: McpClient.RequestOptions): Effect.Effect<R, E | ParseResult.ParseError | ToolFailed> =>
+(params: A, options?: McpClient.RequestOptions): Effect.Effect<R, E | Schema.SchemaError | ToolFailed> =>
   Effect.gen(function*() {
-    const args = yield* Schema.encode(tool.parameters)(params)
+    const args = yield* Schema.encodeEffect(tool.parameters)(params)
     const result = yield* callTool(args, options)
     if (result.isError === true) {
       return yield* new ToolFailed({

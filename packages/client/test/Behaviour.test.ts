@@ -1,7 +1,7 @@
 /**
  * The behavioural suite over every transport and both eras.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -28,7 +28,7 @@ const clientOptions = (era: McpClient.EraOption): McpClient.McpClientOptions => 
 })
 
 const inProcess = (era: McpClient.EraOption) =>
-  Layer.unwrapEffect(Effect.map(FixtureServer.make({ pageSize: 2 }), (server: McpServer.Server) =>
+  Layer.unwrap(Effect.map(FixtureServer.make({ pageSize: 2 }), (server: McpServer.Server) =>
     McpClient.layer(clientOptions(era)).pipe(
       Layer.provideMerge(Recording.layer(InProcessTransport.layer(server))),
       Layer.provideMerge(Layer.succeed(ServerSide, {
@@ -42,7 +42,7 @@ const overStdio = (era: McpClient.EraOption) => {
     command: process.execPath,
     args: ["--import", tsx, fixtureProgram, "--page-size", "2"],
     closeTimeout: "1 second"
-  }).pipe(Layer.provide(NodeContext.layer))
+  }).pipe(Layer.provide(NodeServices.layer))
   const serverSide = Layer.effect(
     ServerSide,
     Effect.map(StdioTransport.StdioProcess, (child) => ({

@@ -53,7 +53,7 @@ const sentAfterNegotiation = Effect.gen(function*() {
 
 for (const era of ["legacy", "modern"] as const) {
   describe(`capability gating (${era})`, () => {
-    it.scoped("strict: undeclared lists are empty without a round trip; other requests fail naming what is missing", () =>
+    it.effect("strict: undeclared lists are empty without a round trip; other requests fail naming what is missing", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         assert.deepStrictEqual(yield* client.listPrompts(), [])
@@ -83,7 +83,7 @@ for (const era of ["legacy", "modern"] as const) {
         assert.deepStrictEqual(yield* sentAfterNegotiation, ["tools/list"])
       }).pipe(Effect.provide(layer(era, true))))
 
-    it.scoped("not strict (the default): everything is sent", () =>
+    it.effect("not strict (the default): everything is sent", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         assert.lengthOf(yield* client.listPrompts(), 1)

@@ -10,12 +10,12 @@
  * listings, which the CLI's hostile tests cover), a Cause or a record given to a log call after its message (the
  * application's logger renders it), and span attributes (exported to a tracer, not printed).
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Url from "node:url"
@@ -398,9 +398,9 @@ describe("server text in a log annotation", () => {
   it.live("the id of an answer to no request of ours is logged escaped", () =>
     Effect.gen(function*() {
       const logged: Array<string> = []
-      const logger = Logger.make(({ annotations, message }) => {
+      const logger = Logger.make(({ fiber, message }) => {
         logged.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
-        for (const [key, value] of annotations) logged.push(`${key}=${String(value)}`)
+        for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) logged.push(`${key}=${String(value)}`)
       })
       yield* Effect.gen(function*() {
         const mcp = yield* McpClient.McpClient
@@ -412,11 +412,11 @@ describe("server text in a log annotation", () => {
             Layer.provide(
               StdioTransport.layer({ command: process.execPath, args: [stray], closeTimeout: "500 millis" })
             ),
-            Layer.provide(NodeContext.layer)
+            Layer.provide(NodeServices.layer)
           )
         ),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
       const id = logged.find((line) => line.startsWith("id=") && line.includes("stray"))
       assert.strictEqual(id, "id=\\x1b]0;owned\\x07\\x1b[2Jstray\\x9b31m\\u202e\\x0d")

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as codec from "../src/internal/codec.js"
 import * as McpSchema from "../src/McpSchema.js"
@@ -7,19 +7,21 @@ import * as McpSchema from "../src/McpSchema.js"
 // The hand-written decoding of the usual shapes must give exactly what the schemas give (the same members in the
 // same order), and leave everything else to the schemas.
 
-const decodeRequest = Schema.decodeUnknownEither(McpSchema.JsonRpcRequest)
-const decodeNotification = Schema.decodeUnknownEither(McpSchema.JsonRpcNotification)
-const decodeSuccess = Schema.decodeUnknownEither(McpSchema.JsonRpcSuccess)
-const decodeFailure = Schema.decodeUnknownEither(McpSchema.JsonRpcFailure)
+const decodeRequest = Schema.decodeUnknownResult(McpSchema.JsonRpcRequest)
+const decodeNotification = Schema.decodeUnknownResult(McpSchema.JsonRpcNotification)
+const decodeSuccess = Schema.decodeUnknownResult(McpSchema.JsonRpcSuccess)
+const decodeFailure = Schema.decodeUnknownResult(McpSchema.JsonRpcFailure)
 
-const bySchema = (input: unknown): unknown => {
-  if (typeof input !== "object" || input === null) return undefined
+const bySchema = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return undefined
+  // a message's members are its own (Effect 4's struct decoding would also read inherited ones)
+  const input = { ...value }
   if ("method" in input) {
     return "id" in input
-      ? Either.getOrUndefined(decodeRequest(input))
-      : Either.getOrUndefined(decodeNotification(input))
+      ? Result.getOrUndefined(decodeRequest(input))
+      : Result.getOrUndefined(decodeNotification(input))
   }
-  return "result" in input ? Either.getOrUndefined(decodeSuccess(input)) : Either.getOrUndefined(decodeFailure(input))
+  return "result" in input ? Result.getOrUndefined(decodeSuccess(input)) : Result.getOrUndefined(decodeFailure(input))
 }
 
 describe("McpSchema.decodeMessage, usual envelopes", () => {
@@ -43,7 +45,7 @@ describe("McpSchema.decodeMessage, usual envelopes", () => {
       Object.assign(Object.create({ params: 3 }), { jsonrpc: "2.0", method: "m" })
     ]
     for (const input of inputs) {
-      const fast = Either.getOrUndefined(McpSchema.decodeMessage(input))
+      const fast = Result.getOrUndefined(McpSchema.decodeMessage(input))
       const slow = bySchema(input)
       assert.deepStrictEqual(fast, slow, String(JSON.stringify(input)))
       assert.strictEqual(JSON.stringify(fast), JSON.stringify(slow))
@@ -53,7 +55,7 @@ describe("McpSchema.decodeMessage, usual envelopes", () => {
 })
 
 describe("codec.decodeTextToolResult", () => {
-  const decode = Schema.decodeUnknownEither(McpSchema.CallToolResult, McpSchema.preserve)
+  const decode = Schema.decodeUnknownResult(McpSchema.CallToolResult, McpSchema.preserve)
 
   it("builds the schema's value for text-only results", () => {
     const inputs: Array<unknown> = [
@@ -69,7 +71,7 @@ describe("codec.decodeTextToolResult", () => {
     for (const input of inputs) {
       const fast = codec.decodeTextToolResult(input)
       assert.isDefined(fast, JSON.stringify(input))
-      const slow = Either.getOrThrow(decode(input))
+      const slow = Result.getOrThrow(decode(input))
       assert.deepStrictEqual(fast, slow)
       assert.strictEqual(JSON.stringify(fast), JSON.stringify(slow))
     }

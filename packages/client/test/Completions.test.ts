@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
@@ -27,7 +27,7 @@ const sent = Effect.flatMap(Scripted.ScriptLog, (log) =>
   Effect.map(Ref.get(log.sent), (all) => Scripted.sentMethods(all).filter((m) => m === "completion/complete").length))
 
 describe("completions (K6)", () => {
-  it.scoped("the same question is sent once, at once or within the time to live; another value is its own", () =>
+  it.effect("the same question is sent once, at once or within the time to live; another value is its own", () =>
     Effect.gen(function*() {
       const [a, b] = yield* Effect.all([ask("al"), ask("al")], { concurrency: 2 })
       assert.deepStrictEqual([a.completion.values, b.completion.values], [["al1", "al2"], ["al1", "al2"]])
@@ -40,18 +40,18 @@ describe("completions (K6)", () => {
       assert.strictEqual(yield* sent, 3, "past the time to live")
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("a change of the server's prompts drops what was kept", () =>
+  it.effect("a change of the server's prompts drops what was kept", () =>
     Effect.gen(function*() {
       yield* ask("al")
       const log = yield* Scripted.ScriptLog
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/prompts/list_changed")
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* ask("al")
       assert.strictEqual(yield* sent, 2)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("completionCacheTtl: false sends every question", () =>
+  it.effect("completionCacheTtl: false sends every question", () =>
     Effect.gen(function*() {
       yield* ask("al")
       yield* ask("al")

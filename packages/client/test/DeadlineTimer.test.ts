@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as DeadlineTimer from "../src/internal/deadlineTimer.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 
 interface Entry {
   readonly name: string
@@ -17,11 +17,11 @@ interface Entry {
 /** Yields until `done` holds (the timer fiber runs on the scheduler after the clock moves). */
 const until = (done: () => boolean) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 1_000 && !done(); i++) yield* Effect.yieldNow()
+    for (let i = 0; i < 1_000 && !done(); i++) yield* Effect.yieldNow
   })
 
 describe("DeadlineTimer", () => {
-  it.scoped("expires each entry at its deadline, the earliest first", () =>
+  it.effect("expires each entry at its deadline, the earliest first", () =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const expired: Array<string> = []
@@ -38,9 +38,9 @@ describe("DeadlineTimer", () => {
       yield* TestClock.adjust("1 second")
       yield* until(() => expired.length === 2)
       assert.deepStrictEqual(expired, ["a", "b"])
-    }))
+    }).pipe(withSleepLog))
 
-  it.scoped("an entry added while a batch expires is expired at its own deadline", () =>
+  it.effect("an entry added while a batch expires is expired at its own deadline", () =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const expired: Array<string> = []
@@ -68,5 +68,5 @@ describe("DeadlineTimer", () => {
       yield* TestClock.adjust("2 seconds")
       yield* until(() => expired.length === 2)
       assert.deepStrictEqual(expired, ["first", "late"])
-    }))
+    }).pipe(withSleepLog))
 })

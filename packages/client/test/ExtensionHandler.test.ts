@@ -59,7 +59,7 @@ const Extensions = ExtensionHandler.layer({
 })
 
 describe("ExtensionHandler", () => {
-  it.scoped("a server request of an unknown method is answered by its handler, or refused", () =>
+  it.effect("a server request of an unknown method is answered by its handler, or refused", () =>
     Effect.gen(function*() {
       const acme = yield* extendedServer
       const client = yield* McpClient.make({
@@ -87,7 +87,7 @@ describe("ExtensionHandler", () => {
       assert.deepStrictEqual("result" in ping ? ping.result : undefined, {})
     }))
 
-  it.scoped("without handlers, an unknown request is refused with -32601", () =>
+  it.effect("without handlers, an unknown request is refused with -32601", () =>
     Effect.gen(function*() {
       const acme = yield* extendedServer
       const client = yield* McpClient.make({ era: "legacy", healthCheckInterval: false }).pipe(
@@ -98,7 +98,7 @@ describe("ExtensionHandler", () => {
       assert.strictEqual("error" in answer ? answer.error.code : 0, -32601)
     }))
 
-  it.scoped("given to a hub, the handlers serve every server and read its name from CurrentServer", () =>
+  it.effect("given to a hub, the handlers serve every server and read its name from CurrentServer", () =>
     Effect.gen(function*() {
       const one = yield* extendedServer
       const two = yield* extendedServer
@@ -124,7 +124,7 @@ describe("ExtensionHandler", () => {
       ])
     }))
 
-  it.scoped("onNotifications runs a handler for each notification of its method", () =>
+  it.effect("onNotifications runs a handler for each notification of its method", () =>
     Effect.gen(function*() {
       const acme = yield* extendedServer
       const client = yield* McpClient.make({ era: "legacy", healthCheckInterval: false }).pipe(
@@ -135,7 +135,7 @@ describe("ExtensionHandler", () => {
       const done = yield* Deferred.make<void>()
       yield* ExtensionHandler.onNotifications(client, {
         "notifications/acme/progress": (params) =>
-          Effect.zipRight(Ref.update(seen, (all) => [...all, params]), Deferred.succeed(done, undefined))
+          Effect.andThen(Ref.update(seen, (all) => [...all, params]), Deferred.succeed(done, undefined))
       })
       yield* acme.tell("notifications/acme/other", { ignored: true })
       yield* acme.tell("notifications/acme/progress", { step: 1 })

@@ -11,7 +11,7 @@
  *   its simulated resource updates and the resource list change of a new session resource;
  * - server-everything over Streamable HTTP for URL elicitation, where the server has an origin to compare with.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -38,11 +38,11 @@ import { validateClientMessage } from "./utils/schemaValidator.js"
 // The application's handlers, recording what they were asked
 
 /** What the handlers were asked, and the roots they serve. */
-class Asked extends Context.Tag("@conduit-mcp/client/test/Asked")<Asked, {
+class Asked extends Context.Service<Asked, {
   readonly elicitations: Ref.Ref<ReadonlyArray<ElicitationHandler.ElicitationRequest>>
   readonly samplings: Ref.Ref<ReadonlyArray<SamplingHandler.CreateMessageParams>>
   readonly roots: SubscriptionRef.SubscriptionRef<ReadonlyArray<RootsProvider.Root>>
-}>() {}
+}>()("@conduit-mcp/client/test/Asked") {}
 
 const initialRoots: ReadonlyArray<RootsProvider.Root> = [{ uri: "file:///srv/checkout", name: "checkout" }]
 
@@ -61,7 +61,7 @@ const sampled: SamplingHandler.CreateMessageResult = {
   stopReason: "endTurn"
 }
 
-const Handlers = Layer.unwrapEffect(Effect.gen(function*() {
+const Handlers = Layer.unwrap(Effect.gen(function*() {
   const asked = {
     elicitations: yield* Ref.make<ReadonlyArray<ElicitationHandler.ElicitationRequest>>([]),
     samplings: yield* Ref.make<ReadonlyArray<SamplingHandler.CreateMessageParams>>([]),
@@ -115,7 +115,7 @@ const stdioClient = (server: RealServers.ServerCommand, options: McpClient.McpCl
       Recording.layer(StdioTransport.layer({ command: server.command, args: server.args, closeTimeout: "1 second" }))
     ),
     Layer.provideMerge(Handlers),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 const textOf = (result: McpSchema.CallToolResult) =>
@@ -165,7 +165,7 @@ const awaitAnswered = (method: string, count: number) =>
       return answered.length >= count ? Option.some(answered.length) : Option.none()
     })
   ).pipe(
-    Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => `${count} answered ${method} requests` }),
+    Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(`${count} answered ${method} requests`) }),
     Effect.orDie
   )
 
@@ -176,12 +176,12 @@ const awaitAnswerTo = (method: string) =>
       const ids = new Set<unknown>(entries.flatMap((entry) =>
         entry._tag === "Request" && entry.message.method === method ? [entry.message.id] : []
       ))
-      return Option.fromNullable(entries.find((entry) =>
+      return Option.fromNullishOr(entries.find((entry) =>
         entry._tag === "Received" && entry.event._tag === "Response" && ids.has(entry.event.message.id)
       ))
     })
   ).pipe(
-    Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => `an answer to ${method}` }),
+    Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(`an answer to ${method}`) }),
     Effect.orDie
   )
 
@@ -409,8 +409,8 @@ const firstOf = (
   notifications.pipe(
     Stream.filter(f),
     Stream.runHead,
-    Effect.flatten,
-    Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => `no ${what} arrived` }),
+    Effect.flatMap((found) => Effect.fromOption(found)),
+    Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(`no ${what} arrived`) }),
     Effect.orDie
   )
 
@@ -497,7 +497,7 @@ layer(stdioClient(RealServers.everything), { timeout: "60 seconds", excludeTestS
         })
       }), timeout)
 
-    it.scoped("roots: listed after initialize, listed again after the roots change, shown by get-roots-list", () =>
+    it.effect("roots: listed after initialize, listed again after the roots change, shown by get-roots-list", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const asked = yield* Asked
@@ -531,11 +531,11 @@ layer(stdioClient(RealServers.everything), { timeout: "60 seconds", excludeTestS
         const recorder = yield* Recording.Recorder
         const received = yield* Queue.unbounded<McpSchema.ServerNotification>()
         const listening = yield* client.listen({ resourceSubscriptions: [staticDocument], resourcesListChanged: true })
-          .pipe(Stream.runForEach((notification) => Queue.offer(received, notification)), Effect.fork)
+          .pipe(Stream.runForEach((notification) => Queue.offer(received, notification)), (effect) => Effect.forkChild(effect))
         const next = (method: string) =>
           Queue.take(received).pipe(
             Effect.repeat({ until: (notification) => notification.method === method }),
-            Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => `no ${method} arrived` }),
+            Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(`no ${method} arrived`) }),
             Effect.orDie
           )
         // the listen subscribes to the client's notifications before it sends resources/subscribe
@@ -574,9 +574,9 @@ layer(stdioClient(RealServers.everything), { timeout: "60 seconds", excludeTestS
 // server-everything over Streamable HTTP: URL elicitation against a server that has an origin
 
 /** The URL the HTTP server-everything listens on. */
-class EverythingUrl extends Context.Tag("@conduit-mcp/client/test/EverythingUrl")<EverythingUrl, string>() {}
+class EverythingUrl extends Context.Service<EverythingUrl, string>()("@conduit-mcp/client/test/EverythingUrl") {}
 
-const httpClient = Layer.unwrapScoped(
+const httpClient = Layer.unwrap(
   Effect.map(Everything.start("streamableHttp"), (server) =>
     HttpCommon.client({ url: server.url }, handlerTags).pipe(
       Layer.provideMerge(Layer.succeed(EverythingUrl, server.url)),

@@ -9,7 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
@@ -21,34 +21,34 @@ const failingFirst = (failures: number, options: McpClient.McpClientOptions) =>
 const connections = Effect.flatMap(Scripted.ScriptLog, (log) => Ref.get(log.connections))
 
 describe("the first connection", () => {
-  it.scoped("by default a failed first attempt fails the layer with its error, nothing retried", () =>
+  it.effect("by default a failed first attempt fails the layer with its error, nothing retried", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Layer.build(failingFirst(1, {})))
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) assert.include(String(exit.cause), "refused")
     }))
 
-  it.scoped("a schedule: retried until a session is up", () =>
+  it.effect("a schedule: retried until a session is up", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       assert.strictEqual((yield* client.session).era, "modern")
       assert.strictEqual(yield* connections, 3)
     }).pipe(Effect.provide(failingFirst(2, { retryFirstConnection: Schedule.recurs(5) }))))
 
-  it.scoped("a schedule that ends: the layer fails with the last error", () =>
+  it.effect("a schedule that ends: the layer fails with the last error", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Layer.build(failingFirst(10, { retryFirstConnection: Schedule.recurs(2) })))
       assert.isTrue(Exit.isFailure(exit))
     }))
 
-  it.scoped("true: retried on the reconnect schedule (its delays on the clock)", () =>
+  it.effect("true: retried on the reconnect schedule (its delays on the clock)", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Layer.build(failingFirst(2, {
+      const fiber = yield* Effect.forkChild(Layer.build(failingFirst(2, {
         retryFirstConnection: true,
         reconnect: Schedule.spaced("1 second")
       })))
       yield* TestClock.adjust("1 second")
-      assert.isNull(fiber.unsafePoll(), "still waiting for the second retry")
+      assert.isUndefined(fiber.pollUnsafe(), "still waiting for the second retry")
       yield* TestClock.adjust("1 second")
       const exit = yield* Fiber.await(fiber)
       assert.isTrue(Exit.isSuccess(exit))

@@ -4,13 +4,13 @@
  * and SSE events alike; a refused frame is dropped and logged, and a connection whose server sends more refused
  * frames than its budget (`maxRefusedFrames`, a rate) is closed with `TooManyRefusedFrames`.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import type * as Http from "node:http"
 import * as Url from "node:url"
 import * as HttpTransport from "../src/HttpTransport.js"
@@ -31,7 +31,7 @@ const stdioClient = (options: Partial<StdioTransport.StdioTransportOptions> = {}
     Layer.provide(
       StdioTransport.layer({ command: process.execPath, args: [frames], closeTimeout: "500 millis", ...options })
     ),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 const textOf = (result: McpSchema.CallToolResult) =>
@@ -153,7 +153,7 @@ describe("stdio: a hostile server's deep lines", () => {
       }).pipe(
         Effect.flip,
         Effect.tap((error) => Effect.sync(() => order.push(error._tag))),
-        Effect.fork
+        (effect) => Effect.forkChild(effect)
       )
       yield* eventually(() => capture.logs.some((line) => line.includes(DEPTH_REFUSAL)), "the refusal of the line")
       order.push("refused")

@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as Pagination from "../src/internal/client/pagination.js"
 import * as codec from "../src/internal/codec.js"
 import * as Frontmatter from "../src/internal/skillsFrontmatter.js"
@@ -184,21 +184,21 @@ describe("fuzz: a listing stays within its budget", () => {
         const pagination = Pagination.make(limits, {})
         let fetched = 0
         const fetchPage = () => Effect.sync(() => served[Math.min(fetched++, served.length - 1)]!)
-        const result = Effect.runSync(Effect.either(
+        const result = Effect.runSync(Effect.result(
           pagination.collect((refused) => pagination.paginate("tools/list", fetchPage, refused), "tools/list")
         ))
         const seen = served.slice(0, fetched)
         assert.isAtMost(fetched, limits.maxPages)
-        if (Either.isRight(result)) {
+        if (Result.isSuccess(result)) {
           assert.strictEqual(fetched, served.length)
-          assert.deepStrictEqual(result.right, served.flatMap((page) => page.items))
-          assert.isAtMost(result.right.length, limits.maxItems)
+          assert.deepStrictEqual(result.success, served.flatMap((page) => page.items))
+          assert.isAtMost(result.success.length, limits.maxItems)
           assert.isAtMost(sum(served.map(charge)), limits.maxBytes)
           const cursors = served.flatMap((page) => page.nextCursor === undefined ? [] : [page.nextCursor])
           assert.strictEqual(new Set(cursors).size, cursors.length)
           return
         }
-        const error = result.left
+        const error = result.failure
         assert.strictEqual(error._tag, "ProtocolError")
         if (error._tag !== "ProtocolError") return
         const last = seen[seen.length - 1]!

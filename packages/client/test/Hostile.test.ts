@@ -2,12 +2,12 @@
  * Hostile servers (real child processes): what a server sends may be built to stall the event loop, crash the
  * client or reach what it should not. Each case ends in a typed error or a dropped frame, quickly.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Url from "node:url"
 import * as McpClient from "../src/McpClient.js"
 import * as StdioTransport from "../src/StdioTransport.js"
@@ -20,7 +20,7 @@ const client = (mode: string, layers: Layer.Layer<never> = Layer.empty) =>
   McpClient.layer({ healthCheckInterval: false, probeTimeout: "300 millis" }).pipe(
     Layer.provide(layers),
     Layer.provide(StdioTransport.layer({ command: process.execPath, args: [hostile, mode], closeTimeout: "500 millis" })),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 describe("hostile servers", () => {
@@ -53,9 +53,9 @@ describe("hostile servers", () => {
   it.live("terminal controls in what the client logs of a server (a bad line, its log messages) are escaped", () =>
     Effect.gen(function*() {
       const logged: Array<string> = []
-      const logger = Logger.make(({ annotations, message }) => {
+      const logger = Logger.make(({ fiber, message }) => {
         logged.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
-        for (const [, value] of annotations) logged.push(String(value))
+        for (const value of Object.values(fiber.getRef(References.CurrentLogAnnotations))) logged.push(String(value))
       })
       const result = yield* Effect.gen(function*() {
         const mcp = yield* McpClient.McpClient
@@ -67,11 +67,11 @@ describe("hostile servers", () => {
         Effect.provide(
           McpClient.layer({ healthCheckInterval: false, serverLogs: "logger" }).pipe(
             Layer.provide(StdioTransport.layer({ command: process.execPath, args: [hostile, "terminal"] })),
-            Layer.provide(NodeContext.layer)
+            Layer.provide(NodeServices.layer)
           )
         ),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        Logger.withMinimumLogLevel(LogLevel.All)
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, "All")
       )
       assert.deepStrictEqual(result.content, [{ type: "text", text: "done" }])
       const all = logged.join("\n")

@@ -8,21 +8,21 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Admission from "../src/internal/httpAdmission.js"
 
 /** A request that starts (records its name) and waits until its gate opens; its place goes back when it ends. */
 const request = (admission: Admission.Admission, started: Array<string>, name: string) =>
   Effect.gen(function*() {
     const gate = yield* Deferred.make<void>()
-    const fiber = yield* Effect.fork(
-      Effect.scoped(admission.admit(Effect.zipRight(Effect.sync(() => started.push(name)), Deferred.await(gate))))
+    const fiber = yield* Effect.forkChild(
+      Effect.scoped(admission.admit(Effect.andThen(Effect.sync(() => started.push(name)), Deferred.await(gate))))
     )
     return { gate, fiber }
   })
 
 /** Lets every fiber that can run do so. */
-const settle = Effect.repeatN(Effect.yieldNow(), 20)
+const settle = Effect.repeat(Effect.yieldNow, { times: 20 })
 
 describe("HTTP admission", () => {
   it.effect("requests past the places wait their turn, in order, and go as places come back", () =>

@@ -3,8 +3,8 @@
  * bodies whole or chunk by chunk, the size limit held while reading, broken bodies as typed errors, and a body the
  * reading stops early or is interrupted on released. The bodies are web streams fed by the test: no timers.
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -38,7 +38,7 @@ const fed = (headers: Record<string, string> = { "content-type": "application/js
         pulls++
       },
       cancel: () => {
-        Deferred.unsafeDone(cancelled, Effect.void)
+        Deferred.doneUnsafe(cancelled, Effect.void)
       }
     }, { highWaterMark: 0 })
     const response = HttpClientResponse.fromWeb(
@@ -56,7 +56,7 @@ const fed = (headers: Record<string, string> = { "content-type": "application/js
   })
 
 describe("response bodies through the public API", () => {
-  it.scoped("a chunked body in pieces is read whole", () =>
+  it.effect("a chunked body in pieces is read whole", () =>
     Effect.gen(function*() {
       const body = yield* fed()
       body.push("{\"a\":")
@@ -65,7 +65,7 @@ describe("response bodies through the public API", () => {
       assert.strictEqual(yield* Body.readBody(body.response, 100), "{\"a\":1}")
     }))
 
-  it.scoped("a declared length within the limit is read in one piece", () =>
+  it.effect("a declared length within the limit is read in one piece", () =>
     Effect.gen(function*() {
       const body = yield* fed({ "content-type": "application/json", "content-length": "7" })
       body.push("{\"a\":1}")
@@ -73,7 +73,7 @@ describe("response bodies through the public API", () => {
       assert.strictEqual(yield* Body.readBody(body.response, 100), "{\"a\":1}")
     }))
 
-  it.scoped("a declared length past the limit is FrameTooLarge before anything is read", () =>
+  it.effect("a declared length past the limit is FrameTooLarge before anything is read", () =>
     Effect.gen(function*() {
       const body = yield* fed({ "content-type": "application/json", "content-length": "1000" })
       const error = yield* Effect.flip(Body.readBody(body.response, 100))
@@ -92,7 +92,7 @@ describe("response bodies through the public API", () => {
       yield* Deferred.await(body.cancelled)
     }))
 
-  it.scoped("a body that breaks off is a Read error", () =>
+  it.effect("a body that breaks off is a Read error", () =>
     Effect.gen(function*() {
       const body = yield* fed()
       body.push("{\"a\":")
@@ -120,14 +120,14 @@ describe("response bodies through the public API", () => {
   it.effect("a reading interrupted while it waits for a chunk releases the body", () =>
     Effect.gen(function*() {
       const body = yield* fed()
-      const reading = yield* Effect.fork(Effect.scoped(Body.readBody(body.response, 100)))
+      const reading = yield* Effect.forkChild(Effect.scoped(Body.readBody(body.response, 100)))
       // the reader waits for a chunk that never comes
-      while (body.pulls() === 0) yield* Effect.yieldNow()
+      while (body.pulls() === 0) yield* Effect.yieldNow
       yield* Fiber.interrupt(reading)
       yield* Deferred.await(body.cancelled)
     }))
 
-  it.scoped("a refusal's snippet keeps the first 64 KiB", () =>
+  it.effect("a refusal's snippet keeps the first 64 KiB", () =>
     Effect.gen(function*() {
       const body = yield* fed({ "content-type": "text/plain" })
       body.push("a".repeat(40 * 1024))
@@ -138,7 +138,7 @@ describe("response bodies through the public API", () => {
       assert.isTrue(snippet.startsWith("a") && snippet.endsWith("b"))
     }))
 
-  it.scoped("an event stream split anywhere gives whole events, in order", () =>
+  it.effect("an event stream split anywhere gives whole events, in order", () =>
     Effect.gen(function*() {
       const body = yield* fed({ "content-type": "text/event-stream" })
       const text = "id: 1\nevent: message\ndata: {\"x\":1}\n\nevent: message\ndata: {\"x\":2}\n\n"

@@ -13,7 +13,7 @@ import * as FixtureServer from "./utils/fixtureServer.js"
 import * as Recording from "./utils/recordingTransport.js"
 
 const overHttp = (era: McpClient.EraOption) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const server = yield* FixtureServer.make({ pageSize: 2 })
       const url = yield* McpServerHttp.serve(server)

@@ -5,9 +5,9 @@
  * report a body that breaks off as a typed error, read event streams split anywhere, and drop a body it stops
  * reading.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -32,7 +32,7 @@ const opaqueClient = Layer.effect(
 
 const clients: ReadonlyArray<readonly [string, Layer.Layer<HttpClient.HttpClient>]> = [
   ["undici", NodeHttpClient.layerUndici],
-  ["node:http", NodeHttpClient.layer],
+  ["node:http", NodeHttpClient.layerNodeHttp],
   ["fetch", FetchHttpClient.layer],
   ["a client of another shape", opaqueClient]
 ]

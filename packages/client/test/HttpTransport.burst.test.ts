@@ -3,17 +3,17 @@
  * connections; a server that holds its answers until many calls are in flight is not deadlocked by the bound; a
  * request whose connection could not be made is sent once more, even a tool call.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClient from "effect/http/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as NodeHttp from "node:http"
 import type * as Net from "node:net"
 import * as Admission from "../src/internal/httpAdmission.js"
@@ -37,7 +37,7 @@ interface Counting {
  */
 const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: NodeHttp.Server; readonly sockets: Set<Net.Socket>; readonly counting: Counting }>(
+    Effect.callback<{ readonly server: NodeHttp.Server; readonly sockets: Set<Net.Socket>; readonly counting: Counting }>(
       (resume) => {
         let total = 0
         let peak = 0
@@ -45,7 +45,7 @@ const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =
         const held: Array<() => void> = []
         const watchers: Array<{ readonly count: number; readonly wake: () => void }> = []
         const received = (count: number) =>
-          Effect.async<void>((wake) => {
+          Effect.callback<void>((wake) => {
             if (calls >= count) return wake(Effect.void)
             const watcher = { count, wake: () => wake(Effect.void) }
             watchers.push(watcher)
@@ -103,7 +103,7 @@ const countingServer = (hold = 0): Effect.Effect<Counting, never, Scope.Scope> =
       }
     ),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })
@@ -117,14 +117,14 @@ const burst = (client: Common.Connected["client"], count: number) =>
   Effect.gen(function*() {
     const outcomes = yield* Effect.forEach(
       Array.from({ length: count }, (_, n) => n),
-      (n) => Effect.either(client.callTool({ name: "echo", arguments: { n } }, { timeout: "120 seconds" })),
+      (n) => Effect.result(client.callTool({ name: "echo", arguments: { n } }, { timeout: "120 seconds" })),
       { concurrency: "unbounded" }
     )
     const texts = new Set<string>()
     const errors: Array<string> = []
     for (const outcome of outcomes) {
-      if (outcome._tag === "Right") texts.add(textOf(outcome.right))
-      else errors.push(outcome.left.message)
+      if (outcome._tag === "Success") texts.add(textOf(outcome.success))
+      else errors.push(outcome.failure.message)
     }
     return { texts, errors }
   })
@@ -159,7 +159,7 @@ describe("a burst over legacy Streamable HTTP", () => {
       const server = yield* countingServer(200)
       const sent = sentCalls()
       const { client } = yield* Common.connect({ url: server.url, maxInFlight: 8 }, { era: "legacy" }, sent.layer)
-      const calls = yield* Effect.fork(burst(client, 200))
+      const calls = yield* Effect.forkChild(burst(client, 200))
       // the tool calls the server has received after 0, 1, 2… stall periods (on the TestClock) without an answer:
       // each time, every request the client let through has reached the server before the clock moves on
       const received: Array<number> = []
@@ -196,7 +196,7 @@ describe("a burst over legacy Streamable HTTP", () => {
 })
 
 /** Lets every fiber that can run do so. */
-const settle = Effect.repeatN(Effect.yieldNow(), 20)
+const settle = Effect.repeat(Effect.yieldNow, { times: 20 })
 
 /** The undici client, counting the tool calls it was given (those the transport let through). */
 const sentCalls = () => {
@@ -231,7 +231,7 @@ const failingCalls = (failures: number, written = false) => {
             code: written ? "ECONNRESET" : "ECONNREFUSED",
             syscall: written ? "read" : "connect"
           })
-          return Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause }))
+          return Effect.fail(new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause }) }))
         }
         void url
         void signal

@@ -5,11 +5,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as TestClock from "effect/testing/TestClock"
 import type * as Http from "node:http"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
@@ -144,6 +146,50 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("a legacy session's GET stream", () => {
+  // The GET takes a new connection while the first call rides the kept-alive one: unless the call waits, a server
+  // that answers the GET late (here 300 ms) has no stream for what that call sets off.
+  it.live("is answered before the session's first request is sent", () =>
+    Effect.gen(function*() {
+      const order: Array<string> = []
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: (_seen, res) => {
+          setTimeout(() => {
+            order.push("GET answered")
+            Scripted.startSse(res)
+          }, 300)
+        },
+        request: (seen, res, method) => {
+          order.push(method)
+          Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+        }
+      })
+      const transport = yield* Layer.build(Common.transport({ url: server.url }))
+      const client = yield* McpClient.make({ ...Common.clientOptions, era: "legacy" }).pipe(Effect.provide(transport))
+      yield* client.ping()
+      assert.deepStrictEqual(order, ["GET answered", "ping"])
+    }).pipe(Effect.scoped))
+
+  it.effect("that the server holds unanswered delays the first request by 2 seconds at most", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.mcpServer("legacy", {
+        get: () => {}, // never answered
+        request: (seen, res) => Scripted.sendJson(res, 200, Scripted.success(Scripted.idOf(seen), {}))
+      })
+      const transport = yield* Layer.build(Common.transport({ url: server.url }))
+      const connected = yield* McpClient.make({ ...Common.clientOptions, era: "legacy" }).pipe(
+        Effect.provide(transport),
+        Effect.forkChild
+      )
+      yield* eventually(() => server.seen.some((seen) => seen.method === "GET"), "the GET")
+      yield* TestClock.adjust("1999 millis")
+      assert.isUndefined(connected.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const client = yield* Fiber.join(connected)
+      yield* client.ping()
+    }).pipe(Effect.scoped))
+})
+
 /**
  * Opens a raw connection whose delivery dies on every notification, as a bug would (the client's own delivery
  * never dies: it drops what it cannot handle), runs `start`, and answers the Closed event that follows.
@@ -157,13 +203,13 @@ const closedByDefect = (
     const events = yield* Queue.unbounded<Transport.TransportEvent>()
     const connection = yield* Context.get(context, Transport.Transport).connect((event) =>
       event._tag === "Notification"
-        ? Effect.dieMessage("a bug in delivering a notification")
+        ? Effect.die(new Error("a bug in delivering a notification"))
         : Queue.offer(events, event).pipe(Effect.asVoid)
     )
     yield* start(connection)
     return yield* Queue.take(events).pipe(
       Effect.repeat({ until: (event) => event._tag === "Closed" }),
-      Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no Closed event" }),
+      Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail("no Closed event") }),
       Effect.orDie
     )
   })
@@ -248,14 +294,14 @@ describe("x-mcp-header", () => {
       })
       const warnings: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(message))
+        if (logLevel === "Warn") warnings.push(String(message))
       })
       const listed = yield* Effect.gen(function*() {
         const { client } = yield* Common.connect({ url: server.url })
         const listed = yield* client.listTools()
         yield* client.callTool({ name: "good", arguments: { r: "v" } })
         return listed
-      }).pipe(Effect.scoped, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.scoped, Effect.provide(Logger.layer([logger])))
       assert.deepStrictEqual(listed.map((tool) => tool.name), ["good", "plain"])
       assert.strictEqual(warnings.filter((warning) => warning.includes("left out tool")).length, 2)
       assert.isTrue(warnings.some((warning) => warning.includes("float")))

@@ -21,7 +21,7 @@ const firstLogMessage = (client: McpClient.McpClientService) =>
     return yield* notifications.pipe(
       Stream.filter((notification) => notification.method === "notifications/message"),
       Stream.runHead,
-      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "no notifications/message arrived" }),
+      Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.fail("no notifications/message arrived") }),
       Effect.orDie
     )
   })
@@ -60,7 +60,7 @@ describe("server-everything over HTTP", () => {
         })
       )
       yield* server.awaitLine(`Received session termination request for session ${sessionId}`).pipe(
-        Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "no DELETE arrived" }),
+        Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail("no DELETE arrived") }),
         Effect.orDie
       )
     }).pipe(Effect.scoped), 30_000)

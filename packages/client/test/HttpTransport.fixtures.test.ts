@@ -2,21 +2,21 @@
  * What real servers cannot be made to do, played by scripted `node:http` servers on 127.0.0.1: expired sessions,
  * broken streams, 5xx storms, malformed answers, hostile endpoints, cancellation as the server sees it.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import type * as Http from "node:http"
 import type * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Common from "./fixtures/http/common.js"
 import * as Scripted from "./fixtures/http/scripted.js"
 import { makeCapture } from "./utils/capture.js"
-import { awaitSleep, stillAsleep } from "./utils/clock.js"
+import { awaitSleep, stillAsleep, withSleepLog } from "./utils/clock.js"
 import { eventually } from "./utils/eventually.js"
 import { turn } from "./utils/fibers.js"
 
@@ -30,10 +30,10 @@ const posts = (seen: ReadonlyArray<Scripted.Seen>, method: string) =>
 const startCall = (client: McpClient.McpClientService, name: string) =>
   Effect.gen(function*() {
     let started: (() => void) | undefined
-    const running = Effect.async<void>((resume) => {
+    const running = Effect.callback<void>((resume) => {
       started = () => resume(Effect.void)
     })
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Effect.forkChild(
       client.callTool({ name }, { onProgress: () => Effect.sync(() => started?.()), timeout: "30 seconds" })
     )
     yield* running
@@ -344,7 +344,7 @@ describe("5xx storms", () => {
       assert.strictEqual(gets(), 1, "no GET before the server's 3 s")
       yield* TestClock.adjust("1 millis")
       yield* eventually(() => gets() === 2, "the second GET")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, withSleepLog))
   it.effect("a GET stream refused with 503 reconnects with exponential backoff, never in a tight loop", () =>
     Effect.gen(function*() {
       const server = yield* Scripted.mcpServer("legacy", { get: (_, res) => void res.writeHead(503).end() })
@@ -359,7 +359,7 @@ describe("5xx storms", () => {
         yield* TestClock.adjust("1 millis")
         yield* eventually(() => gets() === expected, `GET number ${expected}`)
       }
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, withSleepLog))
 
   it.live("requests refused with 5xx fail one by one with HttpStatus; the transport does not retry them", () =>
     Effect.gen(function*() {
@@ -568,7 +568,7 @@ describe("legacy streams", () => {
         }
       })
       const { client, recorder } = yield* Common.connect({ url: server.url })
-      const call = yield* Effect.fork(client.callTool({ name: "asks" }))
+      const call = yield* Effect.forkChild(client.callTool({ name: "asks" }))
       // the call is answered once the server has the answer to its ping
       yield* eventually(
         () => server.seen.some((entry) => Scripted.isObject(entry.body) && entry.body.id === "srv-1"),

@@ -3,12 +3,12 @@
  * id there, whatever HTTP client carries the requests; the HTTP+SSE endpoint's session id stays out of spans; a
  * compressed answer is bounded by what it decodes to, not by its `content-length`.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Http from "node:http"
@@ -145,12 +145,12 @@ describe("a compressed answer", () => {
     Effect.gen(function*() {
       const server = yield* serving(8 * limit)
       const { client } = yield* Common.connect({ url: server.url, maxEventBytes: limit }, {}, FetchHttpClient.layer)
-      const outcome = yield* Effect.either(client.callTool({ name: "echo", arguments: {} }))
+      const outcome = yield* Effect.result(client.callTool({ name: "echo", arguments: {} }))
       // (what a call read past the limit is not printed: a failed assertion would show megabytes)
-      assert.isTrue(Either.isLeft(outcome), "the call read the decoded answer")
-      if (Either.isLeft(outcome)) {
-        assert.strictEqual(outcome.left._tag, "TransportError")
-        if (outcome.left._tag === "TransportError") assert.strictEqual(outcome.left.reason, "FrameTooLarge")
+      assert.isTrue(Result.isFailure(outcome), "the call read the decoded answer")
+      if (Result.isFailure(outcome)) {
+        assert.strictEqual(outcome.failure._tag, "TransportError")
+        if (outcome.failure._tag === "TransportError") assert.strictEqual(outcome.failure.reason, "FrameTooLarge")
       }
     }).pipe(Effect.scoped))
 

@@ -49,7 +49,7 @@ const authorizeRequests = (world: World) => world.requests.filter((r) => r.url.p
 const start = (options: Partial<WorldOptions>) => startWorld({ jsonRpcAnswers: true, ...options })
 
 describe("HttpTransport with OAuth", () => {
-  it.scoped("a 401 runs the authorization and the request is sent again with the token; the next reuses it", () =>
+  it.effect("a 401 runs the authorization and the request is sent again with the token; the next reuses it", () =>
     Effect.gen(function*() {
       const world = yield* start({})
       const [listed, called] = yield* exchange(world, [request("tools/list"), request("tools/call", { name: "x" })])
@@ -65,7 +65,7 @@ describe("HttpTransport with OAuth", () => {
       assert.strictEqual(authorizeRequests(world).length, 1)
     }))
 
-  it.scoped("a 403 insufficient_scope steps up with the union of the scopes and re-sends", () =>
+  it.effect("a 403 insufficient_scope steps up with the union of the scopes and re-sends", () =>
     Effect.gen(function*() {
       const world = yield* start({ challengeScope: "mcp:read", scopeRequirements: { "tools/call": "mcp:write" } })
       const [, called] = yield* exchange(world, [request("tools/list"), request("tools/call", { name: "x" })])
@@ -76,7 +76,7 @@ describe("HttpTransport with OAuth", () => {
       assert.deepStrictEqual(scopes[1]?.split(" ").sort(), ["mcp:read", "mcp:write"])
     }))
 
-  it.scoped("an authorization that gives up fails the request with AuthError", () =>
+  it.effect("an authorization that gives up fails the request with AuthError", () =>
     Effect.gen(function*() {
       const world = yield* start({ scopeRequirements: { "tools/call": "mcp:admin" }, ungrantable: ["mcp:admin"] })
       const [failed] = yield* exchange(world, [request("tools/call", { name: "x" })])
@@ -87,7 +87,7 @@ describe("HttpTransport with OAuth", () => {
       }
     }))
 
-  it.scoped("DPoP: the resource server's nonce is taken and every request carries a DPoP-bound token and proof", () =>
+  it.effect("DPoP: the resource server's nonce is taken and every request carries a DPoP-bound token and proof", () =>
     Effect.gen(function*() {
       const world = yield* start({ dpop: true, challengeScheme: "DPoP", rsNonce: true })
       const [listed] = yield* exchange(world, [request("tools/list")])

@@ -90,15 +90,16 @@ describe("HttpTransport options", () => {
   it.effect("layerConfig reads the options from Config", () =>
     Effect.gen(function*() {
       const layer = HttpTransport.layerConfig({
-        url: Config.string("MCP_URL"),
-        bearerToken: Config.redacted("MCP_TOKEN")
+        url: Config.String("MCP_URL"),
+        bearerToken: Config.Redacted("MCP_TOKEN")
       }).pipe(Layer.provide(NodeHttpClient.layerUndici))
       const context = yield* Layer.build(layer)
       assert.strictEqual(Context.get(context, Transport.Transport).kind, "http")
     }).pipe(
       Effect.scoped,
-      Effect.withConfigProvider(
-        ConfigProvider.fromMap(new Map([["MCP_URL", "https://a.example/mcp"], ["MCP_TOKEN", "t"]]))
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { MCP_URL: "https://a.example/mcp", MCP_TOKEN: "t" } })
       )
     ))
 })

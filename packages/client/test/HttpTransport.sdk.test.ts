@@ -28,10 +28,10 @@ const callsOf = (server: SdkV2.SdkV2Http, tool: string) =>
 const startCall = (client: McpClient.McpClientService, name: string) =>
   Effect.gen(function*() {
     let started: (() => void) | undefined
-    const running = Effect.async<void>((resume) => {
+    const running = Effect.callback<void>((resume) => {
       started = () => resume(Effect.void)
     })
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Effect.forkChild(
       client.callTool({ name, arguments: {} }, { onProgress: () => Effect.sync(() => started?.()) })
     )
     yield* running

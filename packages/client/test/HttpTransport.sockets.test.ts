@@ -39,7 +39,7 @@ const proxy = (target: string): Effect.Effect<Proxy, never, Scope.Scope> => {
     socket.on("error", () => socket.destroy())
   }
   return Effect.acquireRelease(
-    Effect.async<Net.Server>((resume) => {
+    Effect.callback<Net.Server>((resume) => {
       const server = Net.createServer((socket) => {
         const requests: Array<string> = []
         connections.push(requests)
@@ -56,7 +56,7 @@ const proxy = (target: string): Effect.Effect<Proxy, never, Scope.Scope> => {
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })

@@ -2,11 +2,13 @@
  * The README's hub example (examples/hub.ts) against real servers: server-everything over stdio and the demo server
  * over HTTP (`conduit demo-server --http 0`, a child process on a loopback port).
  */
-import * as Command from "@effect/platform/Command"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import * as McpHub from "../src/McpHub.js"
@@ -17,14 +19,15 @@ const conduit = Path.join(repositoryRoot, "packages", "cli", "bin", "conduit.mjs
 
 /** `conduit demo-server --http 0` for the Scope; its URL once it listens. */
 const demoOverHttp = Effect.gen(function*() {
-  const child = yield* Command.start(Command.make(node, conduit, "demo-server", "--http", "0"))
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  const child = yield* spawner.spawn(ChildProcess.make(node, [conduit, "demo-server", "--http", "0"]))
   return yield* child.stderr.pipe(
     Stream.decodeText(),
-    Stream.scan("", (all, chunk) => all + chunk),
+    Stream.scan(() => "", (all: string, chunk: string) => all + chunk),
     Stream.map((all) => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(all)?.[1]),
     Stream.filter((url): url is string => url !== undefined),
     Stream.runHead,
-    Effect.flatten,
+    Effect.flatMap((found) => Effect.fromOption(found)),
     Effect.timeout("30 seconds")
   )
 })
@@ -44,4 +47,4 @@ it.live("the hub example lists both servers' tools and routes calls by name", ()
       const states = yield* Effect.all([hub.state("everything"), hub.state("demo")])
       assert.deepStrictEqual(states.map((state) => state._tag), ["Connected", "Connected"])
     }).pipe(Effect.provide(Hub))
-  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), { timeout: 60_000 })
+  }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)), { timeout: 60_000 })

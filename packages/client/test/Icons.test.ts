@@ -21,7 +21,7 @@ const icons = [
 ]
 const safe = [icons[0], icons[1], icons[2]]
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown) =>
+const decode = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, value: unknown): S["Type"] =>
   Schema.decodeUnknownSync(schema, McpSchema.preserve)(value)
 
 describe("icons (L7)", () => {

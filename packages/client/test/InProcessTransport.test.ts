@@ -1,18 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Transport from "../src/Transport.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
 
 const { modern } = FixtureServer
@@ -20,16 +20,19 @@ const { modern } = FixtureServer
 type EventOf<Tag extends Transport.TransportEvent["_tag"]> = Extract<Transport.TransportEvent, { _tag: Tag }>
 
 /** Connects and records every event the transport emits. */
-const connect = (transport: Transport.Transport["Type"]) =>
+const connect = (transport: Transport.Transport["Service"]) =>
   Effect.gen(function*() {
-    const events = yield* SubscriptionRef.make(Chunk.empty<Transport.TransportEvent>())
-    const connection = yield* transport.connect((event) => SubscriptionRef.update(events, Chunk.append(event)))
-    const all = Effect.map(SubscriptionRef.get(events), Chunk.toReadonlyArray)
+    const events = yield* SubscriptionRef.make<ReadonlyArray<Transport.TransportEvent>>([])
+    const connection = yield* transport.connect((event) => SubscriptionRef.update(events, (all) => [...all, event]))
+    const all = SubscriptionRef.get(events)
     const awaitEvent = <A extends Transport.TransportEvent>(
       predicate: (event: Transport.TransportEvent) => event is A
     ) =>
-      events.changes.pipe(
-        Stream.filterMap(Chunk.findFirst(predicate)),
+      SubscriptionRef.changes(events).pipe(
+        Stream.filterMap((seen) => {
+          const found = seen.find(predicate)
+          return found === undefined ? Result.failVoid : Result.succeed(found)
+        }),
         Stream.runHead,
         Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
       )
@@ -40,7 +43,7 @@ const connect = (transport: Transport.Transport["Type"]) =>
     const request = (id: number, method: string, params?: unknown) =>
       connection.request({ jsonrpc: "2.0", id, method, params }, {})
     const call = (id: number, method: string, params?: unknown) =>
-      Effect.zipRight(request(id, method, params), responseTo(id))
+      Effect.andThen(request(id, method, params), responseTo(id))
     return { connection, events: all, awaitEvent, responseTo, request, call }
   })
 
@@ -53,7 +56,7 @@ const isProgress = (event: Transport.TransportEvent): event is EventOf<"Notifica
   event._tag === "Notification" && event.message.method === "notifications/progress"
 
 describe("InProcessTransport", () => {
-  it.scoped("connects at once and answers requests through emit", () =>
+  it.effect("connects at once and answers requests through emit", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const { transport } = yield* InProcessTransport.make(server)
@@ -67,7 +70,7 @@ describe("InProcessTransport", () => {
       assert.deepStrictEqual((yield* server.received()).map((r) => r.method), ["server/discover", "tools/call"])
     }))
 
-  it.scoped("server notifications are emitted in order, before the response", () =>
+  it.effect("server notifications are emitted in order, before the response", () =>
     Effect.gen(function*() {
       const { transport } = yield* InProcessTransport.make(yield* FixtureServer.make())
       const peer = yield* connect(transport)
@@ -87,9 +90,9 @@ describe("InProcessTransport", () => {
         events.flatMap((event) => event._tag === "Notification" ? [event.message.params] : []),
         [1, 2].map((progress) => ({ progressToken: 1, progress, total: 2, message: `step ${progress} of 2` }))
       )
-    }))
+    }).pipe(withSleepLog))
 
-  it.scoped("cancel interrupts the handler and no response is emitted", () =>
+  it.effect("cancel interrupts the handler and no response is emitted", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const { transport } = yield* InProcessTransport.make(server)
@@ -105,7 +108,7 @@ describe("InProcessTransport", () => {
       assert.deepStrictEqual(responses, [8])
     }))
 
-  it.scoped("values that cannot be serialized are caught in both directions", () =>
+  it.effect("values that cannot be serialized are caught in both directions", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({
         name: "unserializable",
@@ -138,7 +141,7 @@ describe("InProcessTransport", () => {
       const server = yield* FixtureServer.make()
       const { transport } = yield* InProcessTransport.make(server)
       const scope = yield* Scope.make()
-      const peer = yield* connect(transport).pipe(Scope.extend(scope))
+      const peer = yield* connect(transport).pipe(Scope.provide(scope))
       yield* peer.request(1, "tools/call", modern({ name: "hang" }, { progressToken: 1 }))
       yield* peer.request(2, "tools/call", modern({ name: "slow", arguments: { steps: 1, delayMs: 100 } }))
       yield* peer.awaitEvent(isProgress)
@@ -153,7 +156,7 @@ describe("InProcessTransport", () => {
       assert.deepStrictEqual(yield* peer.events, before)
       const error = yield* Effect.flip(peer.request(3, "server/discover", modern()))
       assert.isTrue(error._tag === "TransportError" && error.reason === "Closed")
-    }))
+    }).pipe(withSleepLog))
 
   it.effect("disconnect reports Closed, stops the connection, and a new connection works", () =>
     Effect.gen(function*() {
@@ -185,7 +188,7 @@ describe("InProcessTransport", () => {
       assert.strictEqual(yield* control.open, 0)
     }))
 
-  it.scoped("each connection has its own server state", () =>
+  it.effect("each connection has its own server state", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const { transport } = yield* InProcessTransport.make(server)

@@ -6,8 +6,8 @@
  * properties (`containsInLoop`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as JsonSchema from "../src/JsonSchema.js"
 import * as AjvOracle from "./utils/ajvOracle.js"
 
@@ -231,27 +231,27 @@ describe("JsonSchema agrees with Ajv", () => {
           FastCheck.array(jsonValue, { minLength: 1, maxLength: 6 }),
           (schema, values) => {
             const compiled = JsonSchema.compile(schema)
-            if (Either.isLeft(compiled)) {
+            if (Result.isFailure(compiled)) {
               // Ajv must refuse it too.
               const theirs = oracle.verdict(schema, values[0])
               return typeof theirs === "object" && theirs.stage === "compile"
             }
             for (const value of values) {
-              const ours = compiled.right.validate(value)
+              const ours = compiled.success.validate(value)
               const theirs = oracle.verdict(schema, value)
-              if (Either.isLeft(ours) && ours.left._tag === "JsonSchemaError") return false
+              if (Result.isFailure(ours) && ours.failure._tag === "JsonSchemaError") return false
               if (typeof theirs === "object" && theirs.stage === "run") {
                 verdicts.ajvCrashed++
                 continue
               }
-              if (Either.isRight(ours) !== theirs) return false
-              if (Either.isRight(ours)) {
+              if (Result.isSuccess(ours) !== theirs) return false
+              if (Result.isSuccess(ours)) {
                 verdicts.valid++
                 continue
               }
               verdicts.invalid++
-              if (ours.left._tag !== "JsonSchemaMismatch" || ours.left.issues.length === 0) return false
-              for (const issue of ours.left.issues) {
+              if (ours.failure._tag !== "JsonSchemaMismatch" || ours.failure.issues.length === 0) return false
+              for (const issue of ours.failure.issues) {
                 if (!exists(value, issue.instancePath) || !issue.schemaPath.startsWith("#")) return false
               }
             }

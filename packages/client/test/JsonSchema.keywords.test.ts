@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as JsonSchema from "../src/JsonSchema.js"
 import * as AjvOracle from "./utils/ajvOracle.js"
 
@@ -589,25 +589,25 @@ describe("JsonSchema keywords", () => {
       for (const testCase of cases) {
         it(testCase.name, () => {
           const validator = JsonSchema.compile(testCase.schema)
-          assert.isTrue(Either.isRight(validator), `compiles: ${JSON.stringify(validator)}`)
-          if (Either.isLeft(validator)) return
+          assert.isTrue(Result.isSuccess(validator), `compiles: ${JSON.stringify(validator)}`)
+          if (Result.isFailure(validator)) return
           for (const value of testCase.valid) {
-            const verdict = validator.right.validate(value)
-            assert.isTrue(Either.isRight(verdict), `${JSON.stringify(value)} is valid: ${JSON.stringify(verdict)}`)
+            const verdict = validator.success.validate(value)
+            assert.isTrue(Result.isSuccess(verdict), `${JSON.stringify(value)} is valid: ${JSON.stringify(verdict)}`)
           }
           const expectedKeyword = "keyword" in testCase ? testCase.keyword : keyword
           for (const value of testCase.invalid) {
-            const verdict = validator.right.validate(value)
-            assert.isTrue(Either.isLeft(verdict), `${JSON.stringify(value)} is invalid`)
-            if (Either.isRight(verdict)) continue
-            assert.strictEqual(verdict.left._tag, "JsonSchemaMismatch")
-            if (verdict.left._tag !== "JsonSchemaMismatch") continue
-            assert.isAbove(verdict.left.issues.length, 0)
+            const verdict = validator.success.validate(value)
+            assert.isTrue(Result.isFailure(verdict), `${JSON.stringify(value)} is invalid`)
+            if (Result.isSuccess(verdict)) continue
+            assert.strictEqual(verdict.failure._tag, "JsonSchemaMismatch")
+            if (verdict.failure._tag !== "JsonSchemaMismatch") continue
+            assert.isAbove(verdict.failure.issues.length, 0)
             if (expectedKeyword !== undefined) {
               assert.include(
-                verdict.left.issues.map((issue) => issue.keyword),
+                verdict.failure.issues.map((issue) => issue.keyword),
                 expectedKeyword,
-                `${JSON.stringify(value)}: ${JSON.stringify(verdict.left.issues)}`
+                `${JSON.stringify(value)}: ${JSON.stringify(verdict.failure.issues)}`
               )
             }
           }

@@ -4,16 +4,16 @@
  * what an automaton cannot match is refused, and everything else means what the native engine means.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Result from "effect/Result"
+import * as FastCheck from "fast-check"
 import * as Pattern from "../src/internal/jsonSchemaPattern.js"
 import * as JsonSchema from "../src/JsonSchema.js"
 import { RE2JS } from "re2js"
 import { costRatio } from "./utils/cost.js"
 
 
-const reasonOf = (verdict: Either.Either<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) =>
-  Either.isRight(verdict) ? "valid" : verdict.left._tag === "JsonSchemaMismatch" ? "mismatch" : verdict.left.reason
+const reasonOf = (verdict: Result.Result<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) =>
+  Result.isSuccess(verdict) ? "valid" : verdict.failure._tag === "JsonSchemaMismatch" ? "mismatch" : verdict.failure.reason
 
 describe("JsonSchema patterns", () => {
   // (costs are compared with a baseline measured in the same test, never with milliseconds: utils/cost.ts)
@@ -58,33 +58,32 @@ describe("JsonSchema patterns", () => {
     assert.strictEqual(reasonOf(JsonSchema.validate({ pattern: "^.{1000}$" }, "x".repeat(999))), "mismatch")
   })
 
-  it.prop(
-    "the size estimate is never below the size of the program RE2 compiles",
-    [
-      FastCheck.array(
-        FastCheck.oneof(
-          FastCheck.constantFrom("a", ".", "\\d", "\\p{L}", "[a-z]", "[^ab]", "\\x{263a}", "|", "^", "$"),
-          FastCheck.tuple(
-            FastCheck.constantFrom("(?:", "(", "(?P<n>"),
-            FastCheck.constantFrom("ab", "[0-9]+", "x|y", ".{3}")
-          ).map(([open, body]) => `${open}${body})`),
-          FastCheck.tuple(
-            FastCheck.nat(40),
-            FastCheck.nat(40),
-            FastCheck.constantFrom("*", "+", "?", "{n}", "{n,}", "{n,m}")
-          ).map(([n, m, q]) => `(?:b[cd])${q.replace("n", String(n)).replace("m", String(n + m))}`)
-        ),
-        { minLength: 1, maxLength: 12 }
-      )
-    ],
-    ([parts]) => {
-      const source = parts.join("")
-      const compiled = Either.try(() => RE2JS.compile(source))
-      if (Either.isLeft(compiled)) return
-      assert.isAtLeast(Pattern.estimateSize(source), compiled.right.programSize(), source)
-    },
-    { fastCheck: { numRuns: 300 } }
-  )
+  it("the size estimate is never below the size of the program RE2 compiles", () => {
+    const sources = FastCheck.array(
+      FastCheck.oneof(
+        FastCheck.constantFrom("a", ".", "\\d", "\\p{L}", "[a-z]", "[^ab]", "\\x{263a}", "|", "^", "$"),
+        FastCheck.tuple(
+          FastCheck.constantFrom("(?:", "(", "(?P<n>"),
+          FastCheck.constantFrom("ab", "[0-9]+", "x|y", ".{3}")
+        ).map(([open, body]) => `${open}${body})`),
+        FastCheck.tuple(
+          FastCheck.nat(40),
+          FastCheck.nat(40),
+          FastCheck.constantFrom("*", "+", "?", "{n}", "{n,}", "{n,m}")
+        ).map(([n, m, q]) => `(?:b[cd])${q.replace("n", String(n)).replace("m", String(n + m))}`)
+      ),
+      { minLength: 1, maxLength: 12 }
+    )
+    FastCheck.assert(
+      FastCheck.property(sources, (parts) => {
+        const source = parts.join("")
+        const compiled = Result.try(() => RE2JS.compile(source))
+        if (Result.isFailure(compiled)) return
+        assert.isAtLeast(Pattern.estimateSize(source), compiled.success.programSize(), source)
+      }),
+      { numRuns: 300 }
+    )
+  })
 
   it("a schema whose patterns compile to too big a program is refused", () => {
     const properties = Object.fromEntries(
@@ -102,7 +101,7 @@ describe("JsonSchema patterns", () => {
     for (const pattern of ["a(?=b)", "a(?!b)", "(?<=a)b", "(?<!a)b", "(a)\\1", "(?<x>a)\\k<x>"]) {
       const verdict = JsonSchema.validate({ pattern }, "ab")
       assert.strictEqual(reasonOf(verdict), "UnsupportedKeyword", pattern)
-      assert.include(Either.isLeft(verdict) ? verdict.left.message : "", "bounded time")
+      assert.include(Result.isFailure(verdict) ? verdict.failure.message : "", "bounded time")
     }
     for (const pattern of ["(", "[", "a**", "(?i)a"]) {
       assert.strictEqual(reasonOf(JsonSchema.validate({ pattern }, "a")), "InvalidSchema", pattern)
@@ -142,8 +141,8 @@ describe("JsonSchema patterns", () => {
     ]
     for (const [pattern, text, expected] of cases) {
       const compiled = Pattern.compile(pattern)
-      assert.isTrue(Either.isRight(compiled), `${pattern}: ${JSON.stringify(Either.getLeft(compiled))}`)
-      if (Either.isRight(compiled)) assert.strictEqual(compiled.right.test(text), expected, `${pattern} on ${text}`)
+      assert.isTrue(Result.isSuccess(compiled), `${pattern}: ${JSON.stringify(Result.getFailure(compiled))}`)
+      if (Result.isSuccess(compiled)) assert.strictEqual(compiled.success.test(text), expected, `${pattern} on ${text}`)
     }
   })
 
@@ -187,9 +186,9 @@ describe("JsonSchema patterns", () => {
     FastCheck.assert(
       FastCheck.property(pattern, FastCheck.array(text, { minLength: 1, maxLength: 5 }), (source, texts) => {
         const compiled = Pattern.compile(source)
-        if (Either.isLeft(compiled)) return false
+        if (Result.isFailure(compiled)) return false
         const native = new RegExp(source, "u")
-        return texts.every((t) => compiled.right.test(t) === native.test(t))
+        return texts.every((t) => compiled.success.test(t) === native.test(t))
       }),
       { numRuns: 300 }
     )

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"
@@ -14,28 +14,28 @@ const D7 = "http://json-schema.org/draft-07/schema#"
 /** The error a schema fails to compile with. */
 const compileError = (schema: unknown, options?: JsonSchema.Options): JsonSchema.JsonSchemaError => {
   const compiled = JsonSchema.compile(schema, options)
-  return Either.isLeft(compiled) ? compiled.left : assert.fail(`${JSON.stringify(schema)} must not compile`)
+  return Result.isFailure(compiled) ? compiled.failure : assert.fail(`${JSON.stringify(schema)} must not compile`)
 }
 
 const validator = (schema: unknown, options?: JsonSchema.Options): JsonSchema.Validator => {
   const compiled = JsonSchema.compile(schema, options)
-  return Either.isRight(compiled)
-    ? compiled.right
-    : assert.fail(`${JSON.stringify(schema)} must compile: ${compiled.left.message}`)
+  return Result.isSuccess(compiled)
+    ? compiled.success
+    : assert.fail(`${JSON.stringify(schema)} must compile: ${compiled.failure.message}`)
 }
 
 /** The issues of a value that does not match. */
-const issuesOf = (verdict: Either.Either<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) => {
-  if (Either.isRight(verdict)) return assert.fail("expected a mismatch, the value is valid")
-  if (verdict.left._tag !== "JsonSchemaMismatch") return assert.fail(`expected a mismatch, got ${verdict.left.message}`)
-  return verdict.left.issues
+const issuesOf = (verdict: Result.Result<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) => {
+  if (Result.isSuccess(verdict)) return assert.fail("expected a mismatch, the value is valid")
+  if (verdict.failure._tag !== "JsonSchemaMismatch") return assert.fail(`expected a mismatch, got ${verdict.failure.message}`)
+  return verdict.failure.issues
 }
 
 /** The error of a validation that could not finish. */
-const failureOf = (verdict: Either.Either<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) => {
-  if (Either.isRight(verdict)) return assert.fail("expected a failure, the value is valid")
-  if (verdict.left._tag !== "JsonSchemaError") return assert.fail(`expected a failure, got ${verdict.left.message}`)
-  return verdict.left
+const failureOf = (verdict: Result.Result<void, JsonSchema.JsonSchemaMismatch | JsonSchema.JsonSchemaError>) => {
+  if (Result.isSuccess(verdict)) return assert.fail("expected a failure, the value is valid")
+  if (verdict.failure._tag !== "JsonSchemaError") return assert.fail(`expected a failure, got ${verdict.failure.message}`)
+  return verdict.failure
 }
 
 /** An array nested `depth` levels deep, built without recursion. */
@@ -54,16 +54,16 @@ describe("JsonSchema", () => {
       assert.strictEqual(validator({ $schema: "http://json-schema.org/draft-07/schema" }).dialect, "draft-07")
       assert.strictEqual(validator(true).dialect, "2020-12")
       assert.strictEqual(validator({}, { defaultDialect: "draft-07" }).dialect, "draft-07")
-      assert.deepStrictEqual(JsonSchema.dialectOf({ $schema: D7 }), Either.right("draft-07"))
+      assert.deepStrictEqual(JsonSchema.dialectOf({ $schema: D7 }), Result.succeed("draft-07"))
     })
 
     it("validates by dialect: the same keywords mean different things", () => {
       const tuple = { prefixItems: [{ type: "string" }], items: { type: "integer" } }
-      assert.isTrue(Either.isRight(JsonSchema.validate(tuple, ["a", 1])))
-      assert.isTrue(Either.isLeft(JsonSchema.validate(tuple, ["a", "b"])))
+      assert.isTrue(Result.isSuccess(JsonSchema.validate(tuple, ["a", 1])))
+      assert.isTrue(Result.isFailure(JsonSchema.validate(tuple, ["a", "b"])))
       // draft-07 knows neither prefixItems nor a schema after it: `items` applies to every item.
-      assert.isTrue(Either.isLeft(JsonSchema.validate({ $schema: D7, ...tuple }, ["a", 1])))
-      assert.isTrue(Either.isRight(JsonSchema.validate({ $schema: D7, ...tuple }, [1, 2])))
+      assert.isTrue(Result.isFailure(JsonSchema.validate({ $schema: D7, ...tuple }, ["a", 1])))
+      assert.isTrue(Result.isSuccess(JsonSchema.validate({ $schema: D7, ...tuple }, [1, 2])))
     })
 
     it("refuses every other dialect with a typed error", () => {
@@ -86,7 +86,7 @@ describe("JsonSchema", () => {
         "UnsupportedDialect",
         "a subschema in another dialect"
       )
-      assert.isTrue(Either.isLeft(JsonSchema.dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })))
+      assert.isTrue(Result.isFailure(JsonSchema.dialectOf({ $schema: "http://json-schema.org/draft-04/schema#" })))
     })
   })
 
@@ -117,11 +117,11 @@ describe("JsonSchema", () => {
           response.end(JSON.stringify({ type: "string" }))
         })
         yield* Effect.acquireRelease(
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             server.listen(0, "127.0.0.1", () => resume(Effect.void))
           }),
           () =>
-            Effect.async<void>((resume) => {
+            Effect.callback<void>((resume) => {
               server.close(() => resume(Effect.void))
             })
         )
@@ -151,8 +151,8 @@ describe("JsonSchema", () => {
       assert.include(error.detail, "https://schemas.example/other.json")
       const { elsewhere: _, ...local } = schema.properties
       const compiled = validator({ ...schema, properties: local })
-      assert.isTrue(Either.isRight(compiled.validate({ name: "a", same: "b" })))
-      assert.isTrue(Either.isLeft(compiled.validate({ name: "" })))
+      assert.isTrue(Result.isSuccess(compiled.validate({ name: "a", same: "b" })))
+      assert.isTrue(Result.isFailure(compiled.validate({ name: "" })))
     })
 
     it("a local $ref that points at nothing is UnresolvedRef", () => {
@@ -203,7 +203,7 @@ describe("JsonSchema", () => {
       assert.strictEqual(error.reason, "BudgetExceeded")
       assert.include(error.message, "1000000 steps")
       // A value that matches takes the first path only.
-      assert.isTrue(Either.isRight(compiled.validate("a")))
+      assert.isTrue(Result.isSuccess(compiled.validate("a")))
       // The budget is an option.
       assert.strictEqual(failureOf(validator(explosion(8), { maxSteps: 100 }).validate(1)).reason, "BudgetExceeded")
       assert.strictEqual(issuesOf(validator(explosion(8)).validate(1))[0].keyword, "anyOf")
@@ -219,7 +219,7 @@ describe("JsonSchema", () => {
 
     it("uniqueItems over many large items is charged to the budget", () => {
       const big = Array.from({ length: 2000 }, (_, i) => ({ id: i, tags: Array.from({ length: 50 }, (_, j) => j) }))
-      assert.isTrue(Either.isRight(validator({ uniqueItems: true }).validate(big)))
+      assert.isTrue(Result.isSuccess(validator({ uniqueItems: true }).validate(big)))
       assert.strictEqual(
         failureOf(validator({ uniqueItems: true }, { maxSteps: 1_000 }).validate(big)).reason,
         "BudgetExceeded"
@@ -241,7 +241,7 @@ describe("JsonSchema", () => {
 
     it("a loop that is never reached costs nothing", () => {
       const compiled = validator({ anyOf: [{ type: "string" }, { $ref: "#" }] })
-      assert.isTrue(Either.isRight(compiled.validate("a")))
+      assert.isTrue(Result.isSuccess(compiled.validate("a")))
       assert.strictEqual(failureOf(compiled.validate(1)).reason, "DepthExceeded")
     })
 
@@ -255,7 +255,7 @@ describe("JsonSchema", () => {
         assert.strictEqual(failureOf(verdict).reason, "DepthExceeded", `schema ${i}`)
       }
       // Recursion within the limit is fine.
-      assert.isTrue(Either.isRight(validator({ items: { $ref: "#" } }).validate(nested(100))))
+      assert.isTrue(Result.isSuccess(validator({ items: { $ref: "#" } }).validate(nested(100))))
       assert.strictEqual(
         failureOf(validator({ items: { $ref: "#" } }, { maxDepth: 50 }).validate(nested(100))).reason,
         "DepthExceeded"
@@ -282,7 +282,7 @@ describe("JsonSchema", () => {
         }
       }
       const rows = Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `row ${i}`, tags: ["a", "b"] }))
-      assert.isTrue(Either.isRight(validator(schema).validate(rows)))
+      assert.isTrue(Result.isSuccess(validator(schema).validate(rows)))
     })
   })
 
@@ -336,9 +336,9 @@ describe("JsonSchema", () => {
     it("JsonSchemaMismatch reads well in logs", () => {
       const schema = { properties: { total: { type: "number" } }, required: ["id"] }
       const verdict = JsonSchema.validate(schema, { total: "1" })
-      assert.isTrue(Either.isLeft(verdict))
-      if (Either.isLeft(verdict)) {
-        assert.strictEqual(verdict.left.message, "(value): must have required property \"id\"\n/total: must be number")
+      assert.isTrue(Result.isFailure(verdict))
+      if (Result.isFailure(verdict)) {
+        assert.strictEqual(verdict.failure.message, "(value): must have required property \"id\"\n/total: must be number")
       }
     })
   })
@@ -380,7 +380,7 @@ describe("JsonSchema", () => {
     })
 
     it("unknown keywords are ignored", () => {
-      assert.isTrue(Either.isRight(JsonSchema.validate({ "x-ui": { widget: 1 }, title: "T", examples: [1] }, 2)))
+      assert.isTrue(Result.isSuccess(JsonSchema.validate({ "x-ui": { widget: 1 }, title: "T", examples: [1] }, 2)))
     })
   })
 
@@ -415,22 +415,22 @@ describe("JsonSchema", () => {
     ]
     it("are annotations by default", () => {
       for (const [format, , invalid] of cases) {
-        for (const value of invalid) assert.isTrue(Either.isRight(JsonSchema.validate({ format }, value)), format)
+        for (const value of invalid) assert.isTrue(Result.isSuccess(JsonSchema.validate({ format }, value)), format)
       }
     })
 
     it("with formats: \"assert\", common formats are checked", () => {
       for (const [format, valid, invalid] of cases) {
         const compiled = validator({ format }, { formats: "assert" })
-        for (const value of valid) assert.isTrue(Either.isRight(compiled.validate(value)), `${format}: ${value}`)
+        for (const value of valid) assert.isTrue(Result.isSuccess(compiled.validate(value)), `${format}: ${value}`)
         for (const value of invalid) {
           const issues = issuesOf(compiled.validate(value))
           assert.strictEqual(issues[0].keyword, "format", `${format}: ${value}`)
         }
         // Formats apply to strings only; an unknown format is still an annotation.
-        assert.isTrue(Either.isRight(compiled.validate(42)))
+        assert.isTrue(Result.isSuccess(compiled.validate(42)))
       }
-      assert.isTrue(Either.isRight(JsonSchema.validate({ format: "x-custom" }, "anything", { formats: "assert" })))
+      assert.isTrue(Result.isSuccess(JsonSchema.validate({ format: "x-custom" }, "anything", { formats: "assert" })))
     })
   })
 
@@ -439,28 +439,28 @@ describe("JsonSchema", () => {
       const cache = JsonSchema.unsafeMakeCache()
       const schema = { type: "object", properties: { n: { type: "integer" } } }
       const first = cache.compile(schema)
-      assert.isTrue(Either.isRight(first))
+      assert.isTrue(Result.isSuccess(first))
       assert.strictEqual(cache.compile(schema), first, "the same validator for the same object")
       assert.notStrictEqual(cache.compile({ ...schema }), first, "another object is another entry")
       const remote = { $ref: "https://example.com/s.json" }
       assert.strictEqual(cache.compile(remote), cache.compile(remote))
-      assert.isTrue(Either.isLeft(cache.validate(remote, 1)))
-      assert.isTrue(Either.isRight(cache.validate(schema, { n: 1 })))
-      assert.isTrue(Either.isLeft(cache.validate(schema, { n: "1" })))
-      assert.isTrue(Either.isRight(cache.validate(true, 1)))
-      assert.isTrue(Either.isLeft(cache.validate(false, 1)))
+      assert.isTrue(Result.isFailure(cache.validate(remote, 1)))
+      assert.isTrue(Result.isSuccess(cache.validate(schema, { n: 1 })))
+      assert.isTrue(Result.isFailure(cache.validate(schema, { n: "1" })))
+      assert.isTrue(Result.isSuccess(cache.validate(true, 1)))
+      assert.isTrue(Result.isFailure(cache.validate(false, 1)))
     })
 
     it.effect("makeCache, and verdicts yielded in Effect.gen", () =>
       Effect.gen(function*() {
         const cache = yield* JsonSchema.makeCache({ maxIssues: 1 })
         const schema = { type: "object", required: ["approve"], properties: { approve: { type: "boolean" } } }
-        yield* cache.validate(schema, { approve: true })
-        const error = yield* Effect.flip(cache.validate(schema, { approve: "yes" }))
+        yield* Effect.fromResult(cache.validate(schema, { approve: true }))
+        const error = yield* Effect.flip(Effect.fromResult(cache.validate(schema, { approve: "yes" })))
         assert.strictEqual(error._tag, "JsonSchemaMismatch")
-        const caught = yield* cache.validate({ $schema: "http://json-schema.org/draft-04/schema#" }, 1).pipe(
-          Effect.catchTag("JsonSchemaError", (e) => Effect.succeed(e.reason))
-        )
+        const caught = yield* Effect.fromResult(
+          cache.validate({ $schema: "http://json-schema.org/draft-04/schema#" }, 1)
+        ).pipe(Effect.catchTag("JsonSchemaError", (e) => Effect.succeed(e.reason)))
         assert.strictEqual(caught, "UnsupportedDialect")
       }))
   })
@@ -497,13 +497,13 @@ describe("JsonSchema", () => {
         for (const file of Fs.readdirSync(Path.join(examples, name))) {
           const example: unknown = JSON.parse(Fs.readFileSync(Path.join(examples, name, file), "utf8"))
           const verdict = compiled.validate(example)
-          assert.isTrue(Either.isRight(verdict), `${name}/${file}: ${JSON.stringify(verdict)}`)
+          assert.isTrue(Result.isSuccess(verdict), `${name}/${file}: ${JSON.stringify(verdict)}`)
           const broken = typeof example === "object" && example !== null && !Array.isArray(example)
             ? [{ ...example, _meta: 1 }, Object.fromEntries(Object.keys(example).map((key) => [key, null])), []]
             : [{ unexpected: true }]
           for (const value of broken) {
             assert.strictEqual(
-              Either.isRight(compiled.validate(value)),
+              Result.isSuccess(compiled.validate(value)),
               oracle.verdict(reference, value),
               `${name}/${file} broken: ${JSON.stringify(value).slice(0, 200)}`
             )
@@ -530,7 +530,7 @@ describe("JsonSchema", () => {
       }
       const compiled = validator(requestedSchema, { formats: "assert" })
       const answer = { approve: true, env: "prod", replicas: 2, contact: "a@b.example" }
-      assert.isTrue(Either.isRight(compiled.validate(answer)))
+      assert.isTrue(Result.isSuccess(compiled.validate(answer)))
       const issues = issuesOf(compiled.validate({ env: "dev", replicas: 2.5, reason: "x".repeat(21), contact: "nope" }))
       assert.sameMembers(
         issues.map((issue) => `${issue.instancePath} ${issue.keyword}`),

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import * as codec from "../src/internal/codec.js"
 import * as lineDecoder from "../src/internal/lineDecoder.js"
 import type * as McpSchema from "../src/McpSchema.js"
@@ -56,29 +56,30 @@ const message: FastCheck.Arbitrary<McpSchema.JsonRpcMessage> = FastCheck.oneof(
 )
 
 describe("LineDecoder", () => {
-  it.prop(
-    "messages split at arbitrary byte boundaries decode to the same messages",
-    [
+  it("messages split at arbitrary byte boundaries decode to the same messages", () => {
+    const property = FastCheck.property(
       FastCheck.array(FastCheck.tuple(message, FastCheck.boolean()), { minLength: 1, maxLength: 12 }),
-      FastCheck.array(FastCheck.nat(), { maxLength: 40 })
-    ],
-    ([messages, cuts]) => {
-      // some lines end with "\r\n", the encoder never emits a raw newline inside a message
-      const bytes = encoder.encode(messages.map(([m, crlf]) => `${codec.encode(m)}${crlf ? "\r\n" : "\n"}`).join(""))
-      const decoder = lineDecoder.make({ maxLineBytes: 1024 * 1024, overflow: "fail" })
-      const lines = decodeAll(decoder, splitAt(bytes, cuts))
-      const decoded = lines.flatMap((line) => {
-        const frame = codec.decodeFrame(line)
-        assert.deepStrictEqual(frame.invalid, [])
-        return frame.messages
-      })
-      assert.deepStrictEqual(decoded, messages.map(([m]) => m))
-      assert.strictEqual(decoder.stats().scanned, bytes.length)
-      // linear: a small piece is gathered once (and its block grown by doubling), every line joined once
-      assert.isAtMost(decoder.stats().copied, 3 * bytes.length)
-    },
-    { fastCheck: { numRuns: 200 } }
-  )
+      FastCheck.array(FastCheck.nat(), { maxLength: 40 }),
+      (messages, cuts) => {
+        // some lines end with "\r\n", the encoder never emits a raw newline inside a message
+        const bytes = encoder.encode(
+          messages.map(([m, crlf]) => `${codec.encode(m)}${crlf ? "\r\n" : "\n"}`).join("")
+        )
+        const decoder = lineDecoder.make({ maxLineBytes: 1024 * 1024, overflow: "fail" })
+        const lines = decodeAll(decoder, splitAt(bytes, cuts))
+        const decoded = lines.flatMap((line) => {
+          const frame = codec.decodeFrame(line)
+          assert.deepStrictEqual(frame.invalid, [])
+          return frame.messages
+        })
+        assert.deepStrictEqual(decoded, messages.map(([m]) => m))
+        assert.strictEqual(decoder.stats().scanned, bytes.length)
+        // linear: a small piece is gathered once (and its block grown by doubling), every line joined once
+        assert.isAtMost(decoder.stats().copied, 3 * bytes.length)
+      }
+    )
+    FastCheck.assert(property, { numRuns: 200 })
+  })
 
   it("decodes a 16 MiB message fed in 64 KiB chunks with linear work", () => {
     // a 4-byte, a 3-byte and a 2-byte character, so chunk boundaries fall inside characters

@@ -1,13 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { vi } from "vitest"
 import * as HttpAuth from "../src/internal/httpAuth.js"
 import * as McpClient from "../src/McpClient.js"
@@ -54,7 +53,7 @@ const layer = (options: McpClient.McpClientOptions = {}) =>
   )
 
 describe("the result cache in the request path", () => {
-  it.scoped("a fresh list is served from the cache; its ttl expires; list_changed drops it", () =>
+  it.effect("a fresh list is served from the cache; its ttl expires; list_changed drops it", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.listTools()
@@ -74,7 +73,7 @@ describe("the result cache in the request path", () => {
       assert.strictEqual(yield* count("tools/list"), 4)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("concurrent identical reads are coalesced; resources/updated drops that resource; calls are never cached", () =>
+  it.effect("concurrent identical reads are coalesced; resources/updated drops that resource; calls are never cached", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* Effect.all(Array.from({ length: 10 }, () => client.readResource("file:///a")), {
@@ -114,16 +113,17 @@ describe("a hostile server listing a URI built to make cache keys costly", () =>
     return Effect.void
   })
 
-  it.scoped("reading it costs no store operation and no digest: it is not cached; other URIs still are", () =>
+  it.effect("reading it costs no store operation and no digest: it is not cached; other URIs still are", () =>
     Effect.gen(function*() {
       let operations = 0
       const entries = new Map<string, string>()
       const counting = KeyValueStore.makeStringOnly({
-        get: (name) => Effect.sync(() => (operations++, Option.fromNullable(entries.get(name)))),
+        get: (name) => Effect.sync(() => (operations++, entries.get(name))),
         set: (name, value) => Effect.sync(() => void (operations++, entries.set(name, value))),
         remove: (name) => Effect.sync(() => void (operations++, entries.delete(name))),
         clear: Effect.sync(() => entries.clear()),
-        size: Effect.sync(() => entries.size)
+        size: Effect.sync(() => entries.size),
+        keys: Effect.sync(() => [...entries.keys()])
       })
       const subtle = globalThis.crypto.subtle
       const digest = subtle.digest.bind(subtle)
@@ -217,7 +217,7 @@ describe("notifications while the client is being built", () => {
 })
 
 describe("a cache that fails", () => {
-  it.scoped("a defect in the cache's invalidation drops that notification, not the connection", () =>
+  it.effect("a defect in the cache's invalidation drops that notification, not the connection", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.listTools()
@@ -244,16 +244,16 @@ describe("a cache that fails", () => {
 describe("the partition of a transport's own credentials", () => {
   /** The scripted transport, as if it were built with credentials whose partition is `partition`. */
   const withCredentials = (partition: string | undefined) =>
-    Layer.map(Scripted.layer(server), (context) => {
+    Layer.flatMap(Scripted.layer(server), (context) => {
       const transport = Context.get(context, Transport.Transport)
-      return Context.add(
+      return Layer.succeedContext(Context.add(
         context,
         Transport.Transport,
         TransportHooks.withCredentials({ ...transport }, {
           set: () => Effect.void,
           partition: Effect.succeed(partition)
         })
-      )
+      ))
     })
   /** A client over its own transport, sharing the given cache store. */
   const clientWith = (partition: string | undefined, cache: Context.Context<ResultCache.ResultCache>) =>
@@ -265,7 +265,7 @@ describe("the partition of a transport's own credentials", () => {
     Effect.map(Ref.get(Context.get(context, Scripted.ScriptLog).sent), (sent) =>
       sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length)
 
-  it.scoped("a private result of one credential is not served to a client with another through a shared store", () =>
+  it.effect("a private result of one credential is not served to a client with another through a shared store", () =>
     Effect.gen(function*() {
       const cache = yield* Layer.build(ResultCache.layerMemory())
       const a = yield* clientWith("bearer:aaaa", cache)

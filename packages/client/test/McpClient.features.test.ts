@@ -2,19 +2,18 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as HashMap from "effect/HashMap"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as RootsProvider from "../src/RootsProvider.js"
 import * as SamplingHandler from "../src/SamplingHandler.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const seen: Array<ElicitationHandler.ElicitationRequest> = []
@@ -94,7 +93,7 @@ const mrtrServer = (rounds: number, inputRequests: Record<string, unknown> | und
   })
 
 describe("MRTR (modern input_required)", () => {
-  it.scoped("inputs are fulfilled through the handlers and the call is retried with a new id", () =>
+  it.effect("inputs are fulfilled through the handlers and the call is retried with a new id", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const result = yield* client.callTool({ name: "deploy", arguments: { env: "prod" } })
@@ -118,7 +117,7 @@ describe("MRTR (modern input_required)", () => {
       assert.deepStrictEqual(caps, { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} })
     }).pipe(Effect.provide(clientLayer(mrtrServer(1)))))
 
-  it.scoped("only the latest round's responses are sent", () =>
+  it.effect("only the latest round's responses are sent", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.callTool({ name: "deploy" })
@@ -133,7 +132,7 @@ describe("MRTR (modern input_required)", () => {
       ])
     }).pipe(Effect.provide(clientLayer(mrtrServer(3)))))
 
-  it.scoped("callToolRound hands each input_required round to the caller, who sends the next one", () =>
+  it.effect("callToolRound hands each input_required round to the caller, who sends the next one", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const first = yield* client.callToolRound({ name: "deploy", arguments: { env: "prod" } })
@@ -158,7 +157,7 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual((calls[1].params as Record<string, unknown>).requestState, "state-1")
     }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
 
-  it.scoped("a caller can answer the rounds itself", () =>
+  it.effect("a caller can answer the rounds itself", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const rounds: Array<ReadonlyArray<string>> = []
@@ -180,7 +179,7 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual(retry.requestState, "state-2")
     }).pipe(Effect.provide(clientLayer(mrtrServer(2), {}, false))))
 
-  it.scoped("a caller's answers that leave an input out fail the call; no retry is sent", () =>
+  it.effect("a caller's answers that leave an input out fail the call; no retry is sent", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "deploy" }, {
@@ -192,7 +191,7 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
     }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
 
-  it.scoped("the round limit ends in a typed error", () =>
+  it.effect("the round limit ends in a typed error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
@@ -204,10 +203,10 @@ describe("MRTR (modern input_required)", () => {
       assert.deepInclude(last, { resultType: "input_required", requestState: "state-4" })
     }).pipe(Effect.provide(clientLayer(mrtrServer(100), { maxInputRounds: 3 }))))
 
-  it.scoped("a state-only result is retried after a pause, never in a tight loop", () =>
+  it.effect("a state-only result is retried after a pause, never in a tight loop", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(client.callTool({ name: "deploy" }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "deploy" }))
       yield* awaitSleep("250 millis")
       const log = yield* Scripted.ScriptLog
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
@@ -216,9 +215,9 @@ describe("MRTR (modern input_required)", () => {
       const calls = toolCalls(yield* Ref.get(log.sent))
       assert.strictEqual(calls.length, 2)
       assert.isUndefined((calls[1].params as Record<string, unknown>).inputResponses)
-    }).pipe(Effect.provide(clientLayer(mrtrServer(1, {})))))
+    }).pipe(Effect.provide(clientLayer(mrtrServer(1, {}))), withSleepLog))
 
-  it.scoped("an unknown input method is a protocol error, not retried", () =>
+  it.effect("an unknown input method is a protocol error, not retried", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
@@ -227,7 +226,7 @@ describe("MRTR (modern input_required)", () => {
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent)).length, 1)
     }).pipe(Effect.provide(clientLayer(mrtrServer(1, { x: { method: "tools/list", params: {} } })))))
 
-  it.scoped("an input for a capability the client did not declare is a protocol error", () =>
+  it.effect("an input for a capability the client did not declare is a protocol error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "deploy" }))
@@ -235,7 +234,7 @@ describe("MRTR (modern input_required)", () => {
       assert.match(error.message, /did not declare/)
     }).pipe(Effect.provide(clientLayer(mrtrServer(1), {}, false))))
 
-  it.scoped("a malformed InputRequiredResult and input_required on tools/list are typed errors", () =>
+  it.effect("a malformed InputRequiredResult and input_required on tools/list are typed errors", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const malformed = yield* Effect.flip(client.callTool({ name: "deploy" }))
@@ -264,12 +263,12 @@ describe("legacy server requests", () => {
       for (let i = 0; i < 1000; i++) {
         const all = responses(yield* Ref.get(log.sent))
         if (all.length >= n) return all
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
       }
       return responses(yield* Ref.get(log.sent))
     })
 
-  it.scoped("the handlers answer elicitation, sampling and roots; capabilities are declared", () =>
+  it.effect("the handlers answer elicitation, sampling and roots; capabilities are declared", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -278,7 +277,7 @@ describe("legacy server requests", () => {
       assert.deepStrictEqual((init.message as McpSchema.JsonRpcRequest).params, {
         protocolVersion: "2025-11-25",
         capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } },
-        clientInfo: { name: "conduit", version: "0.2.1" }
+        clientInfo: { name: "conduit", version: "1.0.0" }
       })
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.serverRequest(1, "elicitation/create", formRequest.params)
@@ -317,7 +316,7 @@ describe("legacy server requests", () => {
       assert.deepStrictEqual(form.defaults, { env: "staging" })
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript()))))
 
-  it.scoped("an answer that does not match the requested schema is refused", () =>
+  it.effect("an answer that does not match the requested schema is refused", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -331,7 +330,7 @@ describe("legacy server requests", () => {
       assert.isTrue("error" in response && response.error.code === -32602)
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript()))))
 
-  it.scoped("without handlers nothing is declared and the requests get method-not-found", () =>
+  it.effect("without handlers nothing is declared and the requests get method-not-found", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -344,7 +343,7 @@ describe("legacy server requests", () => {
       assert.isTrue("error" in response && response.error.code === -32601)
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), {}, false))))
 
-  it.scoped("a handler that dies still answers the server, with an internal error", () =>
+  it.effect("a handler that dies still answers the server, with an internal error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -363,7 +362,7 @@ describe("legacy server requests", () => {
       )
     )))
 
-  it.scoped("roots/list exposes only file:// roots that do not climb with ..", () =>
+  it.effect("roots/list exposes only file:// roots that do not climb with ..", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -403,7 +402,7 @@ describe("legacy server requests", () => {
     )))
 
   for (const [modes, version] of [[[], "2025-11-25"]] as const) {
-    it.scoped(`an elicitation handler of modes [${modes.join(", ")}] declares nothing at ${version}`, () =>
+    it.effect(`an elicitation handler of modes [${modes.join(", ")}] declares nothing at ${version}`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         yield* client.session
@@ -435,7 +434,7 @@ describe("legacy server requests", () => {
       return { client, ctx }
     })
 
-  it.scoped("notifications/elicitation/complete reaches the handler for URL elicitations it was shown, once", () =>
+  it.effect("notifications/elicitation/complete reaches the handler for URL elicitations it was shown, once", () =>
     Effect.gen(function*() {
       const { ctx } = yield* showUrlElicitation("known-1")
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "unknown-9" })
@@ -453,7 +452,7 @@ describe("legacy server requests", () => {
       )
     )))
 
-  it.scoped("a URL elicitation the user declined expects no completion: a later one is ignored", () =>
+  it.effect("a URL elicitation the user declined expects no completion: a later one is ignored", () =>
     Effect.gen(function*() {
       const { ctx } = yield* showUrlElicitation("declined-1")
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "declined-1" })
@@ -469,7 +468,7 @@ describe("legacy server requests", () => {
       )
     )))
 
-  it.scoped("a completion callback that throws is logged; the connection goes on", () =>
+  it.effect("a completion callback that throws is logged; the connection goes on", () =>
     Effect.gen(function*() {
       const { client, ctx } = yield* showUrlElicitation("throws-1")
       // the handler runs where the transport delivers the message: a throw there must stay there
@@ -496,7 +495,7 @@ describe("legacy server requests", () => {
       )
     )))
 
-  it.scoped("server log messages can also go into Effect's logger", () =>
+  it.effect("server log messages can also go into Effect's logger", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -514,15 +513,15 @@ describe("legacy server requests", () => {
           Layer.provideMerge(Scripted.layer(Scripted.legacyScript()))
         )
       ),
-      Effect.provide(Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ annotations, logLevel, message }) => {
-          if (HashMap.get(annotations, "module").pipe((m) => m._tag === "Some" && m.value === "McpServer")) {
-            logged.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+      Effect.provide(Logger.layer([
+        Logger.make(({ fiber, logLevel, message }) => {
+          if (fiber.getRef(References.CurrentLogAnnotations)["module"] === "McpServer") {
+            // (Effect 4's levels are "Warn", "Debug", …: upper-cased, Effect 3's labels)
+            logged.push(`${logLevel.toUpperCase()} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
           }
         })
-      )),
-      Logger.withMinimumLogLevel(LogLevel.All)
+      ])),
+      Effect.provideService(References.MinimumLogLevel, "All")
     ))
 })
 
@@ -544,7 +543,7 @@ describe("structured tool results", () => {
   })
   const Sum = Schema.Struct({ sum: Schema.Number })
 
-  it.scoped("structuredContent decoded with the caller's Schema; mismatches and absences are typed errors", () =>
+  it.effect("structuredContent decoded with the caller's Schema; mismatches and absences are typed errors", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const ok = yield* client.callToolStructured({ name: "sum" }, Sum)
@@ -592,22 +591,31 @@ describe("output schemas", () => {
     Effect.map(Ref.get(log.sent), (sent) =>
       sent.filter((s) => "method" in s.message && s.message.method === "tools/list").length))
 
-  it.scoped("a call made before any listing lists the tools once, then checks its result", () =>
+  it.effect("a call made before any listing lists the tools once, then checks its result", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const calls = yield* Effect.all(
         Array.from({ length: 8 }, (_, i) =>
-          Effect.either(client.callTool({ name: "sum", arguments: { out: { sum: i % 2 === 0 ? i : "x" } } }))),
+          Effect.result(client.callTool({ name: "sum", arguments: { out: { sum: i % 2 === 0 ? i : "x" } } }))),
         { concurrency: "unbounded" }
       )
-      assert.deepStrictEqual(calls.map((call) => call._tag), ["Right", "Left", "Right", "Left", "Right", "Left", "Right", "Left"])
+      assert.deepStrictEqual(calls.map((call) => call._tag), [
+        "Success",
+        "Failure",
+        "Success",
+        "Failure",
+        "Success",
+        "Failure",
+        "Success",
+        "Failure"
+      ])
       assert.strictEqual(yield* toolLists, 1, "one listing for every call that waited on it")
       // a tool the listing did not show has no schema: no listing again
       yield* client.callTool({ name: "unlisted", arguments: { out: "anything" } })
       assert.strictEqual(yield* toolLists, 1)
     }).pipe(Effect.provide(clientLayer(server, {}, false))))
 
-  it.scoped("structuredContent is checked against the tool's outputSchema once the tool was listed", () =>
+  it.effect("structuredContent is checked against the tool's outputSchema once the tool was listed", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       // before any listing, the first call lists, and its result is checked

@@ -3,14 +3,12 @@
  * not keep up, and a flood of server-to-client requests, whether or not the server reads the answers. Every buffer
  * between the server and user code is bounded.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as Url from "node:url"
@@ -39,7 +37,7 @@ const heapMiB = () =>
 const floodClient = (era: "legacy" | "modern") =>
   McpClient.layer({ healthCheckInterval: false, era }).pipe(
     Layer.provide(StdioTransport.layer({ command: process.execPath, args: [flood, era], closeTimeout: "500 millis" })),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 const COUNT = 100_000
@@ -55,7 +53,7 @@ const runFlood = Effect.flatMap(McpClient.McpClient, (client) =>
 
 /** Reads a pulled stream until `count` notifications (drop notices not counted) came. */
 const readAll = (
-  pull: Effect.Effect<Chunk.Chunk<McpSchema.ServerNotification>, Option.Option<unknown>>,
+  pull: Effect.Effect<ReadonlyArray<McpSchema.ServerNotification>, unknown>,
   count: number
 ) =>
   Effect.gen(function*() {
@@ -108,7 +106,7 @@ describe("a flood of notifications at a slow reader", () => {
         const client = yield* McpClient.McpClient
         const pull = yield* Stream.toPull(client.listen({ toolsListChanged: true }))
         const ack = yield* Effect.orDie(pull)
-        assert.strictEqual(Chunk.unsafeHead(ack).method, "notifications/subscriptions/acknowledged")
+        assert.strictEqual(ack[0].method, "notifications/subscriptions/acknowledged")
         const before = yield* heapMiB()
         yield* runFlood
         const growth = (yield* heapMiB()) - before
@@ -118,19 +116,19 @@ describe("a flood of notifications at a slow reader", () => {
     60_000
   )
 
-  it.scoped("the buffer size is an option; a reader that keeps up loses nothing", () =>
+  it.effect("the buffer size is an option; a reader that keeps up loses nothing", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
       const slow = yield* Stream.toPull(yield* client.subscribe)
       const fast = yield* client.subscribe
-      const fastRead = yield* Effect.fork(Stream.runCollect(Stream.take(fast, 25)))
+      const fastRead = yield* Effect.forkChild(Stream.runCollect(Stream.take(fast, 25)))
       for (let i = 0; i < 25; i++) {
         yield* ctx.notify("notifications/message", { level: "info", data: i })
         // the fast reader reads as each comes
-        for (let j = 0; j < 5; j++) yield* Effect.yieldNow()
+        for (let j = 0; j < 5; j++) yield* Effect.yieldNow
       }
-      const all = Chunk.toReadonlyArray(yield* Fiber.join(fastRead))
+      const all = Array.from(yield* Fiber.join(fastRead))
       const data = (n: McpSchema.ServerNotification) => (n.params as { data: number }).data
       assert.deepStrictEqual(all.map(data), Array.from({ length: 25 }, (_, i) => i))
       const kept = yield* readAll(slow, 10)
@@ -172,7 +170,7 @@ const stuckSampling = SamplingHandler.layer({ createMessage: () => Effect.never 
 const samplingParams = { messages: [], maxTokens: 5 }
 
 describe("a flood of server-to-client requests", () => {
-  it.scoped("requests beyond the limit are refused with -32603 while the others run; the limit frees up", () =>
+  it.effect("requests beyond the limit are refused with -32603 while the others run; the limit frees up", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -193,7 +191,7 @@ describe("a flood of server-to-client requests", () => {
       yield* ctx.serverRequest(7, "ping", {})
       let after = yield* responses
       for (let i = 0; i < 1_000 && after.length < 3; i++) {
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         after = yield* responses
       }
       assert.deepStrictEqual(after.slice(2), [{ jsonrpc: "2.0", id: 7, result: {} }])
@@ -204,7 +202,7 @@ describe("a flood of server-to-client requests", () => {
       )
     )))
 
-  it.scoped("a server that floods pings without reading the answers is held back: at most the limit run", () =>
+  it.effect("a server that floods pings without reading the answers is held back: at most the limit run", () =>
     Effect.gen(function*() {
       const emitted = yield* Ref.make(0)
       const responded = yield* Ref.make(0)
@@ -219,13 +217,13 @@ describe("a flood of server-to-client requests", () => {
               info: { binding: "in-process", target: "ping-flood" },
               request: (message) =>
                 message.method === "initialize"
-                  ? Effect.forkDaemon(emit(Transport.TransportEvent.Response({
+                  ? Effect.forkDetach(emit(Transport.TransportEvent.Response({
                     message: { jsonrpc: "2.0", id: message.id, result: Scripted.initializeResult() }
                   })))
                   : Effect.void,
               notify: () => Effect.void,
               // a full pipe: the answer is never taken
-              respond: () => Effect.zipRight(Ref.update(responded, (n) => n + 1), Effect.never),
+              respond: () => Effect.andThen(Ref.update(responded, (n) => n + 1), Effect.never),
               cancel: () => Effect.void,
               setSession: () => Effect.void
             } satisfies Transport.TransportConnection
@@ -236,10 +234,10 @@ describe("a flood of server-to-client requests", () => {
       )
       yield* client.session
       const emit = yield* Deferred.await(ready)
-      const flooding = yield* Effect.fork(Effect.forEach(
+      const flooding = yield* Effect.forkChild(Effect.forEach(
         Array.from({ length: 100_000 }, (_, i) => i + 1),
         (id) =>
-          Effect.zipRight(
+          Effect.andThen(
             emit(Transport.TransportEvent.ServerRequest({
               message: { jsonrpc: "2.0", id, method: "ping" },
               related: undefined
@@ -248,12 +246,12 @@ describe("a flood of server-to-client requests", () => {
           ),
         { discard: true }
       ))
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       // eight answers run (each stuck writing), the ninth request's refusal is written by the reader itself,
       // which then waits: nothing more is read
       assert.strictEqual(yield* Ref.get(emitted), 8)
       assert.strictEqual(yield* Ref.get(responded), 9)
-      assert.isTrue(Option.isNone(yield* Fiber.poll(flooding)))
+      assert.isTrue(flooding.pollUnsafe() === undefined)
       yield* Fiber.interrupt(flooding)
     }))
 })

@@ -4,14 +4,14 @@
  * than a listing may hold, or announce a change before every answer. Each listing ends within its budget with a
  * typed error naming the budget; an idle hub lists a storming server at most once per interval (TestClock).
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Url from "node:url"
 import * as V8 from "node:v8"
 import * as Vm from "node:vm"
@@ -31,7 +31,7 @@ const server = (...args: ReadonlyArray<string>): StdioTransport.StdioTransportOp
 const client = (args: ReadonlyArray<string>, options: McpClient.McpClientOptions = {}) =>
   McpClient.layer({ healthCheckInterval: false, requestTimeout: "60 seconds", ...options }).pipe(
     Layer.provide(StdioTransport.layer(server(...args))),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 /** How many tools/list requests the server answered (its tool `stats`). */
@@ -42,8 +42,8 @@ const listed = Effect.flatMap(McpClient.McpClient, (mcp) =>
 const outcome = (error: McpError.McpClientError) =>
   error._tag === "ProtocolError" ? [error.reason, error.budget, error.limit] : [error._tag, error.message]
 const failure = <A>(listing: Effect.Effect<ReadonlyArray<A>, McpError.McpClientError>) =>
-  Effect.map(Effect.either(listing), (result) =>
-    Either.isLeft(result) ? outcome(result.left) : ["listed", result.right.length])
+  Effect.map(Effect.result(listing), (result) =>
+    Result.isFailure(result) ? outcome(result.failure) : ["listed", result.success.length])
 
 V8.setFlagsFromString("--expose-gc")
 const gc = Vm.runInNewContext("gc") as () => void
@@ -129,7 +129,7 @@ describe("a listing has a total budget", () => {
 })
 
 describe("a change storm", () => {
-  it.scoped("a server announcing a change before every answer: an idle hub lists once per minRefreshInterval", () =>
+  it.effect("a server announcing a change before every answer: an idle hub lists once per minRefreshInterval", () =>
     Effect.gen(function*() {
       const hub = yield* McpHub.make({
         servers: [McpHub.stdio("storm", server("storm"))],
@@ -151,12 +151,12 @@ describe("a change storm", () => {
       for (let i = 0; i < 100 && count < 3; i++) count = yield* stats
       for (let i = 0; i < 20; i++) count = yield* stats
       assert.strictEqual(count, 3, "one refresh for every change of the interval")
-    }).pipe(Effect.provide(NodeContext.layer)), 60_000)
+    }).pipe(Effect.provide(NodeServices.layer)), 60_000)
 })
 
 describe("McpClient.coalescedRefresh", () => {
-  const settle = Effect.repeatN(Effect.yieldNow(), 50)
-  it.scoped("asks while a refresh runs make one more, no sooner than the interval; a quiet one runs at once", () =>
+  const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
+  it.effect("asks while a refresh runs make one more, no sooner than the interval; a quiet one runs at once", () =>
     Effect.gen(function*() {
       let runs = 0
       const gate = yield* Deferred.make<void>()

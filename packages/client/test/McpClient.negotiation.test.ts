@@ -1,17 +1,25 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import type * as MetricPair from "effect/MetricPair"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Tracer from "effect/Tracer"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
+
+/** The error of a cause that is one failure and nothing else (Effect 3's `cause._tag === "Fail"`). */
+const onlyFailure = <E>(cause: Cause.Cause<E>): E | undefined => {
+  const [reason, ...rest] = cause.reasons
+  return reason !== undefined && rest.length === 0 && Cause.isFailReason(reason) ? reason.error : undefined
+}
 
 const clientLayer = (script: Scripted.Script, options: McpClient.McpClientOptions = {}) =>
   McpClient.layer({ healthCheckInterval: false, ...options }).pipe(
@@ -29,7 +37,7 @@ const echoTool: Scripted.Script = (message, ctx) => {
 }
 
 describe("era negotiation", () => {
-  it.scoped("a DiscoverResult means modern, and every request carries the modern _meta", () =>
+  it.effect("a DiscoverResult means modern, and every request carries the modern _meta", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const session = yield* client.session
@@ -46,12 +54,12 @@ describe("era negotiation", () => {
       assert.isNumber(sent[1].id)
       const meta = (sent[1].params as { _meta: Record<string, unknown> })._meta
       assert.strictEqual(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
-      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "0.2.1" })
+      assert.deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "conduit", version: "1.0.0" })
       assert.deepStrictEqual(meta["io.modelcontextprotocol/clientCapabilities"], {})
       assert.deepStrictEqual(yield* Ref.get(log.sessions), [{ era: "modern", protocolVersion: "2026-07-28" }])
     }).pipe(Effect.provide(clientLayer(Scripted.modernScript(echoTool)))))
 
-  it.scoped("any other error to the probe means legacy: initialize, then notifications/initialized", () =>
+  it.effect("any other error to the probe means legacy: initialize, then notifications/initialized", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const session = yield* client.session
@@ -70,13 +78,13 @@ describe("era negotiation", () => {
       assert.deepStrictEqual(init.params, {
         protocolVersion: "2025-11-25",
         capabilities: {},
-        clientInfo: { name: "conduit", version: "0.2.1" }
+        clientInfo: { name: "conduit", version: "1.0.0" }
       })
       const call = requests(sent)[2]
       assert.deepStrictEqual(call.params, { name: "echo" }, "no modern _meta in the legacy era")
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(echoTool, "2025-06-18")))))
 
-  it.scoped("-32022 naming a modern version: one corrective retry", () =>
+  it.effect("-32022 naming a modern version: one corrective retry", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       assert.strictEqual((yield* client.session).era, "modern")
@@ -94,7 +102,7 @@ describe("era negotiation", () => {
         : ctx.reply(message.id, Scripted.discoverResult())
     }))))
 
-  it.scoped("-32022 twice is fatal (loop guard)", () =>
+  it.effect("-32022 twice is fatal (loop guard)", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Layer.build(clientLayer((message, ctx) =>
         "id" in message && "method" in message
@@ -103,12 +111,12 @@ describe("era negotiation", () => {
       )))
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) {
-        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        const error = onlyFailure(exit.cause)
         assert.strictEqual(error?._tag, "ProtocolError")
       }
     }))
 
-  it.scoped("-32022 listing only legacy versions: initialize at the newest shared one", () =>
+  it.effect("-32022 listing only legacy versions: initialize at the newest shared one", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const session = yield* client.session
@@ -125,7 +133,7 @@ describe("era negotiation", () => {
       return Effect.void
     }))))
 
-  it.scoped("-32021 to the probe is a negotiation error, not a fallback", () =>
+  it.effect("-32021 to the probe is a negotiation error, not a fallback", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(clientLayer((message, ctx) =>
         "id" in message && "method" in message ? ctx.fail(message.id, -32021, "Missing capability") : Effect.void
@@ -134,42 +142,45 @@ describe("era negotiation", () => {
       assert.strictEqual(error._tag === "ProtocolError" ? error.reason : "", "Negotiation")
     }))
 
-  it.scoped("silence to the probe means legacy after the probe timeout", () =>
+  it.effect("silence to the probe means legacy after the probe timeout", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Layer.build(clientLayer((message, ctx) => {
+      const fiber = yield* Effect.forkChild(Layer.build(clientLayer((message, ctx) => {
         if (!("id" in message) || !("method" in message)) return Effect.void
         if (message.method === "initialize") return ctx.reply(message.id, Scripted.initializeResult())
         return Effect.void // server/discover: never answered
       })))
       yield* TestClock.adjust("2999 millis")
-      assert.isNull(yield* Fiber.poll(fiber).pipe(Effect.map((o) => (o._tag === "Some" ? "done" : null))))
+      assert.isNull(fiber.pollUnsafe() !== undefined ? "done" : null)
       yield* TestClock.adjust("1 millis")
       const context = yield* Fiber.join(fiber)
-      const client = (context.unsafeMap.get(McpClient.McpClient.key) as McpClient.McpClientService)
+      const client = Context.get(context, McpClient.McpClient)
       assert.strictEqual((yield* client.session).era, "legacy")
     }))
 
-  it.scoped("pinned to modern, server/discover is the opening handshake: it waits initializeTimeout, not probeTimeout", () =>
+  it.effect("pinned to modern, server/discover is the opening handshake: it waits initializeTimeout, not probeTimeout", () =>
     Effect.gen(function*() {
-      const late = (delay: Duration.DurationInput) =>
+      const late = (delay: Duration.Input) =>
         clientLayer((message, ctx) =>
           "id" in message && "method" in message && message.method === "server/discover"
-            ? Effect.forkDaemon(Effect.zipRight(Effect.sleep(delay), ctx.reply(message.id, Scripted.discoverResult())))
+            ? Effect.forkDetach(Effect.andThen(Effect.sleep(delay), ctx.reply(message.id, Scripted.discoverResult())))
             : Effect.void, { era: "modern", initializeTimeout: "20 seconds" })
       // a child that takes 10 s to answer (a slow start) is waited for: the probe's 3 s do not apply
-      const slow = yield* Effect.fork(Layer.build(late("10 seconds")))
+      const slow = yield* Effect.forkChild(Layer.build(late("10 seconds")))
+      // (Effect 4's adjust does not wait for the build to reach its sleeps first)
+      yield* awaitSleep("10 seconds")
       yield* TestClock.adjust("10 seconds")
       const context = yield* Fiber.join(slow)
-      const client = (context.unsafeMap.get(McpClient.McpClient.key) as McpClient.McpClientService)
+      const client = Context.get(context, McpClient.McpClient)
       assert.strictEqual((yield* client.session).era, "modern")
       // past initializeTimeout it is a timeout
-      const silent = yield* Effect.fork(Effect.flip(Layer.build(late("1 hour"))))
+      const silent = yield* Effect.forkChild(Effect.flip(Layer.build(late("1 hour"))))
+      yield* awaitSleep("20 seconds")
       yield* TestClock.adjust("20 seconds")
       const error = yield* Fiber.join(silent)
       assert.strictEqual(error._tag, "RequestTimeout", String(error))
-    }))
+    }).pipe(withSleepLog))
 
-  it.scoped("a server that quits on the probe is restarted and spoken to in legacy", () =>
+  it.effect("a server that quits on the probe is restarted and spoken to in legacy", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       assert.strictEqual((yield* client.session).era, "legacy")
@@ -188,13 +199,13 @@ describe("era negotiation", () => {
       return Effect.void
     }))))
 
-  it.scoped("a legacy answer with a version we do not support fails the connection", () =>
+  it.effect("a legacy answer with a version we do not support fails the connection", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(clientLayer(Scripted.legacyScript(undefined, "2023-01-01"))))
       assert.strictEqual(error._tag, "ProtocolError")
     }))
 
-  it.scoped("pinned to legacy: no probe at all", () =>
+  it.effect("pinned to legacy: no probe at all", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       assert.strictEqual((yield* client.session).era, "legacy")
@@ -202,7 +213,7 @@ describe("era negotiation", () => {
       assert.deepStrictEqual(Scripted.sentMethods(yield* Ref.get(log.sent)), ["initialize", "notifications/initialized"])
     }).pipe(Effect.provide(clientLayer(Scripted.legacyScript(), { era: "legacy" }))))
 
-  it.scoped("pinned protocol version 2025-03-26 is offered in initialize", () =>
+  it.effect("pinned protocol version 2025-03-26 is offered in initialize", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       assert.strictEqual((yield* client.session).protocolVersion, "2025-03-26")
@@ -214,7 +225,7 @@ describe("era negotiation", () => {
         ? ctx.reply(message.id, Scripted.initializeResult("2025-03-26"))
         : Effect.void, { protocolVersion: "2025-03-26" }))))
 
-  it.scoped("invalid options fail before any connection", () =>
+  it.effect("invalid options fail before any connection", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(clientLayer(Scripted.modernScript(), { requestTimeout: -1 })))
       assert.strictEqual(error._tag, "InvalidOption")
@@ -232,9 +243,9 @@ describe("era negotiation", () => {
  */
 const progressingTool = (options: {
   readonly steps: number
-  readonly every: Duration.DurationInput
+  readonly every: Duration.Input
   readonly strangers?: boolean
-  readonly last?: Duration.DurationInput
+  readonly last?: Duration.Input
 }) =>
   Scripted.modernScript((message, ctx) => {
     if (!("method" in message) || !("id" in message) || message.method !== "tools/call") return Effect.void
@@ -257,7 +268,7 @@ describe("requests", () => {
     if (!("method" in message) || !("id" in message)) return Effect.void
     if (message.method === "tools/call") {
       const name = (message.params as { name: string }).name
-      if (name === "late") return Effect.zipRight(Effect.sleep("10 seconds"), ctx.reply(message.id, { content: [] }))
+      if (name === "late") return Effect.andThen(Effect.sleep("10 seconds"), ctx.reply(message.id, { content: [] }))
       if (name === "weird") return ctx.reply(message.id, { resultType: "something-else", content: [] })
       if (name === "bad") return ctx.reply(message.id, { content: "not an array" })
       if (name === "error") return ctx.fail(message.id, -32602, "Unknown tool: error")
@@ -266,23 +277,24 @@ describe("requests", () => {
     return Effect.void
   })
 
-  it.scoped("a timeout fails with RequestTimeout and cancels the request", () =>
+  it.effect("a timeout fails with RequestTimeout and cancels the request", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(client.callTool({ name: "hang" }, { timeout: "5 seconds" }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "hang" }, { timeout: "5 seconds" }))
       yield* TestClock.adjust("5 seconds")
       const exit = yield* Fiber.await(fiber)
       assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit) && exit.cause._tag === "Fail") assert.strictEqual(exit.cause.error._tag, "RequestTimeout")
+      const failure = Exit.isFailure(exit) ? onlyFailure(exit.cause) : undefined
+      if (failure !== undefined) assert.strictEqual(failure._tag, "RequestTimeout")
       const log = yield* Scripted.ScriptLog
       const call = requests(yield* Ref.get(log.sent)).find((m) => m.method === "tools/call")!
       assert.deepStrictEqual(yield* Ref.get(log.cancels), [{ id: call.id, reason: "timeout" }])
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
-  it.scoped("interrupting the caller cancels the request and the late response is dropped", () =>
+  it.effect("interrupting the caller cancels the request and the late response is dropped", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(client.callTool({ name: "late" }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "late" }))
       yield* TestClock.adjust("1 seconds")
       yield* Fiber.interrupt(fiber)
       const log = yield* Scripted.ScriptLog
@@ -293,7 +305,7 @@ describe("requests", () => {
       assert.strictEqual(next._tag, "McpError")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
-  it.scoped("server errors, unknown resultType and invalid results are typed errors", () =>
+  it.effect("server errors, unknown resultType and invalid results are typed errors", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "error" }))
@@ -308,7 +320,7 @@ describe("requests", () => {
       assert.strictEqual(bad._tag === "ProtocolError" ? bad.reason : bad._tag, "InvalidResult")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
-  it.scoped("a response with an unknown id is ignored", () =>
+  it.effect("a response with an unknown id is ignored", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const log = yield* Scripted.ScriptLog
@@ -319,11 +331,11 @@ describe("requests", () => {
       assert.strictEqual(error._tag, "McpError")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
-  it.scoped("progress notifications reach the caller by progress token and restart the timeout", () =>
+  it.effect("progress notifications reach the caller by progress token and restart the timeout", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const seen: Array<McpSchema.Progress> = []
-      const fiber = yield* Effect.fork(client.callTool({ name: "slow" }, {
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "slow" }, {
         timeout: "2 seconds",
         resetTimeoutOnProgress: true,
         onProgress: (p) => Effect.sync(() => seen.push(p))
@@ -334,24 +346,24 @@ describe("requests", () => {
       assert.deepStrictEqual(seen.map((p) => p.progress), [1, 2, 3])
     }).pipe(Effect.provide(clientLayer(progressingTool({ steps: 3, every: "1500 millis", strangers: true, last: "1 second" })))))
 
-  it.scoped("a progress callback that throws is logged; the call still gets its result", () =>
+  it.effect("a progress callback that throws is logged; the call still gets its result", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       let calls = 0
-      const fiber = yield* Effect.fork(client.callTool({ name: "slow" }, {
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "slow" }, {
         onProgress: () => {
           calls++
           throw new Error("a bug in the callback")
         }
       }))
       for (let i = 0; i < 3; i++) yield* TestClock.adjust("1 second")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
-      const outcome = yield* Fiber.poll(fiber)
-      assert.isTrue(outcome._tag === "Some" && Exit.isSuccess(outcome.value), "the call completed")
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      const outcome = fiber.pollUnsafe()
+      assert.isTrue(outcome !== undefined && Exit.isSuccess(outcome), "the call completed")
       assert.strictEqual(calls, 2)
     }).pipe(Effect.provide(clientLayer(progressingTool({ steps: 2, every: "1 second" })))))
 
-  it.scoped("lists are collected across pages, with a page cap", () =>
+  it.effect("lists are collected across pages, with a page cap", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const tools = yield* client.listTools()
@@ -366,7 +378,7 @@ describe("requests", () => {
       })
     }), { maxPages: 10 }))))
 
-  it.scoped("a server that never stops paginating hits the page cap", () =>
+  it.effect("a server that never stops paginating hits the page cap", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.listTools())
@@ -382,7 +394,7 @@ describe("requests", () => {
         : Effect.void
     ), { maxPages: 3 }))))
 
-  it.scoped("a modern request carries the caller's trace context; every call is a span", () =>
+  it.effect("a modern request carries the caller's trace context; every call is a span", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const spanIds = yield* Effect.gen(function*() {
@@ -403,7 +415,7 @@ describe("requests", () => {
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
   for (const era of ["modern", "legacy"] as const) {
-    it.scoped(`${era}: a progress token a caller puts in _meta is not sent; with onProgress the client's own is`, () =>
+    it.effect(`${era}: a progress token a caller puts in _meta is not sent; with onProgress the client's own is`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const metaOf = (m: McpSchema.JsonRpcRequest) => (m.params as { _meta?: Record<string, unknown> })._meta
@@ -429,7 +441,7 @@ describe("requests", () => {
       ))))
   }
 
-  it.scoped("a later page's cursor refused as invalid restarts the listing once from the first page", () =>
+  it.effect("a later page's cursor refused as invalid restarts the listing once from the first page", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const tools = yield* client.listTools()
@@ -454,7 +466,7 @@ describe("requests", () => {
       }
     })())))))
 
-  it.scoped("a caller trace whose ids W3C calls invalid (all zeros) is not propagated", () =>
+  it.effect("a caller trace whose ids W3C calls invalid (all zeros) is not propagated", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const invalid = Tracer.externalSpan({ traceId: "0".repeat(32), spanId: "0".repeat(16) })
@@ -464,7 +476,7 @@ describe("requests", () => {
       assert.notProperty((call.params as { _meta: Record<string, unknown> })._meta, "traceparent")
     }).pipe(Effect.provide(clientLayer(hangingTools))))
 
-  it.scoped("with Effect's own tracer and no caller span, a modern request carries no trace context", () =>
+  it.effect("with Effect's own tracer and no caller span, a modern request carries no trace context", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.callTool({ name: "error" }).pipe(Effect.ignore)
@@ -477,17 +489,15 @@ describe("requests", () => {
 })
 
 describe("telemetry", () => {
-  it.scoped("request latency and failures are metrics tagged by method, transport and error", () =>
+  it.effect("request latency and failures are metrics tagged by method, transport and error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const tagsOf = (pair: MetricPair.MetricPair.Untyped) =>
-        Object.fromEntries(pair.metricKey.tags.map((t) => [t.key, t.value]))
       const counts = Effect.map(Metric.snapshot, (snapshot) => {
         const count = (name: string, tags: Record<string, string>) => {
           const pair = snapshot.find((p) =>
-            p.metricKey.name === name && Object.entries(tags).every(([k, v]) => tagsOf(p)[k] === v)
+            p.id === name && Object.entries(tags).every(([k, v]) => p.attributes?.[k] === v)
           )
-          return pair !== undefined && "count" in pair.metricState ? Number(pair.metricState.count) : 0
+          return pair !== undefined && "count" in pair.state ? Number(pair.state.count) : 0
         }
         return {
           calls: count("mcp_client_request_duration", { method: "tools/call", transport: "in-process" }),

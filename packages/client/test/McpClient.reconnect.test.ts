@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -9,10 +8,10 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
-import { advanceUntilDone, awaitSleep } from "./utils/clock.js"
+import { advanceUntilDone, awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const crashy: Scripted.Script = Scripted.modernScript((message, ctx) => {
@@ -26,12 +25,12 @@ const awaitState = (client: McpClient.McpClientService, tag: McpClient.Connectio
   Effect.gen(function*() {
     for (let i = 0; i < 10_000; i++) {
       if ((yield* client.state)._tag === tag) return
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
     }
   })
 
 describe("reconnect", () => {
-  it.scoped("a server dying mid-call fails the call; the client reconnects with backoff and renegotiates", () =>
+  it.effect("a server dying mid-call fails the call; the client reconnects with backoff and renegotiates", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const states: Array<string> = []
@@ -41,7 +40,7 @@ describe("reconnect", () => {
       assert.strictEqual(error._tag, "TransportError")
       const log = yield* Scripted.ScriptLog
       assert.strictEqual(yield* Ref.get(log.connections), 1, "no reconnect before the backoff")
-      const next = yield* Effect.fork(client.callTool({ name: "echo" }))
+      const next = yield* Effect.forkChild(client.callTool({ name: "echo" }))
       yield* awaitSleep("1 seconds") // the reconnect backoff
       yield* TestClock.adjust("1 seconds")
       const result = yield* Fiber.join(next)
@@ -55,9 +54,9 @@ describe("reconnect", () => {
       McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds") }).pipe(
         Layer.provideMerge(Scripted.layer(crashy))
       )
-    )))
+    ), withSleepLog))
 
-  it.scoped("when the schedule gives up, callers fail instead of waiting", () =>
+  it.effect("when the schedule gives up, callers fail instead of waiting", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* Effect.flip(client.callTool({ name: "crash" }))
@@ -67,12 +66,12 @@ describe("reconnect", () => {
       assert.strictEqual(error._tag, "TransportError")
       assert.strictEqual((yield* client.state)._tag, "Closed")
     }).pipe(Effect.provide(
-      McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds").pipe(Schedule.intersect(Schedule.recurs(1))) }).pipe(
+      McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.max([Schedule.spaced("1 seconds"), Schedule.recurs(1)]) }).pipe(
         Layer.provideMerge(Scripted.layer(crashy, { connectFails: (n) => n > 1 }))
       )
-    )))
+    ), withSleepLog))
 
-  it.scoped("a quiet connection that fails its health check counts as closed", () =>
+  it.effect("a quiet connection that fails its health check counts as closed", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -95,7 +94,7 @@ describe("reconnect", () => {
       )
     )))
 
-  it.scoped("a healthy quiet connection answers its ping and stays", () =>
+  it.effect("a healthy quiet connection answers its ping and stays", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -113,7 +112,7 @@ describe("reconnect", () => {
       )
     )))
 
-  it.scoped("legacy server pings are answered, other server requests get method-not-found", () =>
+  it.effect("legacy server pings are answered, other server requests get method-not-found", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -121,7 +120,7 @@ describe("reconnect", () => {
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.serverRequest(7, "ping")
       yield* ctx.serverRequest("s-1", "sampling/createMessage", { messages: [] })
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* TestClock.adjust("1 millis")
       const responses = (yield* Ref.get(log.sent)).flatMap((s) => ("method" in s.message ? [] : [s.message]))
       assert.deepStrictEqual(responses, [
@@ -132,17 +131,17 @@ describe("reconnect", () => {
       McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.legacyScript())))
     )))
 
-  it.scoped("server notifications reach subscribers as a Stream", () =>
+  it.effect("server notifications reach subscribers as a Stream", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
       const subscription = yield* client.subscribe
-      const received = yield* subscription.pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+      const received = yield* subscription.pipe(Stream.take(2), Stream.runCollect, Effect.forkChild)
       const log = yield* Scripted.ScriptLog
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/tools/list_changed")
       yield* ctx.notify("notifications/message", { level: "info", data: "hello" })
-      const all = Chunk.toReadonlyArray(yield* Fiber.join(received))
+      const all = yield* Fiber.join(received)
       assert.deepStrictEqual(all.map((n) => n.method), ["notifications/tools/list_changed", "notifications/message"])
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provideMerge(Scripted.layer(Scripted.modernScript())))
@@ -150,11 +149,11 @@ describe("reconnect", () => {
 })
 
 describe("cached verdict", () => {
-  it.scoped("a server known to be modern is never downgraded when a later probe goes unanswered", () =>
+  it.effect("a server known to be modern is never downgraded when a later probe goes unanswered", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* Effect.flip(client.callTool({ name: "crash" }))
-      const next = yield* Effect.fork(client.callTool({ name: "echo" }))
+      const next = yield* Effect.forkChild(client.callTool({ name: "echo" }))
       // backoff, connection 2 whose probe goes unanswered for 3 s, backoff, connection 3
       const result = yield* advanceUntilDone(next)
       assert.deepStrictEqual(result.content, [{ type: "text", text: "served by connection 3" }])
@@ -175,7 +174,7 @@ describe("cached verdict", () => {
 })
 
 describe("legacy session expiry", () => {
-  it.scoped("a SessionExpired event re-initializes on the same connection without failing anything", () =>
+  it.effect("a SessionExpired event re-initializes on the same connection without failing anything", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.session
@@ -183,7 +182,7 @@ describe("legacy session expiry", () => {
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 99 }))
       yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 100 })) // one re-initialization at a time
-      for (let i = 0; i < 100 && (yield* Ref.get(log.sessions)).length < 2; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 100 && (yield* Ref.get(log.sessions)).length < 2; i++) yield* Effect.yieldNow
       const sent = yield* Ref.get(log.sent)
       assert.deepStrictEqual(Scripted.sentMethods(sent), [
         "initialize",
@@ -216,7 +215,7 @@ const quiet = (era: "legacy" | "modern"): Scripted.Script => {
 
 describe("closing the client (its Scope)", () => {
   for (const era of ["legacy", "modern"] as const) {
-    it.scoped(`${era}: a waiting call fails with a Closed error, and every later call with the client's own`, () =>
+    it.effect(`${era}: a waiting call fails with a Closed error, and every later call with the client's own`, () =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
@@ -224,8 +223,8 @@ describe("closing the client (its Scope)", () => {
           scope
         )
         const client = Context.get(context, McpClient.McpClient)
-        const waiting = yield* Effect.fork(Effect.flip(client.callTool({ name: "silent" })))
-        yield* Effect.yieldNow()
+        const waiting = yield* Effect.forkChild(Effect.flip(client.callTool({ name: "silent" })))
+        yield* Effect.yieldNow
         yield* Scope.close(scope, Exit.void)
         // (the connection's attempt ends first, with what it was serving)
         const first = yield* Fiber.join(waiting)

@@ -83,7 +83,7 @@ describe("McpClient.setAuth over HTTP", () => {
         }
       })
       const { client } = yield* Common.connect({ url: server.url, bearerToken: Redacted.make("alpha") })
-      const call = yield* Effect.fork(client.callTool({ name: "slow" }))
+      const call = yield* Effect.forkChild(client.callTool({ name: "slow" }))
       yield* eventually(() => held !== undefined, "the call to reach the server")
       yield* client.setAuth(bearer("beta"))
       swapped = true
@@ -164,7 +164,7 @@ describe("McpClient.setAuth over HTTP", () => {
 })
 
 describe("McpClient.setAuth without credentials", () => {
-  it.scoped("a transport that takes none refuses the swap", () =>
+  it.effect("a transport that takes none refuses the swap", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make({})
       const client = yield* McpClient.make({ healthCheckInterval: false }).pipe(

@@ -2,12 +2,13 @@
  * The client over real child processes: bad input, crashes and restarts. Every case ends in a typed error or a
  * dropped frame, never a crash or a hang, and no call is left waiting.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Module from "node:module"
@@ -27,7 +28,7 @@ const client = (
 ) =>
   McpClient.layer({ healthCheckInterval: false, probeTimeout: "300 millis", ...options }).pipe(
     Layer.provide(StdioTransport.layer({ command: process.execPath, args, closeTimeout: "500 millis", ...transport })),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 const call = (text: string) =>
@@ -56,7 +57,7 @@ describe("bad input from a stdio server", () => {
       const mcp = yield* McpClient.McpClient
       const { pid } = (yield* mcp.session).transport
       const exit = yield* Effect.exit(mcp.callTool({ name: "echo", arguments: { text: 1n } }, { timeout: "2 seconds" }))
-      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause), "the encoding's failure is the call's defect")
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause), "the encoding's failure is the call's defect")
       const echo = yield* call("after")
       assert.deepStrictEqual(echo.content, [{ type: "text", text: "after" }])
       assert.strictEqual((yield* mcp.session).transport.pid, pid, "the same connection")
@@ -91,7 +92,7 @@ describe("bad input from a stdio server", () => {
       const error = yield* Effect.flip(Layer.build(
         McpClient.layer().pipe(
           Layer.provide(StdioTransport.layer({ command: "/nonexistent/mcp-server" })),
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         )
       ))
       assert.strictEqual(error._tag === "TransportError" ? error.reason : error._tag, "Spawn")
@@ -106,13 +107,13 @@ describe("restart", () => {
       assert.isNumber(before.transport.pid)
       // killed once the server reports progress on the call (so it is certainly running there)
       const running = yield* Deferred.make<void>()
-      const hang = yield* Effect.fork(mcp.callTool(
+      const hang = yield* Effect.forkChild(mcp.callTool(
         { name: "slow", arguments: { steps: 100, delayMs: 100 } },
         { onProgress: () => Deferred.succeed(running, undefined) }
       ))
       yield* Deferred.await(running)
       process.kill(before.transport.pid!, "SIGKILL")
-      const error = yield* Effect.flip(hang.await.pipe(Effect.flatten))
+      const error = yield* Effect.flip(Fiber.join(hang))
       assert.strictEqual(error._tag, "TransportError")
       const echo = yield* mcp.callTool({ name: "echo", arguments: { text: "back" } }, { timeout: "20 seconds" })
       assert.deepStrictEqual(echo.content, [{ type: "text", text: "back" }])
@@ -120,7 +121,7 @@ describe("restart", () => {
       assert.notStrictEqual(after.transport.pid, before.transport.pid)
       assert.strictEqual(after.era, "modern")
     }).pipe(Effect.provide(client(["--import", tsx, fixtureProgram], {
-      reconnect: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
+      reconnect: Schedule.max([Schedule.exponential("100 millis"), Schedule.recurs(5)]),
       probeTimeout: "20 seconds"
     }))), 60_000)
 })

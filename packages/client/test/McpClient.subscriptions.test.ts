@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -9,7 +8,7 @@ import * as Stream from "effect/Stream"
 import * as McpClient from "../src/McpClient.js"
 import * as Transport from "../src/Transport.js"
 import type * as McpSchema from "../src/McpSchema.js"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Scripted from "./utils/scriptedTransport.js"
 
 const SUB = "io.modelcontextprotocol/subscriptionId"
@@ -49,9 +48,9 @@ const awaitListens = (n: number) =>
     for (let i = 0; i < 10_000; i++) {
       const found = listens(yield* Ref.get(log.sent))
       if (found.length >= n) return found
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
     }
-    return yield* Effect.dieMessage(`expected ${n} listens`)
+    return yield* Effect.die(new Error(`expected ${n} listens`))
   })
 
 /** Moves the clock in small steps until `check` finds what it looks for. */
@@ -64,26 +63,28 @@ const advanceUntil = <A>(check: Effect.Effect<A | undefined, never, Scripted.Scr
     }
     const log = yield* Scripted.ScriptLog
     const sent = yield* Ref.get(log.sent)
-    return yield* Effect.dieMessage(
-      `not found in time; sent: ${sent.map((s) => `${s.connection}:${"method" in s.message ? s.message.method : "response"}`).join(" ")}`
+    return yield* Effect.die(
+      new Error(
+        `not found in time; sent: ${sent.map((s) => `${s.connection}:${"method" in s.message ? s.message.method : "response"}`).join(" ")}`
+      )
     )
   })
 
-const settle = Effect.repeatN(Effect.yieldNow(), 200)
+const settle = Effect.repeat(Effect.yieldNow, { times: 200 })
 
 const modernLayer = McpClient.layer({ healthCheckInterval: false, reconnect: Schedule.spaced("1 seconds") }).pipe(
   Layer.provideMerge(Scripted.layer(modernListenServer))
 )
 
 describe("modern subscriptions/listen", () => {
-  it.scoped("the acknowledgement first; two listens demultiplexed by subscription id", () =>
+  it.effect("the acknowledgement first; two listens demultiplexed by subscription id", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const tools = yield* client.listen({ toolsListChanged: true }).pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+      const tools = yield* client.listen({ toolsListChanged: true }).pipe(Stream.take(2), Stream.runCollect, Effect.forkChild)
       const updates = yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(
         Stream.take(2),
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       const [first, second] = yield* awaitListens(2)
       yield* settle // the acknowledgements go out first
@@ -96,8 +97,8 @@ describe("modern subscriptions/listen", () => {
       // the updates for the second listen come first: each stream gets only its own
       yield* ctx.notify("notifications/resources/updated", { uri: "file:///a.txt", _meta: { [SUB]: second.message.id } })
       yield* ctx.notify("notifications/tools/list_changed", { _meta: { [SUB]: first.message.id } })
-      const toolEvents = Chunk.toReadonlyArray(yield* Fiber.join(tools))
-      const updateEvents = Chunk.toReadonlyArray(yield* Fiber.join(updates))
+      const toolEvents = yield* Fiber.join(tools)
+      const updateEvents = yield* Fiber.join(updates)
       assert.deepStrictEqual(toolEvents.map((n) => n.method), [
         "notifications/subscriptions/acknowledged",
         "notifications/tools/list_changed"
@@ -108,7 +109,7 @@ describe("modern subscriptions/listen", () => {
       ])
     }).pipe(Effect.provide(modernLayer)))
 
-  it.scoped("only what the server advertises is asked for", () =>
+  it.effect("only what the server advertises is asked for", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       yield* client.listen({ toolsListChanged: true, promptsListChanged: true }).pipe(
@@ -129,25 +130,27 @@ describe("modern subscriptions/listen", () => {
       )
     )))
 
-  it.scoped("the server ends a listen with its result, or by cancelling it: the stream ends", () =>
+  it.effect("the server ends a listen with its result, or by cancelling it: the stream ends", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const byResult = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.fork)
+      const byResult = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.forkChild)
       const [first] = yield* awaitListens(1)
+      yield* settle // the acknowledgement goes out first (Effect 4 starts the script's fiber after this one yields)
       const log = yield* Scripted.ScriptLog
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.reply(first.message.id, { resultType: "complete", _meta: { [SUB]: first.message.id } })
-      assert.strictEqual(Chunk.size(yield* Fiber.join(byResult)), 1) // the acknowledgement
-      const byCancel = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.fork)
+      assert.strictEqual((yield* Fiber.join(byResult)).length, 1) // the acknowledgement
+      const byCancel = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.forkChild)
       const [, second] = yield* awaitListens(2)
+      yield* settle
       yield* ctx.notify("notifications/cancelled", { requestId: second.message.id, _meta: { [SUB]: second.message.id } })
-      assert.strictEqual(Chunk.size(yield* Fiber.join(byCancel)), 1)
+      assert.strictEqual((yield* Fiber.join(byCancel)).length, 1)
     }).pipe(Effect.provide(modernLayer)))
 
-  it.scoped("a dropped stream is listened again (same filter, new id) after the reconnect", () =>
+  it.effect("a dropped stream is listened again (same filter, new id) after the reconnect", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const events = yield* client.listen({ toolsListChanged: true }).pipe(Stream.take(3), Stream.runCollect, Effect.fork)
+      const events = yield* client.listen({ toolsListChanged: true }).pipe(Stream.take(3), Stream.runCollect, Effect.forkChild)
       yield* awaitListens(1)
       yield* settle // the first acknowledgement arrives before the drop
       const log = yield* Scripted.ScriptLog
@@ -166,7 +169,7 @@ describe("modern subscriptions/listen", () => {
       })
       const ctx2 = (yield* Ref.get(log.current))!
       yield* ctx2.notify("notifications/tools/list_changed", { _meta: { [SUB]: all[1].message.id } })
-      const seen = Chunk.toReadonlyArray(yield* Fiber.join(events)).map((n) => n.method)
+      const seen = (yield* Fiber.join(events)).map((n) => n.method)
       assert.deepStrictEqual(seen, [
         "notifications/subscriptions/acknowledged",
         "notifications/subscriptions/acknowledged",
@@ -174,15 +177,15 @@ describe("modern subscriptions/listen", () => {
       ])
     }).pipe(Effect.provide(modernLayer)))
 
-  it.scoped("a dropped stream of a client that will not reconnect fails with the transport error", () =>
+  it.effect("a dropped stream of a client that will not reconnect fails with the transport error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const events = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.either, Effect.fork)
+      const events = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runCollect, Effect.result, Effect.forkChild)
       yield* awaitListens(1)
       const ctx = (yield* Ref.get((yield* Scripted.ScriptLog).current))!
       yield* ctx.close("dropped")
       const outcome = yield* Fiber.join(events)
-      assert.isTrue(outcome._tag === "Left" && outcome.left._tag === "TransportError")
+      assert.isTrue(outcome._tag === "Failure" && outcome.failure._tag === "TransportError")
       assert.strictEqual((yield* client.state)._tag, "Closed")
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false, reconnect: false }).pipe(
@@ -190,7 +193,7 @@ describe("modern subscriptions/listen", () => {
       )
     )))
 
-  it.scoped("ending the stream cancels the listen", () =>
+  it.effect("ending the stream cancels the listen", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const first = yield* client.listen({ toolsListChanged: true }).pipe(Stream.runHead)
@@ -222,24 +225,24 @@ describe("legacy subscriptions", () => {
   const methodsOn = (sent: ReadonlyArray<Scripted.Sent>, method: string) =>
     sent.filter((s) => "method" in s.message && s.message.method === method)
 
-  it.scoped("resources/subscribe, updates and list changes on the stream, unsubscribe at the end", () =>
+  it.effect("resources/subscribe, updates and list changes on the stream, unsubscribe at the end", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const events = yield* client.listen({ toolsListChanged: true, resourceSubscriptions: ["file:///a.txt"] }).pipe(
         Stream.take(2),
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       const log = yield* Scripted.ScriptLog
       for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
       }
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/prompts/list_changed") // not asked for
       yield* ctx.notify("notifications/resources/updated", { uri: "file:///other.txt" }) // not asked for
       yield* ctx.notify("notifications/resources/updated", { uri: "file:///a.txt" })
       yield* ctx.notify("notifications/tools/list_changed")
-      const seen = Chunk.toReadonlyArray(yield* Fiber.join(events)) as ReadonlyArray<McpSchema.ServerNotification>
+      const seen = (yield* Fiber.join(events)) as ReadonlyArray<McpSchema.ServerNotification>
       assert.deepStrictEqual(seen.map((n) => n.method), [
         "notifications/resources/updated",
         "notifications/tools/list_changed"
@@ -256,12 +259,12 @@ describe("legacy subscriptions", () => {
     yield* client.listen({ resourceSubscriptions: ["file:///a.txt"] }).pipe(Stream.runDrain, Effect.forkScoped)
     const log = yield* Scripted.ScriptLog
     for (let i = 0; i < 1000 && methodsOn(yield* Ref.get(log.sent), "resources/subscribe").length === 0; i++) {
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
     }
     return { ctx: (yield* Ref.get(log.current))!, log }
   })
 
-  it.scoped("subscriptions and the log level are restored after a reconnect", () =>
+  it.effect("subscriptions and the log level are restored after a reconnect", () =>
     Effect.gen(function*() {
       const { ctx, log } = yield* withLevelAndSubscription
       yield* ctx.close("restarted")
@@ -271,7 +274,7 @@ describe("legacy subscriptions", () => {
       assert.includeMembers(second, ["initialize", "logging/setLevel", "resources/subscribe"])
     }).pipe(Effect.provide(legacyLayer)))
 
-  it.scoped("subscriptions and the log level are restored in the new session after the server forgot one", () =>
+  it.effect("subscriptions and the log level are restored in the new session after the server forgot one", () =>
     Effect.gen(function*() {
       const { ctx, log } = yield* withLevelAndSubscription
       yield* ctx.raw(Transport.TransportEvent.SessionExpired({ id: 99 }))

@@ -3,10 +3,10 @@
  * started through a shell that writes its pid to a marker file before it becomes the server. Nothing is spawned
  * before first use; an idle connection's child exits when the idle time passes (TestClock).
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -37,7 +37,7 @@ const pidOf = (hub: McpHub.Service, server: string) =>
   hub.use(server, (client) => Effect.map(client.session, (session) => session.transport.pid ?? -1))
 
 describe("McpHub over stdio children", () => {
-  it.scoped("no child starts before first use; each exits once idle for idleTimeToLive", () =>
+  it.effect("no child starts before first use; each exits once idle for idleTimeToLive", () =>
     Effect.gen(function*() {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-hub-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true })))
@@ -74,5 +74,5 @@ describe("McpHub over stdio children", () => {
       yield* TestClock.adjust("2 minutes")
       yield* eventually(() => !alive(pids.everything) && !alive(pids.demo), "both children to exit")
       assert.strictEqual((yield* hub.state("demo"))._tag, "Idle")
-    }).pipe(Effect.provide(NodeContext.layer)), { timeout: 60_000 })
+    }).pipe(Effect.provide(NodeServices.layer)), { timeout: 60_000 })
 })

@@ -4,15 +4,14 @@
  * the TestClock, a timeout, an aborted signal and a JSON-RPC error settle the promise the way the effect's outcome
  * would, and a call given up is cancelled on the wire.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import type * as Runtime from "effect/Runtime"
-import * as Supervisor from "effect/Supervisor"
-import * as TestClock from "effect/TestClock"
+import * as Metric from "effect/Metric"
+import * as TestClock from "effect/testing/TestClock"
 import * as Module from "node:module"
 import * as Url from "node:url"
 import * as ElicitationHandler from "../src/ElicitationHandler.js"
@@ -30,22 +29,22 @@ const tsx = Url.pathToFileURL(require.resolve("tsx")).href
 const fixtureProgram = Url.fileURLToPath(new URL("./fixtures/server.ts", import.meta.url))
 const scriptedProgram = Url.fileURLToPath(new URL("./fixtures/stdio/legacy-scripted.mjs", import.meta.url))
 
-/** Counts the fibers started in the runtime it is added to. */
-class StartedFibers extends Supervisor.AbstractSupervisor<number> {
+/** Counts the fibers started in the context it is added to (as `Metric.FiberRuntimeMetrics`, told of each start). */
+class StartedFibers {
   started = 0
-  get value() {
-    return Effect.sync(() => this.started)
-  }
-  override onStart() {
-    this.started++
+  readonly service: Metric.FiberRuntimeMetricsService = {
+    recordFiberStart: () => {
+      this.started++
+    },
+    recordFiberEnd: () => {}
   }
 }
 
 const stdioClient = (era: "legacy" | "modern", supervisor: StartedFibers) =>
   McpClient.layer({ era, healthCheckInterval: false }).pipe(
     Layer.provide(StdioTransport.layer({ command: process.execPath, args: ["--import", tsx, fixtureProgram] })),
-    Layer.provide(NodeContext.layer),
-    Layer.provideMerge(Supervisor.addSupervisor(supervisor))
+    Layer.provide(NodeServices.layer),
+    Layer.provideMerge(Layer.succeed(Metric.FiberRuntimeMetrics, supervisor.service))
   )
 
 const textOf = (result: McpSchema.CallToolResult) => {
@@ -67,7 +66,7 @@ const tagOf = (error: unknown) =>
 
 describe("McpPromiseClient over a real stdio server", () => {
   for (const era of ["legacy", "modern"] as const) {
-    it.scopedLive(`${era}: every operation as a promise; the usual calls start no fiber of their own`, () =>
+    it.live(`${era}: every operation as a promise; the usual calls start no fiber of their own`, () =>
       Effect.gen(function*() {
         const supervisor = new StartedFibers()
         const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient(era, supervisor)))
@@ -107,7 +106,7 @@ describe("McpPromiseClient over a real stdio server", () => {
       }))
   }
 
-  it.scopedLive("progress reaches onProgress, with a fixed timeout and with one that restarts on progress", () =>
+  it.live("progress reaches onProgress, with a fixed timeout and with one that restarts on progress", () =>
     Effect.gen(function*() {
       const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
       yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
@@ -126,7 +125,7 @@ describe("McpPromiseClient over a real stdio server", () => {
       }
     }))
 
-  it.scopedLive("an aborted call rejects with the signal's reason at once; the client goes on", () =>
+  it.live("an aborted call rejects with the signal's reason at once; the client goes on", () =>
     Effect.gen(function*() {
       const client = yield* Effect.promise(() => McpPromiseClient.make(stdioClient("legacy", new StartedFibers())))
       yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
@@ -147,7 +146,7 @@ describe("McpPromiseClient over a real stdio server", () => {
     Effect.gen(function*() {
       const layer = McpClient.layer({ healthCheckInterval: false }).pipe(
         Layer.provide(StdioTransport.layer({ command: "conduit-no-such-binary" })),
-        Layer.provide(NodeContext.layer)
+        Layer.provide(NodeServices.layer)
       )
       const outcome = yield* rejectionOf(McpPromiseClient.make(layer))
       assert.isTrue(outcome.rejected)
@@ -176,11 +175,11 @@ describe("McpPromiseClient against a hostile stdio server", () => {
             maxFrameBytes: 64 * 1024
           })
         ),
-        Layer.provide(NodeContext.layer)
+        Layer.provide(NodeServices.layer)
       )
     )
 
-  it.scopedLive("garbage, malformed JSON and answers to unknown ids are dropped; the calls resolve", () =>
+  it.live("garbage, malformed JSON and answers to unknown ids are dropped; the calls resolve", () =>
     Effect.gen(function*() {
       const client = yield* Effect.promise(() => hostile("noisy"))
       yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
@@ -198,7 +197,7 @@ describe("McpPromiseClient against a hostile stdio server", () => {
       ["exit-on-call", undefined]
     ] as const
   ) {
-    it.scopedLive(`${mode}: the waiting call rejects with a TransportError, nothing hangs`, () =>
+    it.live(`${mode}: the waiting call rejects with a TransportError, nothing hangs`, () =>
       Effect.gen(function*() {
         const client = yield* Effect.promise(() => hostile(mode))
         yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
@@ -246,7 +245,7 @@ const script = (era: "legacy" | "modern", listing: "answered" | "never" = "answe
       }
       if (params?.name === "progress") {
         const token = (message.params as { readonly _meta?: { readonly progressToken?: unknown } })._meta?.progressToken
-        return Effect.zipRight(
+        return Effect.andThen(
           ctx.notify("notifications/progress", { progressToken: token, progress: 1 }),
           ctx.reply(message.id, { content: [{ type: "text", text: "done" }] })
         )
@@ -279,8 +278,8 @@ const scriptedClient = (
       )
     )
     const supervisor = new StartedFibers()
-    const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(
-      Effect.supervised(supervisor),
+    const runtime = yield* Effect.context<McpClient.McpClient>().pipe(
+      Effect.provideService(Metric.FiberRuntimeMetrics, supervisor.service),
       Effect.provide(context)
     )
     const client = McpPromiseClient.fromRuntime(runtime)
@@ -293,8 +292,8 @@ const scriptedClient = (
 const configuredClient = (
   era: "legacy" | "modern",
   configure: (
-    runtime: Effect.Effect<Runtime.Runtime<McpClient.McpClient>, never, McpClient.McpClient>
-  ) => Effect.Effect<Runtime.Runtime<McpClient.McpClient>, never, McpClient.McpClient>
+    runtime: Effect.Effect<Context.Context<McpClient.McpClient>, never, McpClient.McpClient>
+  ) => Effect.Effect<Context.Context<McpClient.McpClient>, never, McpClient.McpClient>
 ) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(
@@ -303,8 +302,8 @@ const configuredClient = (
       )
     )
     const supervisor = new StartedFibers()
-    const runtime = yield* configure(Effect.runtime<McpClient.McpClient>()).pipe(
-      Effect.supervised(supervisor),
+    const runtime = yield* configure(Effect.context<McpClient.McpClient>()).pipe(
+      Effect.provideService(Metric.FiberRuntimeMetrics, supervisor.service),
       Effect.provide(context)
     )
     const client = McpPromiseClient.fromRuntime(runtime)
@@ -326,7 +325,7 @@ const toolCalls = (sent: ReadonlyArray<Scripted.Sent>, name: string) =>
 
 describe("McpPromiseClient against a scripted server", () => {
   for (const era of ["legacy", "modern"] as const) {
-    it.scoped(`${era}: answers settle from the fast path, no fiber per call; a JSON-RPC error is the typed error`, () =>
+    it.effect(`${era}: answers settle from the fast path, no fiber per call; a JSON-RPC error is the typed error`, () =>
       Effect.gen(function*() {
         const { client, supervisor } = yield* scriptedClient(era)
         const before = supervisor.started
@@ -347,7 +346,7 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.isAtLeast(supervisor.started - again, 20)
       }))
 
-    it.scoped(`${era}: before any listing, calls take the fast path; a structured result lists once, is checked`, () =>
+    it.effect(`${era}: before any listing, calls take the fast path; a structured result lists once, is checked`, () =>
       Effect.gen(function*() {
         const { client, log, supervisor } = yield* scriptedClient(era, undefined, { listFirst: false })
         const listings = Effect.map(Ref.get(log.sent), (sent) => toolLists(sent).length)
@@ -379,23 +378,23 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.strictEqual(yield* listings, 1)
       }))
 
-    it.scoped(`${era}: aborted while the tools are listed for its result, it rejects; the listing is cancelled`, () =>
+    it.effect(`${era}: aborted while the tools are listed for its result, it rejects; the listing is cancelled`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era, undefined, { listFirst: false, listing: "never" })
         const controller = new AbortController()
         const shaped = rejectionOf(client.callTool({ name: "shaped" }, { signal: controller.signal }))
-        for (let i = 0; i < 20 && toolLists(yield* Ref.get(log.sent)).length === 0; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20 && toolLists(yield* Ref.get(log.sent)).length === 0; i++) yield* Effect.yieldNow
         const [listing] = toolLists(yield* Ref.get(log.sent))
         assert.isDefined(listing)
         controller.abort()
         const outcome = yield* shaped
         assert.strictEqual((outcome.rejected ? outcome.error : undefined) as unknown, controller.signal.reason)
-        for (let i = 0; i < 20 && (yield* Ref.get(log.cancels)).length === 0; i++) yield* Effect.yieldNow()
+        for (let i = 0; i < 20 && (yield* Ref.get(log.cancels)).length === 0; i++) yield* Effect.yieldNow
         assert.deepStrictEqual(yield* Ref.get(log.cancels), [{ id: listing!.id, reason: "interrupted" }])
         yield* Effect.promise(() => client.close())
       }))
 
-    it.scoped(`${era}: each call reads its own runtime's tracer, span annotations and tracing switch`, () =>
+    it.effect(`${era}: each call reads its own runtime's tracer, span annotations and tracing switch`, () =>
       Effect.gen(function*() {
         const capture = makeCapture()
         const traced = yield* configuredClient(era, (runtime) =>
@@ -415,7 +414,7 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.strictEqual(capture.spans.filter((line) => line === "McpClient tools/call").length, 3)
       }))
 
-    it.scoped(`${era}: a call past its timeout rejects with RequestTimeout and is cancelled on the wire`, () =>
+    it.effect(`${era}: a call past its timeout rejects with RequestTimeout and is cancelled on the wire`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era)
         const silent = rejectionOf(client.callTool({ name: "silent" }, { timeout: "2 seconds" }))
@@ -428,17 +427,17 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.deepStrictEqual(cancels.map((c) => c.reason), ["timeout"])
       }))
 
-    it.scoped(`${era}: an aborted call is cancelled on the wire as interrupted; an aborted signal sends nothing`, () =>
+    it.effect(`${era}: an aborted call is cancelled on the wire as interrupted; an aborted signal sends nothing`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era)
         const controller = new AbortController()
         const silent = rejectionOf(client.callTool({ name: "silent" }, { signal: controller.signal }))
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         controller.abort()
         const outcome = yield* silent
         assert.isTrue(outcome.rejected)
         assert.strictEqual((outcome.rejected ? outcome.error : undefined) as unknown, controller.signal.reason)
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         const cancels = yield* Ref.get(log.cancels)
         assert.deepStrictEqual(cancels.map((c) => c.reason), ["interrupted"])
         const before = yield* rejectionOf(client.callTool({ name: "echo" }, { signal: controller.signal }))
@@ -446,7 +445,7 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.deepStrictEqual(toolCalls(yield* Ref.get(log.sent), "echo"), [])
       }))
 
-    it.scoped(`${era}: close rejects what waits (fast path and effects), cancels it, and every later call`, () =>
+    it.effect(`${era}: close rejects what waits (fast path and effects), cancels it, and every later call`, () =>
       Effect.gen(function*() {
         const { client, log } = yield* scriptedClient(era)
         const silent = rejectionOf(client.callTool({ name: "silent" }))
@@ -454,7 +453,7 @@ describe("McpPromiseClient against a scripted server", () => {
         const forever = rejectionOf(
           client.run(() => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
         )
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         yield* Effect.promise(() => client.close())
         for (const outcome of [yield* silent, yield* forever]) {
           const error = outcome.rejected ? outcome.error : undefined
@@ -462,14 +461,14 @@ describe("McpPromiseClient against a scripted server", () => {
           assert.strictEqual((error as McpError.TransportError).reason, "Closed")
         }
         assert.isTrue(interrupted)
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         assert.deepStrictEqual((yield* Ref.get(log.cancels)).map((c) => c.reason), ["interrupted"])
         const later = yield* rejectionOf(client.callTool({ name: "echo" }))
         assert.strictEqual(tagOf(later.rejected ? later.error : undefined), "TransportError")
       }))
   }
 
-  it.scoped("a send still under way when the call is aborted is interrupted, as the caller's fiber would be", () =>
+  it.effect("a send still under way when the call is aborted is interrupted, as the caller's fiber would be", () =>
     Effect.gen(function*() {
       let interrupted = 0
       // a modern server whose transport never finishes sending tools/call
@@ -498,19 +497,19 @@ describe("McpPromiseClient against a scripted server", () => {
         })
       )
       const context = yield* Layer.build(McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(stuck)))
-      const runtime = yield* Effect.runtime<McpClient.McpClient>().pipe(Effect.provide(context))
+      const runtime = yield* Effect.context<McpClient.McpClient>().pipe(Effect.provide(context))
       const client = McpPromiseClient.fromRuntime(runtime)
       yield* Effect.promise(() => client.listTools())
       const controller = new AbortController()
       const call = rejectionOf(client.readResource("file:///a", { signal: controller.signal }))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       controller.abort()
       assert.isTrue((yield* call).rejected)
-      for (let i = 0; i < 10 && interrupted === 0; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 10 && interrupted === 0; i++) yield* Effect.yieldNow
       assert.strictEqual(interrupted, 1)
     }))
 
-  it.scoped("an abort or a close from the call's own progress handler, while the call starts, gives it up", () =>
+  it.effect("an abort or a close from the call's own progress handler, while the call starts, gives it up", () =>
     Effect.gen(function*() {
       const { client } = yield* scriptedClient("legacy")
       const controller = new AbortController()
@@ -527,7 +526,7 @@ describe("McpPromiseClient against a scripted server", () => {
       assert.strictEqual((error as McpError.TransportError).reason, "Closed")
     }))
 
-  it.scoped("close() called twice: both promises settle once everything is released", () =>
+  it.effect("close() called twice: both promises settle once everything is released", () =>
     Effect.gen(function*() {
       const { client } = yield* scriptedClient("legacy")
       let interrupted = false
@@ -542,7 +541,7 @@ describe("McpPromiseClient against a scripted server", () => {
       assert.isTrue((yield* forever).rejected)
     }))
 
-  it.scoped("modern: an input_required answer's rounds run, and settle the promise", () =>
+  it.effect("modern: an input_required answer's rounds run, and settle the promise", () =>
     Effect.gen(function*() {
       const { client, log } = yield* scriptedClient("modern")
       const result = yield* Effect.promise(() => client.callTool({ name: "ask" }))
@@ -550,7 +549,7 @@ describe("McpPromiseClient against a scripted server", () => {
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent), "ask").length, 2)
     }))
 
-  it.scoped("modern: aborting while the user is asked interrupts the rounds; no round more is sent", () =>
+  it.effect("modern: aborting while the user is asked interrupts the rounds; no round more is sent", () =>
     Effect.gen(function*() {
       let asked = 0
       let interrupted = false
@@ -561,13 +560,13 @@ describe("McpPromiseClient against a scripted server", () => {
         }).pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))))
       const controller = new AbortController()
       const ask = rejectionOf(client.callTool({ name: "ask" }, { signal: controller.signal }))
-      yield* Effect.yieldNow()
-      for (let i = 0; i < 10 && asked === 0; i++) yield* Effect.yieldNow()
+      yield* Effect.yieldNow
+      for (let i = 0; i < 10 && asked === 0; i++) yield* Effect.yieldNow
       assert.strictEqual(asked, 1)
       controller.abort()
       const outcome = yield* ask
       assert.isTrue(outcome.rejected)
-      for (let i = 0; i < 10 && !interrupted; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 10 && !interrupted; i++) yield* Effect.yieldNow
       assert.isTrue(interrupted)
       assert.strictEqual(toolCalls(yield* Ref.get(log.sent), "ask").length, 1)
     }))

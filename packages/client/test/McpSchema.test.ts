@@ -1,17 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as McpSchema from "../src/McpSchema.js"
 
 describe("McpSchema.decodeMessage", () => {
   it("classifies each kind of message", () => {
     const request = McpSchema.decodeMessage({ jsonrpc: "2.0", id: 1, method: "ping" })
-    assert.isTrue(Either.isRight(request) && McpSchema.isRequest(request.right))
+    assert.isTrue(Result.isSuccess(request) && McpSchema.isRequest(request.success))
     const notification = McpSchema.decodeMessage({ jsonrpc: "2.0", method: "notifications/initialized" })
-    assert.isTrue(Either.isRight(notification) && McpSchema.isNotification(notification.right))
+    assert.isTrue(Result.isSuccess(notification) && McpSchema.isNotification(notification.success))
     const success = McpSchema.decodeMessage({ jsonrpc: "2.0", id: "a", result: {} })
-    assert.isTrue(Either.isRight(success) && McpSchema.isResponse(success.right))
+    assert.isTrue(Result.isSuccess(success) && McpSchema.isResponse(success.success))
     const failure = McpSchema.decodeMessage({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "x" } })
-    assert.isTrue(Either.isRight(failure) && McpSchema.isResponse(failure.right))
+    assert.isTrue(Result.isSuccess(failure) && McpSchema.isResponse(failure.success))
   })
 
   it("rejects what is not JSON-RPC 2.0", () => {
@@ -29,7 +29,7 @@ describe("McpSchema.decodeMessage", () => {
         { jsonrpc: "2.0", id: 1, error: { code: "bad" } }
       ]
     ) {
-      assert.isTrue(Either.isLeft(McpSchema.decodeMessage(input)), JSON.stringify(input))
+      assert.isTrue(Result.isFailure(McpSchema.decodeMessage(input)), JSON.stringify(input))
     }
   })
 })

@@ -3,13 +3,13 @@
  * with its handlers, talking to the library's server in both eras. Legacy sends requests to the client on the
  * connection; modern answers `input_required` and runs the handler again on the client's retry (MRTR).
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
-import * as Either from "effect/Either"
+import * as Base64Url from "effect/encoding/Base64Url"
+import * as Result from "effect/Result"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -44,7 +44,7 @@ interface Asked {
   readonly elicitationInterrupted: Deferred.Deferred<void>
 }
 
-class AskedLog extends Context.Tag("test/McpServer.input/Asked")<AskedLog, Asked>() {}
+class AskedLog extends Context.Service<AskedLog, Asked>()("test/McpServer.input/Asked") {}
 
 type Answer = (request: ElicitationHandler.ElicitationRequest) => Effect.Effect<ElicitationHandler.ElicitResult>
 
@@ -84,7 +84,7 @@ const handlers = (answer: Answer = approve) =>
         ElicitationHandler.ElicitationHandler.of({
           modes: ["form", "url"],
           elicit: (request) =>
-            Effect.zipRight(Ref.update(asked.elicitations, (all) => [...all, request]), answer(request)).pipe(
+            Effect.andThen(Ref.update(asked.elicitations, (all) => [...all, request]), answer(request)).pipe(
               Effect.onInterrupt(() => Deferred.succeed(asked.elicitationInterrupted, undefined))
             )
         })
@@ -130,7 +130,7 @@ const handlerTags = {
 
 /** The client over the in-process transport (recorded) and the server it talks to. */
 const clientOf = (era: Era, server: Effect.Effect<McpServer.Server>, features: McpClient.McpClientOptions = {}) =>
-  Layer.unwrapEffect(Effect.map(server, (server) =>
+  Layer.unwrap(Effect.map(server, (server) =>
     McpClient.layer({ ...clientOptions(era), ...features }).pipe(
       Layer.provideMerge(Recording.layer(InProcessTransport.layer(server))),
       Layer.provideMerge(Layer.succeed(McpServer.McpServer, server))
@@ -141,7 +141,7 @@ const inProcess = (era: Era, options: {
   readonly server?: Effect.Effect<McpServer.Server> | undefined
   readonly answer?: Answer | undefined
 } = {}) =>
-  Layer.unwrapEffect(Effect.map(
+  Layer.unwrap(Effect.map(
     Effect.all({
       elicitation: ElicitationHandler.ElicitationHandler,
       sampling: SamplingHandler.SamplingHandler,
@@ -187,7 +187,7 @@ const resultsReceived = Effect.flatMap(Recording.Recorder, (recorder) =>
 
 const decodeState = (state: unknown): unknown =>
   typeof state === "string"
-    ? Either.getOrUndefined(Either.map(Encoding.decodeBase64UrlString(state), (text): unknown => JSON.parse(text)))
+    ? Result.getOrUndefined(Result.map(Base64Url.decodeString(state), (text): unknown => JSON.parse(text)))
     : undefined
 
 const assertValid = (revision: Revision, name: string, value: unknown) =>
@@ -268,7 +268,7 @@ const askingServer = McpServer.make({
 const ERAS: ReadonlyArray<Era> = ["legacy", "modern"]
 
 describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
-  it.scoped("a form elicitation completes the confirm tool through the client's handler", () =>
+  it.effect("a form elicitation completes the confirm tool through the client's handler", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const session = yield* client.session
@@ -334,7 +334,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
       }
     }).pipe(Effect.provide(inProcess(era))))
 
-  it.scoped("roots then sampling: one answer per round, earlier answers kept by the server", () =>
+  it.effect("roots then sampling: one answer per round, earlier answers kept by the server", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const result = yield* client.callTool({ name: "summarize" })
@@ -375,7 +375,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
       }
     }).pipe(Effect.provide(inProcess(era))))
 
-  it.scoped("a declined form is the tool's answer", () =>
+  it.effect("a declined form is the tool's answer", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const result = yield* client.callTool({ name: "confirm", arguments: { action: "drop the table" } })
@@ -383,7 +383,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
       assert.deepStrictEqual(result.structuredContent, { action: "decline", approve: false })
     }).pipe(Effect.provide(inProcess(era, { answer: () => Effect.succeed({ action: "decline" }) }))))
 
-  it.scoped("inputs asked for concurrently, a URL elicitation, a prompt and a resource", () =>
+  it.effect("inputs asked for concurrently, a URL elicitation, a prompt and a resource", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const both = yield* client.callTool({ name: "both" })
@@ -443,7 +443,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
       }
     }).pipe(Effect.provide(inProcess(era, { server: askingServer }))))
 
-  it.scoped("a client without the capability: the handler sees a typed error", () =>
+  it.effect("a client without the capability: the handler sees a typed error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const careful = yield* client.callTool({ name: "careful" })
@@ -453,7 +453,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
 })
 
 describe("McpServer input, unhandled missing capability", () => {
-  it.scoped("modern: the call fails with -32021 naming the capability", () =>
+  it.effect("modern: the call fails with -32021 naming the capability", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "confirm" }))
@@ -466,7 +466,7 @@ describe("McpServer input, unhandled missing capability", () => {
       assert.strictEqual((yield* toolCalls).length, 1)
     }).pipe(Effect.provide(withoutHandlers("modern"))))
 
-  it.scoped("legacy: the tool answers with isError and no request reaches the client", () =>
+  it.effect("legacy: the tool answers with isError and no request reaches the client", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const result = yield* client.callTool({ name: "summarize" })
@@ -477,15 +477,15 @@ describe("McpServer input, unhandled missing capability", () => {
 })
 
 describe("McpServer input, legacy cancellation", () => {
-  it.scoped("interrupting the call cancels the server's pending request and the client's handler", () =>
+  it.effect("interrupting the call cancels the server's pending request and the client's handler", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const recorder = yield* Recording.Recorder
       const server = yield* McpServer.McpServer
       const asked = yield* AskedLog
-      const fiber = yield* Effect.fork(client.callTool({ name: "confirm" }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "confirm" }))
       const request = yield* recorder.waitFor((entries) =>
-        Option.fromNullable(
+        Option.fromNullishOr(
           entries.flatMap((entry) =>
             entry._tag === "Received" && entry.event._tag === "ServerRequest" ? [entry.event.message] : []
           )[0]
@@ -497,7 +497,7 @@ describe("McpServer input, legacy cancellation", () => {
       const call = (yield* toolCalls)[0]
       assert.strictEqual((yield* server.awaitInterrupted("id" in call ? call.id : -1)).method, "tools/call")
       const cancelled = yield* recorder.waitFor((entries) =>
-        Option.fromNullable(
+        Option.fromNullishOr(
           entries.flatMap((entry) =>
             entry._tag === "Received" && entry.event._tag === "Notification" &&
               entry.event.message.method === "notifications/cancelled"
@@ -517,7 +517,7 @@ describe("McpServer input, legacy cancellation", () => {
 // The server alone, message by message
 
 describe("McpServer input, wire details", () => {
-  it.scoped("modern: capabilities are read per request; a retry with the answer completes", () =>
+  it.effect("modern: capabilities are read per request; a retry with the answer completes", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const refused = yield* peer.error("tools/call", modern({ name: "confirm" }))
@@ -542,7 +542,7 @@ describe("McpServer input, wire details", () => {
       assert.deepStrictEqual(done.structuredContent, { action: "accept", approve: false })
     }))
 
-  it.scoped("modern: a requestState that is garbage or belongs to another call is refused with -32602", () =>
+  it.effect("modern: a requestState that is garbage or belongs to another call is refused with -32602", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const capable = { [McpSchema.MetaKeys.clientCapabilities]: { elicitation: {} } }
@@ -561,7 +561,7 @@ describe("McpServer input, wire details", () => {
       assert.strictEqual(badResponses.code, -32602)
     }))
 
-  it.scoped("modern: an answer of the wrong shape fails the handler with InvalidResponse", () =>
+  it.effect("modern: an answer of the wrong shape fails the handler with InvalidResponse", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const capable = { [McpSchema.MetaKeys.clientCapabilities]: { elicitation: {} } }
@@ -573,7 +573,7 @@ describe("McpServer input, wire details", () => {
       assert.include(textOf({ content: Array.isArray(result.content) ? result.content : [] }), "not valid")
     }))
 
-  it.scoped("legacy 2025-06-18: form elicitation without mode; a client error is a Refused InputError", () =>
+  it.effect("legacy 2025-06-18: form elicitation without mode; a client error is a Refused InputError", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       yield* peer.result("initialize", {
@@ -583,7 +583,7 @@ describe("McpServer input, wire details", () => {
       })
       const id = yield* peer.start("tools/call", { name: "confirm" })
       const request = yield* peer.connection.handle({ jsonrpc: "2.0", method: "notifications/initialized" }).pipe(
-        Effect.zipRight(waitForServerRequest(peer))
+        Effect.andThen(waitForServerRequest(peer))
       )
       assert.deepStrictEqual(request.params, {
         message: "Confirm: deploy?",
@@ -597,7 +597,7 @@ describe("McpServer input, wire details", () => {
       assert.include(textOf({ content: Array.isArray(result.content) ? result.content : [] }), "no thanks")
     }))
 
-  it.scoped("legacy 2025-03-26: elicitation is not in the revision", () =>
+  it.effect("legacy 2025-03-26: elicitation is not in the revision", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.openLegacy(yield* FixtureServer.make(), "2025-03-26")
       const result = yield* peer.result("tools/call", { name: "confirm" })
@@ -611,7 +611,7 @@ const waitForServerRequest = (peer: FixtureServer.Peer) =>
     for (;;) {
       const found = (yield* peer.sent).find(McpSchema.isRequest)
       if (found !== undefined) return found
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
     }
   })
 
@@ -632,7 +632,7 @@ const overStdio = (era: Era) =>
       }))
     ),
     Layer.provideMerge(handlers()),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 describe.each(ERAS)("McpServer input, %s era, over stdio", (era) => {

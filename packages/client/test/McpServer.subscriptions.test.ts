@@ -5,7 +5,6 @@
  * stream ends the listen on the server.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -42,9 +41,9 @@ const connect = (server: McpServer.Server, era: "legacy" | "modern") =>
 
 /** Takes `n` notifications from a listen stream in the background, so that changes can be published meanwhile. */
 const collect = (stream: Stream.Stream<McpSchema.ServerNotification, unknown>, n: number) =>
-  Effect.fork(Stream.runCollect(Stream.take(stream, n)).pipe(Effect.map(Chunk.toReadonlyArray)))
+  Effect.forkChild(Stream.runCollect(Stream.take(stream, n)))
 
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
 
 const subscriptionOf = (notification: McpSchema.ServerNotification): unknown => {
   const params = notification.params as { readonly _meta?: Record<string, unknown> } | undefined
@@ -52,7 +51,7 @@ const subscriptionOf = (notification: McpSchema.ServerNotification): unknown => 
 }
 
 describe("McpServer change notifications", () => {
-  it.scoped("the server advertises list changes and resource subscriptions", () =>
+  it.effect("the server advertises list changes and resource subscriptions", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       assert.deepStrictEqual(server.capabilities.tools, { listChanged: true })
@@ -60,7 +59,7 @@ describe("McpServer change notifications", () => {
       assert.deepStrictEqual(server.capabilities.resources, { subscribe: true, listChanged: true })
     }))
 
-  it.scoped("modern: each listen gets its acknowledgement, then only what it asked for, tagged with its id", () =>
+  it.effect("modern: each listen gets its acknowledgement, then only what it asked for, tagged with its id", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       const client = yield* connect(server, "modern")
@@ -97,7 +96,7 @@ describe("McpServer change notifications", () => {
       )
     }))
 
-  it.scoped("modern: ending the stream ends the listen on the server, which then sends nothing more", () =>
+  it.effect("modern: ending the stream ends the listen on the server, which then sends nothing more", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       const client = yield* connect(server, "modern")
@@ -111,7 +110,7 @@ describe("McpServer change notifications", () => {
       assert.strictEqual(interrupted.method, "subscriptions/listen")
     }))
 
-  it.scoped("legacy: list changes for everyone, resource updates for what was subscribed", () =>
+  it.effect("legacy: list changes for everyone, resource updates for what was subscribed", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       const client = yield* connect(server, "legacy")

@@ -1,19 +1,19 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Command from "@effect/platform/Command"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Path from "node:path"
 import * as McpError from "../src/McpError.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as McpServer from "@conduit-mcp/server/McpServer"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import * as FixtureServer from "./utils/fixtureServer.js"
 import { type Revision, repositoryRoot, validateDefinition } from "./utils/schemaValidator.js"
 
@@ -30,7 +30,7 @@ const textOf = (result: Record<string, unknown>): string => {
 }
 
 describe("McpServer modern era", () => {
-  it.scoped("server/discover describes the server", () =>
+  it.effect("server/discover describes the server", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const result = yield* peer.result("server/discover", modern())
@@ -56,7 +56,7 @@ describe("McpServer modern era", () => {
       })
     }))
 
-  it.scoped("a request without the _meta envelope is refused with -32602", () =>
+  it.effect("a request without the _meta envelope is refused with -32602", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const noMeta = yield* peer.error("server/discover", {})
@@ -69,7 +69,7 @@ describe("McpServer modern era", () => {
       assert.strictEqual(badLogLevel.code, -32602)
     }))
 
-  it.scoped("an unsupported version is refused with -32022 listing the supported ones", () =>
+  it.effect("an unsupported version is refused with -32022 listing the supported ones", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make({ eras: "modern" }))
       for (const requested of ["2099-01-01", "2025-11-25"]) {
@@ -82,7 +82,7 @@ describe("McpServer modern era", () => {
       }
     }))
 
-  it.scoped("lists paginate with opaque cursors", () =>
+  it.effect("lists paginate with opaque cursors", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make({ pageSize: 4 }))
       const first = yield* peer.result("tools/list", modern())
@@ -101,7 +101,7 @@ describe("McpServer modern era", () => {
       assert.strictEqual((yield* peer.error("prompts/list", modern({ cursor: first.nextCursor }))).code, -32602)
     }))
 
-  it.scoped("tools/call runs the handler; failures are results with isError", () =>
+  it.effect("tools/call runs the handler; failures are results with isError", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const echo = yield* peer.result("tools/call", modern({ name: "echo", arguments: { text: "hi" } }))
@@ -125,7 +125,7 @@ describe("McpServer modern era", () => {
       assert.strictEqual(unknown.code, -32602)
     }))
 
-  it.scoped("progress is reported when the request carries a progress token", () =>
+  it.effect("progress is reported when the request carries a progress token", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const id = yield* peer.start(
@@ -155,9 +155,9 @@ describe("McpServer modern era", () => {
       yield* TestClock.adjust("100 millis")
       yield* peer.response(quiet)
       assert.strictEqual((yield* peer.notifications("notifications/progress")).length, 3)
-    }))
+    }).pipe(withSleepLog))
 
-  it.scoped("log messages are sent only at or above the request's log level", () =>
+  it.effect("log messages are sent only at or above the request's log level", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       yield* peer.result("tools/call", modern({ name: "log", arguments: {} }))
@@ -178,7 +178,7 @@ describe("McpServer modern era", () => {
       for (const message of messages) assertValid("2026-07-28", "LoggingMessageNotification", message)
     }))
 
-  it.scoped("resources, templates and their completions", () =>
+  it.effect("resources, templates and their completions", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const list = yield* peer.result("resources/list", modern())
@@ -215,7 +215,7 @@ describe("McpServer modern era", () => {
       assert.deepStrictEqual(completion.completion, { values: ["1", "10"], total: 2, hasMore: false })
     }))
 
-  it.scoped("prompts and prompt argument completion", () =>
+  it.effect("prompts and prompt argument completion", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const list = yield* peer.result("prompts/list", modern())
@@ -232,7 +232,7 @@ describe("McpServer modern era", () => {
       assert.deepStrictEqual(completion.completion, { values: ["alice", "albert"], total: 2, hasMore: false })
     }))
 
-  it.scoped("notifications/cancelled interrupts the handler and no response is sent", () =>
+  it.effect("notifications/cancelled interrupts the handler and no response is sent", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const peer = yield* FixtureServer.open(server)
@@ -247,7 +247,7 @@ describe("McpServer modern era", () => {
       assert.isFalse(sent.some((message) => McpSchema.isResponse(message) && message.id === id))
     }))
 
-  it.scoped("a cancellation that arrives before the handler started still interrupts it", () =>
+  it.effect("a cancellation that arrives before the handler started still interrupts it", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const peer = yield* FixtureServer.open(server)
@@ -258,7 +258,7 @@ describe("McpServer modern era", () => {
       assert.isFalse((yield* peer.sent).some((message) => McpSchema.isResponse(message) && message.id === id))
     }))
 
-  it.scoped("records what it received", () =>
+  it.effect("records what it received", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const peer = yield* FixtureServer.open(server)
@@ -274,7 +274,7 @@ describe("McpServer modern era", () => {
       )
     }))
 
-  it.scoped("a handler failing with McpError answers with that JSON-RPC error", () =>
+  it.effect("a handler failing with McpError answers with that JSON-RPC error", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({
         name: "errors",
@@ -291,7 +291,7 @@ describe("McpServer modern era", () => {
       assert.deepStrictEqual(error, { code: -32001, message: "nope", data: { why: 1 } })
     }))
 
-  it.scoped("capabilities follow the definitions; undefined features are -32601", () =>
+  it.effect("capabilities follow the definitions; undefined features are -32601", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({
         name: "tools-only",
@@ -321,7 +321,7 @@ describe("McpServer modern era", () => {
       }
     }))
 
-  it.scoped("a request id already in flight is refused", () =>
+  it.effect("a request id already in flight is refused", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make())
       const request = { jsonrpc: "2.0", id: 9, method: "tools/call", params: modern({ name: "hang" }) } as const
@@ -333,7 +333,7 @@ describe("McpServer modern era", () => {
 })
 
 describe("McpServer legacy era", () => {
-  it.scoped("nothing but ping before initialize", () =>
+  it.effect("nothing but ping before initialize", () =>
     Effect.gen(function*() {
       const both = yield* FixtureServer.open(yield* FixtureServer.make())
       assert.deepStrictEqual(yield* both.result("ping"), {})
@@ -342,7 +342,7 @@ describe("McpServer legacy era", () => {
       assert.strictEqual((yield* legacy.error("tools/list")).code, -32600)
     }))
 
-  it.scoped("initialize answers the client's version when supported, else the newest", () =>
+  it.effect("initialize answers the client's version when supported, else the newest", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       for (
@@ -365,7 +365,7 @@ describe("McpServer legacy era", () => {
       }
     }))
 
-  it.scoped("results have no resultType; the session is per connection", () =>
+  it.effect("results have no resultType; the session is per connection", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const peer = yield* FixtureServer.openLegacy(server)
@@ -381,7 +381,7 @@ describe("McpServer legacy era", () => {
       assert.strictEqual((yield* other.error("tools/list", {})).code, -32602)
     }))
 
-  it.scoped("logging/setLevel filters log messages", () =>
+  it.effect("logging/setLevel filters log messages", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.openLegacy(yield* FixtureServer.make())
       yield* peer.result("tools/call", { name: "log", arguments: {} })
@@ -395,7 +395,7 @@ describe("McpServer legacy era", () => {
       assert.strictEqual((yield* peer.error("logging/setLevel", { level: "loud" })).code, -32602)
     }))
 
-  it.scoped("progress and cancellation work in the legacy era too", () =>
+  it.effect("progress and cancellation work in the legacy era too", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make()
       const peer = yield* FixtureServer.openLegacy(server)
@@ -408,7 +408,7 @@ describe("McpServer legacy era", () => {
 })
 
 describe("McpServer eras option", () => {
-  it.scoped("a modern-only server refuses initialize naming only modern versions", () =>
+  it.effect("a modern-only server refuses initialize naming only modern versions", () =>
     Effect.gen(function*() {
       const peer = yield* FixtureServer.open(yield* FixtureServer.make({ eras: "modern" }))
       const error = yield* peer.error("initialize", {
@@ -423,7 +423,7 @@ describe("McpServer eras option", () => {
       assert.deepStrictEqual(discover.supportedVersions, ["2026-07-28"])
     }))
 
-  it.scoped("a legacy-only server does not know server/discover", () =>
+  it.effect("a legacy-only server does not know server/discover", () =>
     Effect.gen(function*() {
       const server = yield* FixtureServer.make({ eras: "legacy" })
       const peer = yield* FixtureServer.open(server)
@@ -487,13 +487,13 @@ describe("McpServer.serve", () => {
         input: Stream.make(encoder.encode(`${JSON.stringify(hang)}\n`)),
         output: Sink.forEach((bytes: Uint8Array) => Effect.sync(() => output.push(decoder.decode(bytes)))),
         drainTimeout: "1 second"
-      }).pipe(Effect.fork)
+      }).pipe(Effect.forkChild)
       yield* awaitSleep("1 second")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
       assert.deepStrictEqual(yield* server.interrupted, [{ connection: 1, id: 1, method: "tools/call" }])
       assert.deepStrictEqual(output, [])
-    }))
+    }).pipe(withSleepLog))
 })
 
 describe("fixture program", () => {
@@ -501,11 +501,10 @@ describe("fixture program", () => {
 
   const lines = <E>(stream: Stream.Stream<Uint8Array, E>) => stream.pipe(Stream.decodeText(), Stream.splitLines)
 
-  it.scopedLive("answers server/discover and initialize on stdio, logs to stderr", () =>
+  it.live("answers server/discover and initialize on stdio, logs to stderr", () =>
     Effect.gen(function*() {
-      const process = yield* Command.make("node", "--import", "tsx", fixture, "--eras", "both").pipe(
-        Command.workingDirectory(repositoryRoot),
-        Command.start
+      const process = yield* ChildProcessSpawner.ChildProcessSpawner.use((spawner) =>
+        spawner.spawn(ChildProcess.make("node", ["--import", "tsx", fixture, "--eras", "both"], { cwd: repositoryRoot }))
       )
       const input = yield* Queue.unbounded<string>()
       yield* Stream.fromQueue(input).pipe(
@@ -549,7 +548,7 @@ describe("fixture program", () => {
       assert.deepStrictEqual(yield* next, { jsonrpc: "2.0", id: 3, result: {} })
 
       yield* Queue.shutdown(input)
-      assert.strictEqual(yield* process.exitCode, 0)
-      assert.strictEqual(Chunk.size(yield* Queue.takeAll(stdout)), 0)
-    }).pipe(Effect.provide(NodeContext.layer)), 20_000)
+      assert.strictEqual(Number(yield* process.exitCode), 0)
+      assert.strictEqual((yield* Queue.clear(stdout)).length, 0)
+    }).pipe(Effect.provide(NodeServices.layer)), 20_000)
 })

@@ -4,9 +4,8 @@
  * stdio, called with plain `callTool` and through a handle, and with an ambiguous topic (the task asks for a
  * clarification through `tasks/result`). On the live clock: the server works in real seconds.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
@@ -27,7 +26,7 @@ const client = McpClient.layer({
     args: RealServers.everything.args,
     closeTimeout: "1 second"
   })),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeServices.layer)
 )
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
@@ -52,7 +51,7 @@ describe("server-everything's simulate-research-query (a task-required tool) ove
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const handle = yield* client.tasks.callTool({ name: "simulate-research-query", arguments: { topic: "eels" } })
-      const statuses = Chunk.toReadonlyArray(yield* Stream.runCollect(handle.status))
+      const statuses = Array.from(yield* Stream.runCollect(handle.status))
       assert.strictEqual(statuses[statuses.length - 1]?.status, "completed")
       assert.isTrue(statuses.some((state) => (state.statusMessage ?? "").length > 0))
       const result = yield* handle.result
@@ -83,7 +82,7 @@ describe("server-everything's simulate-research-query when the topic is ambiguou
             // the first interpretation the form offers
             const options = request.mode === "form" ? request.requestedSchema.properties.interpretation?.oneOf : undefined
             const first: unknown = Array.isArray(options) ? options[0] : undefined
-            const choice = Predicate.isRecord(first) && typeof first.const === "string" ? first.const : "any"
+            const choice = Predicate.isObject(first) && typeof first.const === "string" ? first.const : "any"
             return { action: "accept" as const, content: { interpretation: choice } }
           })
       })
@@ -98,7 +97,7 @@ describe("server-everything's simulate-research-query when the topic is ambiguou
           args: RealServers.everything.args,
           closeTimeout: "1 second"
         })),
-        Layer.provide(NodeContext.layer)
+        Layer.provide(NodeServices.layer)
       )
       const result = yield* Effect.flatMap(McpClient.McpClient, (client) =>
         client.callTool({ name: "simulate-research-query", arguments: { topic: "python", ambiguous: true } })).pipe(

@@ -9,9 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Scripted from "./utils/scriptedTransport.js"
@@ -80,21 +79,21 @@ const sentOf = (method: string) =>
       (sent) => sent.filter((s) => "method" in s.message && s.message.method === method)
     ))
 
-const settle = Effect.repeatN(Effect.yieldNow(), 30)
+const settle = Effect.repeat(Effect.yieldNow, { times: 30 })
 
-const advance = (millis: number) => Effect.zipRight(Effect.zipRight(settle, TestClock.adjust(`${millis} millis`)), settle)
+const advance = (millis: number) => Effect.andThen(Effect.andThen(settle, TestClock.adjust(`${millis} millis`)), settle)
 
 const call = Effect.flatMap(McpClient.McpClient, (client) => client.callTool({ name: "job" }))
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.causeOption(exit).pipe(Option.flatMap((cause) =>
-    cause._tag === "Fail" ? Option.some(cause.error) : Option.none()
-  ))) : undefined
+  Exit.isFailure(exit) && exit.cause.reasons.length === 1 && exit.cause.reasons[0]._tag === "Fail"
+    ? exit.cause.reasons[0].error
+    : undefined
 
 describe("tasks against hostile servers", () => {
-  it.scoped("a pollInterval of 0 is clamped to 250 ms: four polls a second, not a tight loop", () =>
+  it.effect("a pollInterval of 0 is clamped to 250 ms: four polls a second, not a tight loop", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(call)
+      const fiber = yield* Effect.forkChild(call)
       for (let i = 0; i < 4; i++) yield* advance(250)
       assert.strictEqual((yield* sentOf("tasks/get")).length, 4)
       yield* advance(100)
@@ -106,9 +105,9 @@ describe("tasks against hostile servers", () => {
       poll: () => ({ result: task({ pollInterval: 0 }) })
     })))))
 
-  it.scoped("a pollInterval of hours is clamped to 30 s", () =>
+  it.effect("a pollInterval of hours is clamped to 30 s", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(call)
+      const fiber = yield* Effect.forkChild(call)
       yield* advance(29_000)
       assert.strictEqual((yield* sentOf("tasks/get")).length, 0)
       yield* advance(1_000)
@@ -122,9 +121,9 @@ describe("tasks against hostile servers", () => {
       poll: (n) => ({ result: task({ pollInterval: 3 * 3_600_000, status: n < 2 ? "working" : "completed" }) })
     })))))
 
-  it.scoped("an unknown status is a ProtocolError, and the task is cancelled", () =>
+  it.effect("an unknown status is a ProtocolError, and the task is cancelled", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.exit(call))
+      const fiber = yield* Effect.forkChild(Effect.exit(call))
       yield* advance(1_000)
       const error = failureOf(yield* Fiber.join(fiber))
       assert.strictEqual(error?._tag, "ProtocolError")
@@ -133,7 +132,7 @@ describe("tasks against hostile servers", () => {
       assert.strictEqual((yield* sentOf("tasks/cancel")).length, 1)
     }).pipe(Effect.provide(clientOver(legacyTasks({ poll: () => ({ result: task({ status: "pondering" }) }) })))))
 
-  it.scoped("a task id that is not a string is a ProtocolError at once", () =>
+  it.effect("a task id that is not a string is a ProtocolError at once", () =>
     Effect.gen(function*() {
       const error = failureOf(yield* Effect.exit(call))
       assert.strictEqual(error?._tag, "ProtocolError")
@@ -143,12 +142,12 @@ describe("tasks against hostile servers", () => {
       poll: () => ({ result: task() })
     })))))
 
-  it.scoped("a result that never comes: the caller's deadline holds, the task is cancelled, nothing pending", () =>
+  it.effect("a result that never comes: the caller's deadline holds, the task is cancelled, nothing pending", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.exit(Effect.timeout(call, "5 seconds")))
+      const fiber = yield* Effect.forkChild(Effect.exit(Effect.timeout(call, "5 seconds")))
       for (let i = 0; i < 6; i++) yield* advance(1_000)
       const error = failureOf(yield* Fiber.join(fiber))
-      assert.strictEqual(error?._tag, "TimeoutException")
+      assert.strictEqual(error?._tag, "TimeoutError")
       const polls = (yield* sentOf("tasks/get")).length
       assert.isAtMost(polls, 5)
       const cancels = yield* sentOf("tasks/cancel")
@@ -159,9 +158,9 @@ describe("tasks against hostile servers", () => {
       assert.strictEqual((yield* sentOf("tasks/get")).length, polls)
     }).pipe(Effect.provide(clientOver(legacyTasks({ poll: () => ({ result: task() }) })))))
 
-  it.scoped("a task the server drops after its time to live: TaskError Expired", () =>
+  it.effect("a task the server drops after its time to live: TaskError Expired", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.exit(call))
+      const fiber = yield* Effect.forkChild(Effect.exit(call))
       yield* advance(1_000)
       yield* advance(1_000)
       yield* advance(1_000)
@@ -178,7 +177,7 @@ describe("tasks against hostile servers", () => {
       poll: (n) => n < 3 ? { result: task({ ttl: 2_000 }) } : { error: -32602 }
     })))))
 
-  it.scoped("a task the server does not know: TaskError NotFound", () =>
+  it.effect("a task the server does not know: TaskError NotFound", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.tasks.get("nope"))

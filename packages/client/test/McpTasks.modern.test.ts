@@ -4,7 +4,7 @@
  * elicitation handler with `tasks/update`, cancellation; and a task resumed after a restart from a file-backed
  * `TaskStore`.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -64,9 +64,9 @@ const clientOf = (peer: McpServer.Server, options: McpClient.McpClientOptions = 
     Layer.provideMerge(InProcessTransport.layer(peer))
   )
 
-const settle = Effect.repeatN(Effect.yieldNow(), 30)
+const settle = Effect.repeat(Effect.yieldNow, { times: 30 })
 const advance = (millis: number, times = 1) =>
-  Effect.repeatN(Effect.zipRight(Effect.zipRight(settle, TestClock.adjust(`${millis} millis`)), settle), times - 1)
+  Effect.repeat(Effect.andThen(Effect.andThen(settle, TestClock.adjust(`${millis} millis`)), settle), { times: times - 1 })
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
   const first = result.content[0]
@@ -80,7 +80,7 @@ const paramsOf = (message: unknown): Record<string, unknown> =>
     : {}
 
 describe("2026-07-28 tasks extension, in process", () => {
-  it.scoped("with the opt-in: the extension declared, the task driven, input_required answered with tasks/update", () =>
+  it.effect("with the opt-in: the extension declared, the task driven, input_required answered with tasks/update", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const asked = yield* Ref.make(0)
@@ -91,7 +91,7 @@ describe("2026-07-28 tasks extension, in process", () => {
       const session = yield* client.session
       assert.strictEqual(session.era, "modern")
       assert.isDefined((session.capabilities.extensions ?? {})[McpTasks.EXTENSION_ID])
-      const fiber = yield* Effect.fork(client.callTool({ name: "deploy", arguments: { service: "api" } }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "deploy", arguments: { service: "api" } }))
       yield* advance(1_000, 8)
       const result = yield* Fiber.join(fiber)
       assert.strictEqual(textOf(result), "api deployed")
@@ -111,7 +111,7 @@ describe("2026-07-28 tasks extension, in process", () => {
       assert.strictEqual((yield* peer.received("subscriptions/listen")).length, 1)
     }))
 
-  it.scoped("without the opt-in: a task-required tool is refused with -32021, an optional one runs plainly", () =>
+  it.effect("without the opt-in: a task-required tool is refused with -32021, an optional one runs plainly", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const context = yield* Layer.build(clientOf(peer))
@@ -122,7 +122,7 @@ describe("2026-07-28 tasks extension, in process", () => {
         assert.strictEqual(error.cause.code, -32021)
         assert.deepStrictEqual(error.requiredCapabilities, { extensions: { [McpTasks.EXTENSION_ID]: {} } })
       }
-      const fiber = yield* Effect.fork(client.callTool({ name: "wait", arguments: { seconds: 1 } }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "wait", arguments: { seconds: 1 } }))
       yield* advance(1_000, 2)
       assert.strictEqual(textOf(yield* Fiber.join(fiber)), "waited 1 s")
       assert.strictEqual((yield* peer.received("tasks/get")).length, 0)
@@ -130,14 +130,14 @@ describe("2026-07-28 tasks extension, in process", () => {
       assert.strictEqual(refused._tag, "TaskError")
     }))
 
-  it.scoped("a handle's interruption cancels the task (tasks/cancel), and the task ends cancelled", () =>
+  it.effect("a handle's interruption cancels the task (tasks/cancel), and the task ends cancelled", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const context = yield* Layer.build(clientOf(peer, { tasks: true }))
       const client = Context.get(context, McpClient.McpClient)
       const handle = yield* client.tasks.callTool({ name: "wait", arguments: { seconds: 100 } })
       assert.strictEqual(handle.era, "modern")
-      const waiting = yield* Effect.fork(handle.result)
+      const waiting = yield* Effect.forkChild(handle.result)
       yield* advance(1_000, 2)
       yield* Fiber.interrupt(waiting)
       const cancels = yield* peer.received("tasks/cancel")
@@ -150,14 +150,14 @@ describe("2026-07-28 tasks extension, in process", () => {
 })
 
 describe("2025-11-25 tasks that ask for input", () => {
-  it.scoped("the server's elicitation/create reaches the elicitation handler while the task shows input_required", () =>
+  it.effect("the server's elicitation/create reaches the elicitation handler while the task shows input_required", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const asked = yield* Ref.make(0)
       const context = yield* Layer.build(clientOf(peer, { era: "legacy", elicitation: approving(asked) }))
       const client = Context.get(context, McpClient.McpClient)
       const handle = yield* client.tasks.callTool({ name: "deploy", arguments: { service: "db" } })
-      const result = yield* Effect.fork(handle.result)
+      const result = yield* Effect.forkChild(handle.result)
       yield* advance(1_000, 6)
       assert.strictEqual(textOf(yield* Fiber.join(result)), "db deployed")
       assert.strictEqual(yield* Ref.get(asked), 1)
@@ -165,11 +165,11 @@ describe("2025-11-25 tasks that ask for input", () => {
 })
 
 describe("a durable TaskStore", () => {
-  it.scoped("a task started by one client is resumed by the next from a file-backed store", () =>
+  it.effect("a task started by one client is resumed by the next from a file-backed store", () =>
     Effect.gen(function*() {
       const directory = Fs.mkdtempSync(Path.join(Os.tmpdir(), "conduit-tasks-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(directory, { recursive: true, force: true })))
-      const storeLayer = TaskStore.layerFileSystem(directory).pipe(Layer.provide(NodeContext.layer), Layer.orDie)
+      const storeLayer = TaskStore.layerFileSystem(directory).pipe(Layer.provide(NodeServices.layer), Layer.orDie)
       const store = Context.get(yield* Layer.build(storeLayer), TaskStore.TaskStore)
       const peer = yield* server
       // the first process: starts the task, leaves it running, and goes away
@@ -187,13 +187,13 @@ describe("a durable TaskStore", () => {
       const stored = yield* client.tasks.stored
       assert.deepStrictEqual(stored.map((task) => [task.taskId, task.tool, task.era]), [[taskId, "wait", "legacy"]])
       const resumed = yield* client.tasks.resume(taskId)
-      const result = yield* Effect.fork(resumed.result)
+      const result = yield* Effect.forkChild(resumed.result)
       yield* advance(1_000, 7)
       assert.strictEqual(textOf(yield* Fiber.join(result)), "waited 5 s")
       assert.deepStrictEqual(yield* client.tasks.stored, [])
     }))
 
-  it.scoped("keyingServers: the store keeps the server's key, and stored matches the task by it", () =>
+  it.effect("keyingServers: the store keeps the server's key, and stored matches the task by it", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const memory = yield* TaskStore.makeMemory
@@ -209,7 +209,7 @@ describe("a durable TaskStore", () => {
       assert.deepStrictEqual((yield* client.tasks.stored).map((task) => task.taskId), [handle.taskId])
     }))
 
-  it.scoped("a stored task past its time to live is dropped with TaskError Expired", () =>
+  it.effect("a stored task past its time to live is dropped with TaskError Expired", () =>
     Effect.gen(function*() {
       const peer = yield* server
       const memory = yield* TaskStore.makeMemory

@@ -5,17 +5,15 @@
  * `notifications/tasks/status`, and the progress of a 2025-11-25 task on its creating request's token.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpTransport from "../src/HttpTransport.js"
@@ -53,7 +51,7 @@ const clientOf = (peer: McpServer.Server, options: McpClient.McpClientOptions) =
     Layer.provideMerge(InProcessTransport.layer(peer))
   )
 
-const settle = Effect.repeatN(Effect.yieldNow(), 50)
+const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
   const first = result.content[0]
@@ -67,14 +65,14 @@ const paramsOf = (message: unknown): Record<string, unknown> =>
     : {}
 
 describe("2026-07-28 notifications/tasks", () => {
-  it.scoped("the waiter listens for its task: the status message and the result come without a poll", () =>
+  it.effect("the waiter listens for its task: the status message and the result come without a poll", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const peer = yield* gated(release)
       const client = Context.get(yield* Layer.build(clientOf(peer, { tasks: { enabled: true } })), McpClient.McpClient)
       const handle = yield* client.tasks.callTool({ name: "gate" })
-      const statuses = yield* Effect.fork(Stream.runCollect(handle.status))
-      const result = yield* Effect.fork(handle.result)
+      const statuses = yield* Effect.forkChild(Stream.runCollect(handle.status))
+      const result = yield* Effect.forkChild(handle.result)
       yield* settle
       // the listens name the task, and the server acknowledges it
       const listens = yield* peer.received("subscriptions/listen")
@@ -85,23 +83,23 @@ describe("2026-07-28 notifications/tasks", () => {
       yield* Deferred.succeed(release, undefined)
       yield* settle
       // the clock never moved: no poll was due, the notification brought the result
-      const done = yield* Fiber.poll(result)
-      assert.isTrue(Option.isSome(done), "the result came by notification")
+      const done = result.pollUnsafe()
+      assert.isTrue(done !== undefined, "the result came by notification")
       assert.strictEqual(textOf(yield* Fiber.join(result)), "through the gate")
       assert.strictEqual((yield* peer.received("tasks/get")).length, 0)
-      const seen = Chunk.toReadonlyArray(yield* Fiber.join(statuses))
+      const seen = Array.from(yield* Fiber.join(statuses))
       // 2026-07-28 has no progress on tasks: the server shows it as the status message
       assert.isTrue(seen.some((state) => state.statusMessage === "halfway (1/2)"), JSON.stringify(seen))
       assert.strictEqual(seen[seen.length - 1]?.status, "completed")
     }))
 
-  it.scoped("once acknowledged, the task is polled only at the longest interval, as a safety net", () =>
+  it.effect("once acknowledged, the task is polled only at the longest interval, as a safety net", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const peer = yield* gated(release)
       const client = Context.get(yield* Layer.build(clientOf(peer, { tasks: { enabled: true } })), McpClient.McpClient)
       const handle = yield* client.tasks.callTool({ name: "gate" })
-      const result = yield* Effect.fork(handle.result)
+      const result = yield* Effect.forkChild(handle.result)
       // one poll at the server's interval after the listen began, then one per 30 s
       for (let second = 0; second < 61; second++) {
         yield* settle
@@ -116,7 +114,7 @@ describe("2026-07-28 notifications/tasks", () => {
 })
 
 describe("McpServer: subscriptions/listen with taskIds", () => {
-  it.scoped("needs the client's tasks extension (-32021), and acknowledges only the tasks it has", () =>
+  it.effect("needs the client's tasks extension (-32021), and acknowledges only the tasks it has", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const peer = yield* gated(release)
@@ -129,7 +127,7 @@ describe("McpServer: subscriptions/listen with taskIds", () => {
       )
       const handle = yield* client.tasks.callTool({ name: "gate" })
       const first = yield* Stream.runCollect(Stream.take(client.listen({ taskIds: [handle.taskId, "unknown"] }), 2))
-      const [ack, current] = Chunk.toReadonlyArray(first)
+      const [ack, current] = Array.from(first)
       assert.strictEqual(ack?.method, "notifications/subscriptions/acknowledged")
       assert.deepStrictEqual((ack?.params as { notifications: unknown }).notifications, { taskIds: [handle.taskId] })
       // the task's state as it is now follows the acknowledgement
@@ -204,10 +202,10 @@ describe("2026-07-28 servers that do not push", () => {
     ["never answers the listen", () => Effect.void]
   ]
   for (const [name, listen] of cases) {
-    it.scoped(`a server that ${name}: the task is polled at its interval`, () =>
+    it.effect(`a server that ${name}: the task is polled at its interval`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
-        const fiber = yield* Effect.fork(client.callTool({ name: "job" }))
+        const fiber = yield* Effect.forkChild(client.callTool({ name: "job" }))
         for (let second = 0; second < 4; second++) {
           yield* settle
           yield* TestClock.adjust("1 second")
@@ -222,7 +220,7 @@ describe("2026-07-28 servers that do not push", () => {
 })
 
 describe("2025-11-25 tasks: status notifications and progress", () => {
-  it.scoped("the progress of the creating request's token reaches onProgress for the task's life", () =>
+  it.effect("the progress of the creating request's token reaches onProgress for the task's life", () =>
     Effect.gen(function*() {
       const release = yield* Deferred.make<void>()
       const peer = yield* gated(release)
@@ -234,10 +232,10 @@ describe("2025-11-25 tasks: status notifications and progress", () => {
       const reports = yield* Ref.make<ReadonlyArray<McpSchema.Progress>>([])
       const onProgress = (progress: McpSchema.Progress) => Ref.update(reports, (all) => [...all, progress])
       // plain callTool and an explicit handle alike
-      const plain = yield* Effect.fork(client.callTool({ name: "gate" }, { onProgress }))
+      const plain = yield* Effect.forkChild(client.callTool({ name: "gate" }, { onProgress }))
       yield* settle
       const handle = yield* client.tasks.callTool({ name: "gate" }, { onProgress })
-      const explicit = yield* Effect.fork(handle.result)
+      const explicit = yield* Effect.forkChild(handle.result)
       yield* settle
       yield* Deferred.succeed(release, undefined)
       yield* settle

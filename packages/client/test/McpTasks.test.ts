@@ -4,6 +4,7 @@
  * must never be augmented, cancellation on interruption, failures, and the explicit handles of `client.tasks`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -11,8 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
-import * as Chunk from "effect/Chunk"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpServer from "@conduit-mcp/server/McpServer"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as McpClient from "../src/McpClient.js"
@@ -40,7 +40,7 @@ const makeServer = (options: { readonly tasks?: boolean; readonly started?: Defe
         parameters: Schema.Struct({ seconds: Schema.Number }),
         execution: { taskSupport: "required" },
         handler: ({ seconds }) =>
-          Effect.zipRight(
+          Effect.andThen(
             options.started === undefined ? Effect.void : Deferred.succeed(options.started, undefined),
             slow(seconds)
           )
@@ -67,7 +67,7 @@ const makeServer = (options: { readonly tasks?: boolean; readonly started?: Defe
         parameters: Schema.Struct({}),
         execution: { taskSupport: "required" },
         handler: () =>
-          Effect.zipRight(Effect.sleep("1 second"), Effect.fail(new McpError.McpError({ code: -32603, message: "disk on fire" })))
+          Effect.andThen(Effect.sleep("1 second"), Effect.fail(new McpError.McpError({ code: -32603, message: "disk on fire" })))
       })
     ]
   })
@@ -91,7 +91,7 @@ const clientLayer = (
   server: Effect.Effect<McpServer.Server>,
   options: Partial<McpClient.McpClientOptions> = {}
 ) =>
-  Layer.unwrapEffect(Effect.map(server, (server) =>
+  Layer.unwrap(Effect.map(server, (server) =>
     McpClient.layer({ era: era === "legacy" ? "legacy" : "auto", healthCheckInterval: false, reconnect: false, ...options })
       .pipe(
         Layer.provideMerge(InProcessTransport.layer(server)),
@@ -115,17 +115,17 @@ const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string =>
 const advance = (millis: number, times = 1) =>
   Effect.gen(function*() {
     for (let i = 0; i < times; i++) {
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       yield* TestClock.adjust(`${millis} millis`)
-      for (let k = 0; k < 20; k++) yield* Effect.yieldNow()
+      for (let k = 0; k < 20; k++) yield* Effect.yieldNow
     }
   })
 
 describe("2025-11-25 tasks, in process", () => {
-  it.scoped("callTool drives a task-required tool: params.task, tasks/get at the server's interval, tasks/result", () =>
+  it.effect("callTool drives a task-required tool: params.task, tasks/get at the server's interval, tasks/result", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(client.callTool({ name: "research", arguments: { seconds: 5 } }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "research", arguments: { seconds: 5 } }))
       yield* advance(1_000, 8)
       const result = yield* Fiber.join(fiber)
       assert.strictEqual(textOf(result), "done after 5 s")
@@ -140,7 +140,7 @@ describe("2025-11-25 tasks, in process", () => {
       assert.strictEqual((yield* received("tasks/cancel")).length, 0)
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("tools that are optional, forbidden or silent run as plain calls; so does any tool of a server without tasks", () =>
+  it.effect("tools that are optional, forbidden or silent run as plain calls; so does any tool of a server without tasks", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       for (const name of ["maybe", "never", "plain"]) {
@@ -151,36 +151,36 @@ describe("2025-11-25 tasks, in process", () => {
       assert.deepStrictEqual(calls.map((call) => paramsOf(call.message).task), [undefined, undefined, undefined])
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("a server without the tasks capability: no augmentation, whatever the tool says", () =>
+  it.effect("a server without the tasks capability: no augmentation, whatever the tool says", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const session = yield* client.session
       assert.isUndefined(session.capabilities.tasks)
-      const fiber = yield* Effect.fork(client.callTool({ name: "research", arguments: { seconds: 1 } }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "research", arguments: { seconds: 1 } }))
       yield* advance(1_000, 2)
       assert.strictEqual(textOf(yield* Fiber.join(fiber)), "done after 1 s")
       assert.isUndefined(paramsOf((yield* received("tools/call"))[0]!.message).task)
       assert.strictEqual((yield* received("tools/list")).length, 0)
     }).pipe(Effect.provide(clientLayer("legacy", makeServer({ tasks: false })))))
 
-  it.scoped("the tools' task support is learnt once, and again after notifications/tools/list_changed", () =>
+  it.effect("the tools' task support is learnt once, and again after notifications/tools/list_changed", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const server = yield* McpServer.McpServer
-      const run = Effect.fork(client.callTool({ name: "research", arguments: { seconds: 0 } }))
-      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
-      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
+      const run = Effect.forkChild(client.callTool({ name: "research", arguments: { seconds: 0 } }))
+      yield* Fiber.join(yield* Effect.tap(run, () => advance(2_000, 2)))
+      yield* Fiber.join(yield* Effect.tap(run, () => advance(2_000, 2)))
       assert.strictEqual((yield* received("tools/list")).length, 1)
       yield* server.publish(McpServer.Change.ListChanged({ list: "tools" }))
       yield* advance(10)
-      yield* Fiber.join(yield* Effect.zipLeft(run, advance(2_000, 2)))
+      yield* Fiber.join(yield* Effect.tap(run, () => advance(2_000, 2)))
       assert.strictEqual((yield* received("tools/list")).length, 2)
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("interrupting callTool cancels the task on the server with tasks/cancel", () =>
+  it.effect("interrupting callTool cancels the task on the server with tasks/cancel", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(client.callTool({ name: "research", arguments: { seconds: 100 } }))
+      const fiber = yield* Effect.forkChild(client.callTool({ name: "research", arguments: { seconds: 100 } }))
       yield* advance(1_000, 3)
       yield* Fiber.interrupt(fiber)
       const cancels = yield* received("tasks/cancel")
@@ -192,53 +192,53 @@ describe("2025-11-25 tasks, in process", () => {
       assert.strictEqual(state.status, "cancelled")
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("a task that fails gives the server's JSON-RPC error", () =>
+  it.effect("a task that fails gives the server's JSON-RPC error", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      const fiber = yield* Effect.fork(Effect.exit(client.callTool({ name: "broken" })))
+      const fiber = yield* Effect.forkChild(Effect.exit(client.callTool({ name: "broken" })))
       yield* advance(1_000, 4)
       const exit = yield* Fiber.join(fiber)
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) {
-        const error = Chunk.unsafeHead(Exit.causeOption(exit).pipe((c) => c._tag === "Some" ? Chunk.of(c.value) : Chunk.empty())).toString()
+        const error = Cause.pretty(exit.cause)
         assert.include(error, "disk on fire")
       }
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("client.tasks.callTool: a handle with the status stream, the result, and detach", () =>
+  it.effect("client.tasks.callTool: a handle with the status stream, the result, and detach", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const handle = yield* client.tasks.callTool({ name: "research", arguments: { seconds: 3 } })
       assert.strictEqual(handle.era, "legacy")
       assert.strictEqual(handle.initial.status, "working")
-      const statuses = yield* Effect.fork(Stream.runCollect(handle.status))
+      const statuses = yield* Effect.forkChild(Stream.runCollect(handle.status))
       yield* advance(1_000, 5)
-      const seen = Chunk.toReadonlyArray(yield* Fiber.join(statuses)).map((state) => state.status)
+      const seen = Array.from(yield* Fiber.join(statuses)).map((state) => state.status)
       assert.deepStrictEqual(seen, ["working", "completed"])
-      const result = yield* Effect.fork(handle.result)
+      const result = yield* Effect.forkChild(handle.result)
       yield* advance(1_000, 2)
       assert.strictEqual(textOf(yield* Fiber.join(result)), "done after 3 s")
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("a detached handle's interruption leaves the task running; resume picks it up", () =>
+  it.effect("a detached handle's interruption leaves the task running; resume picks it up", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const handle = yield* client.tasks.callTool({ name: "research", arguments: { seconds: 4 } })
       yield* handle.detach
-      const waiting = yield* Effect.fork(handle.result)
+      const waiting = yield* Effect.forkChild(handle.result)
       yield* advance(1_000, 1)
       yield* Fiber.interrupt(waiting)
       assert.strictEqual((yield* received("tasks/cancel")).length, 0)
       const stored = yield* client.tasks.stored
       assert.deepStrictEqual(stored.map((task) => task.taskId), [handle.taskId])
       const resumed = yield* client.tasks.resume(handle.taskId)
-      const result = yield* Effect.fork(resumed.result)
+      const result = yield* Effect.forkChild(resumed.result)
       yield* advance(1_000, 6)
       assert.strictEqual(textOf(yield* Fiber.join(result)), "done after 4 s")
       assert.deepStrictEqual(yield* client.tasks.stored, [])
     }).pipe(Effect.provide(clientLayer("legacy", makeServer()))))
 
-  it.scoped("tasks/list and explicit cancel; a forbidden tool is refused as a task", () =>
+  it.effect("tasks/list and explicit cancel; a forbidden tool is refused as a task", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const handle = yield* client.tasks.callTool({ name: "research", arguments: { seconds: 50 } })
@@ -250,7 +250,7 @@ describe("2025-11-25 tasks, in process", () => {
       const refused = yield* Effect.flip(client.tasks.callTool({ name: "never" }))
       assert.strictEqual(refused._tag, "TaskError")
       if (refused._tag === "TaskError") assert.strictEqual(refused.reason, "Unsupported")
-      const waiting = yield* Effect.fork(Effect.flip(handle.result))
+      const waiting = yield* Effect.forkChild(Effect.flip(handle.result))
       yield* advance(1_000, 2)
       const cancelled = yield* Fiber.join(waiting)
       assert.strictEqual(cancelled._tag, "TaskError")

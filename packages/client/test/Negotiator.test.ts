@@ -47,7 +47,7 @@ const channel = (
     const value: Negotiation.Channel = {
       knownEra: options.knownEra,
       request: (method, params, o) =>
-        Effect.zipRight(
+        Effect.andThen(
           Ref.update(sent, (all) => [...all, {
             method,
             era: o.era,

@@ -56,7 +56,7 @@ const sentCapabilities = (era: "legacy" | "modern") => Effect.gen(function*() {
 })
 
 describe("the oauth-client-credentials extension", () => {
-  it.scoped("the OAuth service with the ClientCredentials grant implements it; the default one does not", () =>
+  it.effect("the OAuth service with the ClientCredentials grant implements it; the default one does not", () =>
     Effect.gen(function*() {
       const withGrant = yield* Effect.provide(OAuth.OAuth, clientCredentials)
       assert.deepStrictEqual(withGrant.extensions, { [OAuth.CLIENT_CREDENTIALS_EXTENSION]: {} })
@@ -64,7 +64,7 @@ describe("the oauth-client-credentials extension", () => {
       assert.isUndefined(plain.extensions)
     }))
 
-  it.scoped("an HTTP transport with that service reports it", () =>
+  it.effect("an HTTP transport with that service reports it", () =>
     Effect.gen(function*() {
       const transport = yield* Effect.provide(
         Transport.Transport,
@@ -76,7 +76,7 @@ describe("the oauth-client-credentials extension", () => {
     }))
 
   for (const era of ["legacy", "modern"] as const) {
-    it.scoped(`${era}: the client declares the transport's extensions next to the configured ones ${
+    it.effect(`${era}: the client declares the transport's extensions next to the configured ones ${
       era === "modern" ? "" : "only where the version has capabilities.extensions (2026-07-28)"
     }`, () =>
       Effect.gen(function*() {

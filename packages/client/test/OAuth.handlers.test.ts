@@ -1,5 +1,5 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as Terminal from "@effect/platform/Terminal"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Terminal from "effect/Terminal"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -23,13 +23,13 @@ const withHandler = <E>(handler: Layer.Layer<AuthorizationHandler.AuthorizationH
   )
 
 describe("AuthorizationHandler.layerLoopback", () => {
-  it.scoped("receives the redirect on 127.0.0.1 and matches it to the authorization by state", () =>
+  it.effect("receives the redirect on 127.0.0.1 and matches it to the authorization by state", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const statuses: Array<number> = []
       // the "browser": follows every redirect, down to the loopback callback
       const open = (url: URL) =>
-        Effect.asVoid(Effect.fork(Effect.promise(async () => {
+        Effect.asVoid(Effect.forkChild(Effect.promise(async () => {
           const response = await fetch(url)
           statuses.push(response.status)
           await response.text()
@@ -53,14 +53,14 @@ describe("AuthorizationHandler.layerLoopback", () => {
 })
 
 describe("AuthorizationHandler.layerPaste", () => {
-  it.scoped("shows the URL and reads back the address the browser landed on", () =>
+  it.effect("shows the URL and reads back the address the browser landed on", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const shown: Array<string> = []
-      const terminal = Terminal.Terminal.of({
+      const terminal = Terminal.make({
         columns: Effect.succeed(80),
         rows: Effect.succeed(24),
-        isTTY: Effect.succeed(true),
+        size: Effect.die("not used"),
         readInput: Effect.die("not used"),
         display: (text) => Effect.sync(() => void shown.push(text)),
         // the user: opens the URL (the callback page itself need not load) and pastes the address bar
@@ -91,17 +91,17 @@ describe("AuthorizationHandler.layerPaste shows a device code", () => {
   const pasteTerminal = (shown: Array<string>) =>
     Layer.succeed(
       Terminal.Terminal,
-      Terminal.Terminal.of({
+      Terminal.make({
         columns: Effect.succeed(80),
         rows: Effect.succeed(24),
-        isTTY: Effect.succeed(true),
+        size: Effect.die("not used"),
         readInput: Effect.die("not used"),
         display: (text) => Effect.sync(() => void shown.push(text)),
         readLine: Effect.never
       })
     )
 
-  it.scoped("a hostile authorization server's user code and URIs reach the terminal escaped and normalised", () =>
+  it.effect("a hostile authorization server's user code and URIs reach the terminal escaped and normalised", () =>
     Effect.gen(function*() {
       // a screen clear and a window title in the user code, an OSC 8 hyperlink and a C1 CSI in the URIs
       const userCode = "\u001b[2J\u001b]0;owned\u0007WDJB\u009b31m\u202eMJHT"
@@ -130,7 +130,7 @@ describe("AuthorizationHandler.layerPaste shows a device code", () => {
               Layer.provideMerge(FetchHttpClient.layer)
             )
         ),
-        Effect.fork
+        Effect.forkChild
       )
       // the flow shows the code, then waits on the TestClock to poll: it is interrupted once the code is shown
       yield* eventually(() => shown.length > 0, "the device code on the terminal")
@@ -175,7 +175,7 @@ describe("AuthorizationHandler.layerPaste shows a device code", () => {
 })
 
 describe("AuthorizationHandler.layerHeadless", () => {
-  it.scoped("a page past 1 MiB from the authorization server fails the authorization, read no further", () =>
+  it.effect("a page past 1 MiB from the authorization server fails the authorization, read no further", () =>
     Effect.gen(function*() {
       let written = 0
       const url = yield* Scripted.listen((_req, res) => {
@@ -200,7 +200,7 @@ describe("AuthorizationHandler.layerHeadless", () => {
       assert.isBelow(written, 8 * 1024 * 1024)
     }))
 
-  it.scoped("a redirect whose Location is not a URL fails the authorization", () =>
+  it.effect("a redirect whose Location is not a URL fails the authorization", () =>
     Effect.gen(function*() {
       const url = yield* Scripted.listen((_req, res) => void res.writeHead(302, { location: "http://[" }).end())
       const handler = yield* AuthorizationHandler.AuthorizationHandler.pipe(

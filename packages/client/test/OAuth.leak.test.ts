@@ -16,7 +16,7 @@ const assertNoSecret = (world: World, seen: ReadonlyArray<string>, extra: Readon
 }
 
 describe("OAuth never leaks a credential", () => {
-  it.scoped("logs, spans and errors of full flows carry no token, code, verifier or secret", () =>
+  it.effect("logs, spans and errors of full flows carry no token, code, verifier or secret", () =>
     Effect.gen(function*() {
       const capture = makeCapture()
       const world = yield* startWorld({
@@ -43,7 +43,7 @@ describe("OAuth never leaks a credential", () => {
       assertNoSecret(world, capture.seen)
     }))
 
-  it.scoped("failed flows (iss mismatch, refused assertion, bad client secret) leak nothing either", () =>
+  it.effect("failed flows (iss mismatch, refused assertion, bad client secret) leak nothing either", () =>
     Effect.gen(function*() {
       const capture = makeCapture()
       const issWorld = yield* startWorld({ callbackIss: "wrong" })
@@ -78,7 +78,7 @@ describe("OAuth never leaks a credential", () => {
       assertNoSecret(m2m, capture.seen, ["a-wrong-secret-value", "a-private-assertion", "the-right-secret"])
     }))
 
-  it.scoped("a token goes only to the resource server and the token endpoint", () =>
+  it.effect("a token goes only to the resource server and the token endpoint", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       yield* Effect.gen(function*() {

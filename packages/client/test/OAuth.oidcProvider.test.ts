@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as OAuth from "../src/OAuth.js"
 import { callMcp, oauthLayer } from "./fixtures/oauth/harness.js"
 import { startOidcWorld } from "./fixtures/oauth/oidcWorld.js"
 
 describe("OAuth against oidc-provider", () => {
-  it.scoped("discovery, dynamic registration, code + PKCE, a call, refresh before expiry, step-up on 403", () =>
+  it.effect("discovery, dynamic registration, code + PKCE, a call, refresh before expiry, step-up on 403", () =>
     Effect.gen(function*() {
       const world = yield* startOidcWorld
       world.scopeRequirements["tools/call"] = "mcp:write"

@@ -14,7 +14,7 @@ import { startWorld } from "./fixtures/oauth/world.js"
 
 describe("OAuth discovery and the negotiated protocol version", () => {
   for (const version of ["2026-07-28", "2025-06-18"] as const) {
-    it.scoped(`a request of a ${version} session refused with 401: discovery sends MCP-Protocol-Version ${version}`, () =>
+    it.effect(`a request of a ${version} session refused with 401: discovery sends MCP-Protocol-Version ${version}`, () =>
       Effect.gen(function*() {
         const world = yield* startWorld({ jsonRpcAnswers: true })
         yield* Effect.gen(function*() {

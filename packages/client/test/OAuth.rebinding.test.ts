@@ -36,7 +36,7 @@ interface Seen {
 /** A TLS server for `metadata.test` on 127.0.0.1 that answers 404 to everything and records what it was sent. */
 const tlsServer: Effect.Effect<{ readonly port: number; readonly seen: Array<Seen> }, never, Scope.Scope> = Effect
   .acquireRelease(
-    Effect.async<{
+    Effect.callback<{
       readonly server: Https.Server
       readonly sockets: Set<Net.Socket>
       readonly port: number
@@ -65,7 +65,7 @@ const tlsServer: Effect.Effect<{ readonly port: number; readonly seen: Array<See
       }
     ),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })
@@ -76,7 +76,7 @@ const undiciClient = (lookup: HostResolver.Lookup) =>
   Effect.acquireRelease(
     Effect.sync(() => new Undici.Agent({ connect: { lookup, ca: cert } })),
     (agent) => Effect.promise(() => agent.destroy())
-  ).pipe(Effect.map(NodeHttpClient.makeUndici))
+  ).pipe(Effect.flatMap((agent) => Effect.provideService(NodeHttpClient.makeUndici, NodeHttpClient.Dispatcher, agent)))
 
 /**
  * Runs the discovery of `https://mcp.test/mcp`, whose protected resource metadata is on `metadata.test`: the flow's
@@ -87,14 +87,14 @@ const discover = (port: number, checked: string, rebound: string, pinning: boole
     const pins: Array<HostResolver.Pin> = []
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning") warnings.push(String(message))
+      if (logLevel === "Warn") warnings.push(String(message))
     })
     const resolver = HostResolver.layerStatic(
       { "metadata.test": [checked] },
-      pinning ? { connect: (pin) => Effect.zipRight(Effect.sync(() => pins.push(pin)), undiciClient(pin.lookup)) } : {}
+      pinning ? { connect: (pin) => Effect.andThen(Effect.sync(() => pins.push(pin)), undiciClient(pin.lookup)) } : {}
     )
     // the application's client: its own resolution of the name gives the rebound address
-    const application = Layer.scoped(
+    const application = Layer.effect(
       NodeHttpClient.Dispatcher,
       Effect.acquireRelease(
         Effect.sync(() =>
@@ -115,10 +115,10 @@ const discover = (port: number, checked: string, rebound: string, pinning: boole
         OAuth.layer({ hostResolver: HostResolver.HostResolver, allowLoopback: true }).pipe(
           Layer.provide(TokenStore.layerMemory),
           Layer.provide(resolver),
-          Layer.provide(NodeHttpClient.layerUndiciWithoutDispatcher.pipe(Layer.provide(application)))
+          Layer.provide(NodeHttpClient.layerUndiciNoDispatcher.pipe(Layer.provide(application)))
         )
       ),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      Effect.provide(Logger.layer([logger]))
     )
     return { error, pins, warnings }
   })
@@ -173,7 +173,7 @@ describe("HostResolver.pin", () => {
     hostname: string,
     options: { readonly family?: number; readonly all?: boolean }
   ) =>
-    Effect.async<Answer>((resume) =>
+    Effect.callback<Answer>((resume) =>
       pin.lookup(hostname, options, (error, address, family) =>
         resume(Effect.succeed({ error: (error as { code?: string } | null)?.code, address, family })))
     )

@@ -1,11 +1,11 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
 import * as OAuth from "../src/OAuth.js"
 import * as TokenStore from "../src/TokenStore.js"
@@ -29,7 +29,7 @@ const setup = (world: World) =>
   })
 
 describe("OAuth refresh discipline", () => {
-  it.scoped("50 concurrent calls refused with 401 cause exactly one refresh; all succeed with the new token", () =>
+  it.effect("50 concurrent calls refused with 401 cause exactly one refresh; all succeed with the new token", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ refreshDelayMs: 50 })
       yield* Effect.gen(function*() {
@@ -55,7 +55,7 @@ describe("OAuth refresh discipline", () => {
       }).pipe(Effect.provide(oauthLayer()))
     }))
 
-  it.scoped("a transient refresh failure keeps the stored credentials; the next call refreshes", () =>
+  it.effect("a transient refresh failure keeps the stored credentials; the next call refreshes", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       yield* Effect.gen(function*() {
@@ -63,9 +63,9 @@ describe("OAuth refresh discipline", () => {
         const store = yield* TokenStore.TokenStore
         world.options.refreshUnavailable = true
         revokeAccessTokens(world)
-        const failed = yield* callMcp(authorizer, "tools/list").pipe(Effect.either)
-        assert.isTrue(Either.isLeft(failed))
-        if (Either.isLeft(failed)) assert.include(failed.left.message, "Transient")
+        const failed = yield* callMcp(authorizer, "tools/list").pipe(Effect.result)
+        assert.isTrue(Result.isFailure(failed))
+        if (Result.isFailure(failed)) assert.include(failed.failure.message, "Transient")
         const stored = yield* store.get(TokenStore.tokensKey(world.issuerUrl(), world.mcpUrl))
         assert.isTrue(Option.isSome(stored))
         assert.isTrue(Option.getOrThrow(yield* authorizer.current).refreshable)
@@ -77,7 +77,7 @@ describe("OAuth refresh discipline", () => {
       }).pipe(Effect.provide(oauthLayer()))
     }))
 
-  it.scoped("a rotated refresh token replaces the old one in the store", () =>
+  it.effect("a rotated refresh token replaces the old one in the store", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       yield* Effect.gen(function*() {
@@ -101,7 +101,7 @@ describe("OAuth refresh discipline", () => {
       }).pipe(Effect.provide(oauthLayer()))
     }))
 
-  it.scoped("invalid_grant on refresh drops the tokens and runs the full flow", () =>
+  it.effect("invalid_grant on refresh drops the tokens and runs the full flow", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       yield* Effect.gen(function*() {
@@ -113,7 +113,7 @@ describe("OAuth refresh discipline", () => {
       }).pipe(Effect.provide(oauthLayer()))
     }))
 
-  it.scoped("an access token about to expire is refreshed before it is sent", () =>
+  it.effect("an access token about to expire is refreshed before it is sent", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ expiresIn: 60 })
       yield* Effect.gen(function*() {
@@ -131,7 +131,7 @@ describe("OAuth refresh discipline", () => {
       }).pipe(Effect.provide(oauthLayer()))
     }))
 
-  it.scoped("two clients sharing one store: the second adopts the tokens the first rotated, without refreshing", () =>
+  it.effect("two clients sharing one store: the second adopts the tokens the first rotated, without refreshing", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const shared = Layer.succeed(TokenStore.TokenStore, yield* TokenStore.makeMemory)
@@ -158,7 +158,7 @@ describe("OAuth refresh discipline", () => {
       assert.strictEqual(yield* fingerprintOf(b), yield* fingerprintOf(a))
     }))
 
-  it.scoped("credentials are never attached to a request for another origin", () =>
+  it.effect("credentials are never attached to a request for another origin", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       yield* Effect.gen(function*() {

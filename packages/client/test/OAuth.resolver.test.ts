@@ -2,8 +2,8 @@
  * With a `HostResolver`, the OAuth flow resolves a host name before each exchange and refuses one that resolves
  * to a loopback or private address the policy does not allow — before any request leaves.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as AuthorizationHandler from "../src/AuthorizationHandler.js"
 import * as HttpTransport from "../src/HttpTransport.js"
 import * as McpClient from "../src/McpClient.js"
@@ -38,7 +38,7 @@ const clientLayer = (world: OidcWorld) =>
   )
 
 describe("OAuth end to end: oidc-provider in front of the SDK v2 MCP server", () => {
-  it.scoped("discovery, registration, code + PKCE, calls, refresh (expiry and revocation), step-up; no token leaks", () =>
+  it.effect("discovery, registration, code + PKCE, calls, refresh (expiry and revocation), step-up; no token leaks", () =>
     Effect.gen(function*() {
       const world = yield* startOidcSdkWorld
       const capture = makeCapture()

@@ -1,4 +1,4 @@
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,7 +15,7 @@ const authorizeRequests = (world: World) => world.requests.filter((r) => r.url.p
 const tokenRequests = (world: World) => world.requests.filter((r) => r.url.pathname.endsWith("/token"))
 
 describe("OAuth discovery", () => {
-  it.scoped("PRM named in the challenge, AS metadata at the root OAuth location; the root PRM is never asked", () =>
+  it.effect("PRM named in the challenge, AS metadata at the root OAuth location; the root PRM is never asked", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const result = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -34,7 +34,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(token.get("code_verifier")?.length, 43)
     }))
 
-  it.scoped("without resource_metadata the path-aware location is probed first; OpenID metadata at the root", () =>
+  it.effect("without resource_metadata the path-aware location is probed first; OpenID metadata at the root", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ challengeResourceMetadata: false, asMetadataLocation: "oidc" })
       yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -46,7 +46,7 @@ describe("OAuth discovery", () => {
       ])
     }))
 
-  it.scoped("root PRM naming the origin covers /mcp; issuer path uses path insertion, never the root AS location", () =>
+  it.effect("root PRM naming the origin covers /mcp; issuer path uses path insertion, never the root AS location", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({
         prmLocation: "root",
@@ -65,7 +65,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(authorizeRequests(world)[0].url.pathname, "/tenant1/authorize")
     }))
 
-  it.scoped("custom PRM URL from the challenge; issuer path with the appended OpenID form, in order", () =>
+  it.effect("custom PRM URL from the challenge; issuer path with the appended OpenID form, in order", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({
         prmLocation: "custom",
@@ -82,7 +82,7 @@ describe("OAuth discovery", () => {
       ])
     }))
 
-  it.scoped("a PRM naming another resource stops before any authorization request", () =>
+  it.effect("a PRM naming another resource stops before any authorization request", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ prmResource: "https://elsewhere.example/mcp" })
       const error = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list")).pipe(Effect.flip)
@@ -93,7 +93,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(world.count("/.well-known/oauth-authorization-server"), 0)
     }))
 
-  it.scoped("metadata whose issuer differs is discarded and none of its endpoints is used", () =>
+  it.effect("metadata whose issuer differs is discarded and none of its endpoints is used", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ declaredIssuer: (issuer) => `${issuer}/other` })
       const error = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list")).pipe(Effect.flip)
@@ -101,7 +101,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(world.count("/register") + world.count("/authorize") + world.count("/token"), 0)
     }))
 
-  it.scoped("a metadata document larger than maxResponseBytes fails discovery; nothing is authorized", () =>
+  it.effect("a metadata document larger than maxResponseBytes fails discovery; nothing is authorized", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const error = yield* withAuthorizer(world.mcpUrl, { maxResponseBytes: 64 }, (a) => callMcp(a, "tools/list"))
@@ -111,7 +111,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(authorizeRequests(world).length, 0)
     }))
 
-  it.scoped("2025-03-26 fallback: no PRM, metadata at the server's origin", () =>
+  it.effect("2025-03-26 fallback: no PRM, metadata at the server's origin", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ prmLocation: "none", issuers: [""] })
       yield* withAuthorizer(world.mcpUrl, { protocolVersion: "2025-03-26" }, (a) => callMcp(a, "tools/list"))
@@ -121,7 +121,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(tokenRequests(world).length, 1)
     }))
 
-  it.scoped("2025-03-26 fallback: no metadata at all, the default /register /authorize /token", () =>
+  it.effect("2025-03-26 fallback: no metadata at all, the default /register /authorize /token", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ prmLocation: "none", asMetadataLocation: "none" })
       const result = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -131,7 +131,7 @@ describe("OAuth discovery", () => {
       assert.strictEqual(world.count("/token"), 1)
     }))
 
-  it.scoped("a public server may not send discovery to loopback", () =>
+  it.effect("a public server may not send discovery to loopback", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const error = yield* withAuthorizer("https://mcp.example.com/mcp", {}, (a) =>
@@ -144,7 +144,7 @@ describe("OAuth discovery", () => {
 })
 
 describe("OAuth authorization code", () => {
-  it.scoped("refuses an authorization server that does not advertise S256, unless opted out", () =>
+  it.effect("refuses an authorization server that does not advertise S256, unless opted out", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ pkceMethods: undefined })
       const error = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list")).pipe(Effect.flip)
@@ -165,17 +165,17 @@ describe("OAuth authorization code", () => {
       ["equal only after normalisation", "normalized", true, false]
     ] as const
   ) {
-    it.scoped(`iss ${name}: ${ok ? "redeems the code" : "never reaches the token endpoint"}`, () =>
+    it.effect(`iss ${name}: ${ok ? "redeems the code" : "never reaches the token endpoint"}`, () =>
       Effect.gen(function*() {
         const world = yield* startWorld({ callbackIss, issSupported })
-        const outcome = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list")).pipe(Effect.either)
-        assert.strictEqual(outcome._tag === "Right", ok)
+        const outcome = yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list")).pipe(Effect.result)
+        assert.strictEqual(outcome._tag === "Success", ok)
         assert.strictEqual(tokenRequests(world).length, ok ? 1 : 0)
-        if (outcome._tag === "Left") assert.include(outcome.left.message, "IssuerResponseMismatch")
+        if (outcome._tag === "Failure") assert.include(outcome.failure.message, "IssuerResponseMismatch")
       }))
   }
 
-  it.scoped("scope from the challenge; PRM scopes_supported otherwise; none when neither names any", () =>
+  it.effect("scope from the challenge; PRM scopes_supported otherwise; none when neither names any", () =>
     Effect.gen(function*() {
       const fromChallenge = yield* startWorld({ challengeScope: "mcp:basic", prmScopes: ["a", "b"] })
       yield* withAuthorizer(fromChallenge.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -185,7 +185,7 @@ describe("OAuth authorization code", () => {
       assert.strictEqual(authorizeRequests(fromPrm)[0].url.searchParams.get("scope"), "a b c")
     }))
 
-  it.scoped("offline_access only when the authorization server lists it; registration asks for refresh_token", () =>
+  it.effect("offline_access only when the authorization server lists it; registration asks for refresh_token", () =>
     Effect.gen(function*() {
       const listed = yield* startWorld({ challengeScope: "mcp:basic", asScopes: ["mcp:basic", "offline_access"] })
       yield* withAuthorizer(listed.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -199,7 +199,7 @@ describe("OAuth authorization code", () => {
     }))
 
   for (const method of ["client_secret_basic", "client_secret_post", "none"] as const) {
-    it.scoped(`token endpoint authentication ${method}, with the same resource in both requests`, () =>
+    it.effect(`token endpoint authentication ${method}, with the same resource in both requests`, () =>
       Effect.gen(function*() {
         const world = yield* startWorld({ tokenAuthMethods: [method] })
         yield* withAuthorizer(world.mcpUrl, {}, (a) => callMcp(a, "tools/list"))
@@ -211,7 +211,7 @@ describe("OAuth authorization code", () => {
       }))
   }
 
-  it.scoped("pre-registered credentials: no registration, HTTP Basic", () =>
+  it.effect("pre-registered credentials: no registration, HTTP Basic", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({
         registration: false,
@@ -226,7 +226,7 @@ describe("OAuth authorization code", () => {
       assert.strictEqual(tokenRequests(world)[0].headers.authorization, basic)
     }))
 
-  it.scoped("client ID metadata document: the URL is the client_id, no registration", () =>
+  it.effect("client ID metadata document: the URL is the client_id, no registration", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ cimdSupported: true, tokenAuthMethods: ["none"] })
       const cimd = "https://conformance-test.local/client-metadata.json"
@@ -237,16 +237,16 @@ describe("OAuth authorization code", () => {
       assert.strictEqual(tokenRequests(world)[0].form.get("client_id"), cimd)
     }))
 
-  it.scoped("step-up on 403 insufficient_scope asks for the union of scopes", () =>
+  it.effect("step-up on 403 insufficient_scope asks for the union of scopes", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ challengeScope: "mcp:basic", scopeRequirements: { "tools/call": "mcp:write" } })
       yield* withAuthorizer(world.mcpUrl, {}, (a) =>
-        Effect.zipRight(callMcp(a, "tools/list"), callMcp(a, "tools/call")))
+        Effect.andThen(callMcp(a, "tools/list"), callMcp(a, "tools/call")))
       const scopes = authorizeRequests(world).map((r) => r.url.searchParams.get("scope"))
       assert.deepStrictEqual(scopes, ["mcp:basic", "mcp:basic mcp:write"])
     }))
 
-  it.scoped("step-up gives up after three authorizations for one request", () =>
+  it.effect("step-up gives up after three authorizations for one request", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({
         challengeScope: "mcp:basic",
@@ -254,13 +254,13 @@ describe("OAuth authorization code", () => {
         ungrantable: ["mcp:admin"]
       })
       const error = yield* withAuthorizer(world.mcpUrl, {}, (a) =>
-        Effect.zipRight(callMcp(a, "tools/list"), callMcp(a, "tools/call"))).pipe(Effect.flip)
+        Effect.andThen(callMcp(a, "tools/list"), callMcp(a, "tools/call"))).pipe(Effect.flip)
       assert.strictEqual(error._tag, "AuthError")
       assert.strictEqual(error.status, 403)
       assert.strictEqual(authorizeRequests(world).length, 1 + 3)
     }))
 
-  it.scoped("authorization server migration: rediscovers, registers afresh and never shows the old client id", () =>
+  it.effect("authorization server migration: rediscovers, registers afresh and never shows the old client id", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ issuers: ["/as1", "/as2"], refreshTokens: false })
       yield* withAuthorizer(world.mcpUrl, {}, (a) =>
@@ -281,7 +281,7 @@ describe("OAuth authorization code", () => {
 
 describe("OAuth redirect URIs", () => {
   for (const redirectUri of ["http://evil.example/callback", "ftp://127.0.0.1/callback"]) {
-    it.scoped(`the code never goes to ${redirectUri}: no https or loopback, no authorization`, () =>
+    it.effect(`the code never goes to ${redirectUri}: no https or loopback, no authorization`, () =>
       Effect.gen(function*() {
         const world = yield* startWorld()
         const oauth = OAuth.layer({ authorization: AuthorizationHandler.AuthorizationHandler }).pipe(
@@ -300,7 +300,7 @@ describe("OAuth redirect URIs", () => {
 })
 
 describe("OAuth logout", () => {
-  it.scoped("a fresh OAuth service (a new process) logs out of the tokens an earlier one stored", () =>
+  it.effect("a fresh OAuth service (a new process) logs out of the tokens an earlier one stored", () =>
     Effect.gen(function*() {
       const world = yield* startWorld()
       const store = yield* TokenStore.makeMemory

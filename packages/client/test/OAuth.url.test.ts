@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import {
   authorizationServerMetadataUrls,
   canonicalResource,
@@ -85,7 +85,7 @@ describe("OAuth URL rules", () => {
   it("checkUrl: https only, http only on allowed loopback, no credentials, no dangerous schemes", () => {
     const strict = { allowLoopback: false, allowPrivate: false }
     const dev = { allowLoopback: true, allowPrivate: false }
-    const ok = (u: string, p = strict) => Either.isRight(checkUrl(u, p, "url"))
+    const ok = (u: string, p = strict) => Result.isSuccess(checkUrl(u, p, "url"))
     assert.isTrue(ok("https://as.example/authorize"))
     assert.isFalse(ok("http://as.example/authorize"))
     assert.isFalse(ok("javascript:alert(1)"))
@@ -99,7 +99,7 @@ describe("OAuth URL rules", () => {
 })
 
 describe("OAuth discovery redirects", () => {
-  it.scoped("a same-origin redirect is followed", () =>
+  it.effect("a same-origin redirect is followed", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ challengeResourceMetadata: false })
       world.options.prmRedirect = `${world.origin}/custom/prm.json`
@@ -107,7 +107,7 @@ describe("OAuth discovery redirects", () => {
       assert.strictEqual(world.count("/custom/prm.json"), 1)
     }))
 
-  it.scoped("a redirect to another origin stops discovery", () =>
+  it.effect("a redirect to another origin stops discovery", () =>
     Effect.gen(function*() {
       const world = yield* startWorld({ challengeResourceMetadata: false })
       world.options.prmRedirect = world.origin.replace("127.0.0.1", "localhost") + "/custom/prm.json"

@@ -38,7 +38,7 @@ const sentRequests = (sent: ReadonlyArray<Scripted.Sent>) =>
 describe("request ids", () => {
   // (under the TestClock: a probe left to time out would never end, so these fail at once without the rule)
   for (const id of [null, "0", 999] as const) {
-    it.scoped(`stdio: a probe answered by an error with id ${JSON.stringify(id)} falls back to legacy at once`, () =>
+    it.effect(`stdio: a probe answered by an error with id ${JSON.stringify(id)} falls back to legacy at once`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const session = yield* client.session
@@ -52,7 +52,7 @@ describe("request ids", () => {
       }).pipe(Effect.provide(overStdio(misreadingScript(id)))))
   }
 
-  it.scoped("an error with a foreign id while no probe waits is dropped, not taken as an answer", () =>
+  it.effect("an error with a foreign id while no probe waits is dropped, not taken as an answer", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const log = yield* Scripted.ScriptLog

@@ -2,12 +2,12 @@
  * The walk over a listing that finds a stdio server's descendants: parent links followed to any depth, the members
  * of the server's session, and no process whose pid was given to another since it was seen.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import { spawn } from "node:child_process"
 import * as ProcessTree from "../src/internal/processTree.js"
 
@@ -71,8 +71,8 @@ describe("ProcessTree", () => {
         yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
         const pid = child.pid ?? 0
         const fs = yield* FileSystem.FileSystem
-        const executor = yield* CommandExecutor.CommandExecutor
-        const listers = [ProcessTree.procWalk(fs), ProcessTree.procScan(fs), ProcessTree.psLister(executor)]
+        const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+        const listers = [ProcessTree.procWalk(fs), ProcessTree.procScan(fs), ProcessTree.psLister(spawner)]
         for (const list of listers) {
           const entries = Option.getOrThrow(yield* list([process.pid]))
           const self = entries.find((entry) => entry.pid === process.pid)
@@ -80,6 +80,6 @@ describe("ProcessTree", () => {
           const found = ProcessTree.walk(entries, process.pid, self?.start, new Map(), false)
           assert.isTrue(found.has(pid), `child ${pid} not found`)
         }
-      }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
+      }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
   )
 })

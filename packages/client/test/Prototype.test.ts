@@ -5,12 +5,12 @@
  * tool's answer, a key spelled with escapes, and tools named `__proto__`, `constructor` and `toString` in a hub.
  */
 import { McpServer } from "@conduit-mcp/server"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as FastCheck from "fast-check"
 import * as Url from "node:url"
 import * as InProcessTransport from "../src/InProcessTransport.js"
 import * as codec from "../src/internal/codec.js"
@@ -31,7 +31,7 @@ const client = McpClient.layer({
   healthCheckInterval: false,
   probeTimeout: "300 millis",
   capabilities: Skills.clientCapabilities
-}).pipe(Layer.provide(StdioTransport.layer(stdio)), Layer.provide(NodeContext.layer))
+}).pipe(Layer.provide(StdioTransport.layer(stdio)), Layer.provide(NodeServices.layer))
 
 /** Every object in a value, its own members only, without recursion. */
 const objectsOf = (value: unknown): Array<object> => {
@@ -64,10 +64,10 @@ const argsWithProto = JSON.parse(`{"text":"hi","nested":{"__proto__":{"isAdmin":
   unknown
 >
 
-const AsRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const AsRecord = Schema.Record(Schema.String, Schema.Unknown)
 
 describe("__proto__ from a server", () => {
-  it.scoped("a skill's listed frontmatter has the keys the server listed, not the ones its __proto__ would lend", () =>
+  it.effect("a skill's listed frontmatter has the keys the server listed, not the ones its __proto__ would lend", () =>
     Effect.gen(function*() {
       const [skill] = yield* Skills.list()
       const frontmatter = skill!.frontmatter
@@ -77,7 +77,7 @@ describe("__proto__ from a server", () => {
       assertPrototypeSafe(skill, "skills/list")
     }).pipe(Effect.provide(client)))
 
-  it.scoped("tool arguments echoed back, structured content, _meta and a typed tool's Record stay prototype-safe", () =>
+  it.effect("tool arguments echoed back, structured content, _meta and a typed tool's Record stay prototype-safe", () =>
     Effect.gen(function*() {
       const mcp = yield* McpClient.McpClient
       const tools = yield* mcp.listTools()
@@ -107,17 +107,17 @@ describe("__proto__ from a server", () => {
       assert.isUndefined(fromText["isAdmin"])
     }).pipe(Effect.provide(client)))
 
-  it.scoped("a __proto__ key spelled with JSON escapes is removed too", () =>
+  it.effect("a __proto__ key spelled with JSON escapes is removed too", () =>
     Effect.gen(function*() {
       const mcp = yield* McpClient.McpClient
       const result = yield* mcp.callTool({ name: "escaped" })
       assertPrototypeSafe(result, "escaped")
       assert.deepStrictEqual(result.structuredContent, { ok: 1 })
-      const typed = yield* Schema.decodeUnknown(AsRecord)(result.structuredContent)
+      const typed = yield* Schema.decodeUnknownEffect(AsRecord)(result.structuredContent)
       assert.isUndefined(typed["isAdmin"])
     }).pipe(Effect.provide(client)))
 
-  it.scoped("tools named __proto__, constructor and toString are listed and called through a hub", () =>
+  it.effect("tools named __proto__, constructor and toString are listed and called through a hub", () =>
     Effect.gen(function*() {
       const hub = yield* McpHub.make({
         servers: [McpHub.stdio("s", stdio)],
@@ -134,9 +134,9 @@ describe("__proto__ from a server", () => {
         const result = yield* hub.callTool(`s__${name}`, {})
         assert.deepStrictEqual(result.content, [{ type: "text", text: `called ${name}` }])
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("an in-process server's answers are cleaned like a child's", () =>
+  it.effect("an in-process server's answers are cleaned like a child's", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({
         name: "in-process",

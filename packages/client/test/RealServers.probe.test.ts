@@ -42,7 +42,7 @@ const spawn = (server: RealServers.ServerCommand): Effect.Effect<RawServer, neve
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => ChildProcess.spawn(server.command, [...server.args], { stdio: ["pipe", "pipe", "ignore"] })),
       (child) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
           child.once("exit", () => resume(Effect.void))
           child.stdin.end()
@@ -63,7 +63,7 @@ const spawn = (server: RealServers.ServerCommand): Effect.Effect<RawServer, neve
         if (line.length === 0) continue
         try {
           const parsed: unknown = JSON.parse(line)
-          if (isObject(parsed)) inbox.unsafeOffer(parsed)
+          if (isObject(parsed)) Queue.offerUnsafe(inbox, parsed)
         } catch {
           // a line that is not JSON is not an answer; the awaited response then times out
         }
@@ -79,14 +79,14 @@ const spawn = (server: RealServers.ServerCommand): Effect.Effect<RawServer, neve
           before.push(message)
         }
       }).pipe(
-        Effect.timeoutFail({ duration: answerTimeout, onTimeout: () => `no answer to request ${id}` }),
+        Effect.timeoutOrElse({ duration: answerTimeout, orElse: () => Effect.fail(`no answer to request ${id}`) }),
         Effect.orDie
       )
     return {
       sendUnchecked,
       send: (revision, message) => {
         const valid = SchemaValidator.validateClientMessage(revision, message)
-        return valid.ok ? sendUnchecked(message) : Effect.dieMessage(`invalid ${revision} message: ${valid.errors}`)
+        return valid.ok ? sendUnchecked(message) : Effect.die(new Error(`invalid ${revision} message: ${valid.errors}`))
       },
       response
     } satisfies RawServer

@@ -1,7 +1,7 @@
 /**
  * The client against real MCP servers from npm, started as child processes over stdio.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,7 +26,7 @@ const clientOver = (server: RealServers.ServerCommand, options: McpClient.McpCli
           StdioTransport.layer({ command: server.command, args: server.args, closeTimeout: "1 second" })
         )
       ),
-      Layer.provide(NodeContext.layer)
+      Layer.provide(NodeServices.layer)
     )
 
 const textOf = (result: McpSchema.CallToolResult) =>

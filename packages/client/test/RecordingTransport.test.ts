@@ -21,14 +21,14 @@ const fakeTransport = Effect.gen(function*() {
       Effect.succeed({
         info: { binding: "in-process", target: "fake" },
         request: (message) =>
-          Effect.zipRight(
+          Effect.andThen(
             write(`request ${message.method}`),
             emit(Transport.TransportEvent.Response({
               message: { jsonrpc: "2.0", id: message.id, result: { method: message.method } }
             }))
           ),
         notify: (message) =>
-          Effect.zipRight(
+          Effect.andThen(
             write(`notify ${message.method}`),
             emit(Transport.TransportEvent.Notification({
               message: { jsonrpc: "2.0", method: "notifications/message", params: { data: message.method } }
@@ -127,13 +127,13 @@ describe("RecordingTransport", () => {
         const transport = yield* Transport.Transport
         const recorder = yield* RecordingTransport.Recorder
         const cancelled = (entries: ReadonlyArray<RecordingTransport.Entry>) =>
-          Option.fromNullable(entries.find((entry) => entry._tag === "Cancel"))
-        const waiting = yield* Effect.fork(recorder.waitFor(cancelled))
+          Option.fromNullishOr(entries.find((entry) => entry._tag === "Cancel"))
+        const waiting = yield* Effect.forkChild(recorder.waitFor(cancelled))
         yield* Effect.scoped(Effect.gen(function*() {
           const connection = yield* transport.connect(() => Effect.void)
           yield* connection.request(ping, {})
-          yield* Effect.yieldNow()
-          assert.isNull(waiting.unsafePoll(), "nothing matched yet")
+          yield* Effect.yieldNow
+          assert.isUndefined(waiting.pollUnsafe(), "nothing matched yet")
           yield* connection.cancel(1, "interrupted")
         }))
         const found = yield* Fiber.join(waiting)

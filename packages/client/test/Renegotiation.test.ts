@@ -58,7 +58,7 @@ const calls = [
 
 describe("-32022 after the negotiation (B5)", () => {
   for (const [name, call] of calls) {
-    it.scoped(`${name}: a modern server now legacy: the client negotiates again and the call goes through`, () =>
+    it.effect(`${name}: a modern server now legacy: the client negotiates again and the call goes through`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         assert.strictEqual((yield* client.session).era, "modern")
@@ -70,7 +70,7 @@ describe("-32022 after the negotiation (B5)", () => {
         assert.strictEqual(yield* Ref.get(log.connections), 2)
       }).pipe(Effect.provide(layer(downgraded(["2025-11-25"])))))
 
-    it.scoped(`${name}: a legacy server now modern: the same, once`, () =>
+    it.effect(`${name}: a legacy server now modern: the same, once`, () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         assert.strictEqual((yield* client.session).era, "legacy")
@@ -80,7 +80,7 @@ describe("-32022 after the negotiation (B5)", () => {
       }).pipe(Effect.provide(layer(upgraded))))
   }
 
-  it.scoped("no shared version: UnsupportedProtocolVersion, and the connection stays", () =>
+  it.effect("no shared version: UnsupportedProtocolVersion, and the connection stays", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "echo" }))
@@ -89,7 +89,7 @@ describe("-32022 after the negotiation (B5)", () => {
       assert.strictEqual(yield* Ref.get(log.connections), 1)
     }).pipe(Effect.provide(layer(downgraded(["1999-01-01"])))))
 
-  it.scoped("the session's own version listed: the error is the caller's, no new negotiation", () =>
+  it.effect("the session's own version listed: the error is the caller's, no new negotiation", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.request("tools/call", { name: "echo" }, Schema.Unknown))
@@ -100,7 +100,7 @@ describe("-32022 after the negotiation (B5)", () => {
 })
 
 describe("-32022 after the negotiation, never reconnecting", () => {
-  it.scoped("reconnect: false: the caller gets UnsupportedProtocolVersion and the connection stays", () =>
+  it.effect("reconnect: false: the caller gets UnsupportedProtocolVersion and the connection stays", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const error = yield* Effect.flip(client.callTool({ name: "echo" }))

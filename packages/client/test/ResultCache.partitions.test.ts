@@ -5,12 +5,12 @@
  * accounts); an HTTP server sees the bearer and the custom headers; an in-process server (or a transport written
  * outside the library) tells the cache nothing, so each client keeps its own.
  */
-import * as Command from "@effect/platform/Command"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ChildProcess from "effect/process/ChildProcess"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "node:crypto"
 import * as Fs from "node:fs"
@@ -37,7 +37,7 @@ interface Who {
 
 const textOf = (result: McpSchema.ReadResourceResult): string => {
   const first = result.contents[0]
-  return first !== undefined && "text" in first ? first.text : ""
+  return first !== undefined && typeof first.text === "string" ? first.text : ""
 }
 
 /** A client of `whoami.mjs` started with these options, over the given cache. */
@@ -50,7 +50,7 @@ const stdioClient = (
     Layer.build(
       McpClient.layer({ healthCheckInterval: false, ...clientOptions, resultCache: ResultCache.ResultCache }).pipe(
         Layer.provide(StdioTransport.layer({ command: process.execPath, args: [whoami], ...options })),
-        Layer.provide(NodeContext.layer),
+        Layer.provide(NodeServices.layer),
         Layer.provide(Layer.succeedContext(cache))
       )
     ),
@@ -126,8 +126,7 @@ describe("the private partition of a stdio server", () => {
 
   it("the identity is hashed under a key of this process: no value of the environment, no plain digest", async () => {
     const command = (env: Record<string, string>, cwd?: string) => {
-      const made = Command.env(Command.make(process.execPath, whoami), env, { extendEnv: false })
-      return cwd === undefined ? made : Command.workingDirectory(made, cwd)
+      return ChildProcess.make(process.execPath, [whoami], { env, extendEnv: false, ...(cwd === undefined ? {} : { cwd }) })
     }
     const partition = (env: Record<string, string>, cwd?: string) =>
       Effect.runPromise(Effect.flatten(StdioIdentity.partitionOf(command(env, cwd))))
@@ -139,14 +138,14 @@ describe("the private partition of a stdio server", () => {
     assert.notInclude(alice, "alice")
     const made = command({ ACCOUNT_TOKEN: "alice" })
     assert.strictEqual(made._tag, "StandardCommand")
-    const text = StdioIdentity.identityText(made as Command.StandardCommand)
+    const text = StdioIdentity.identityText(made as ChildProcess.StandardCommand)
     assert.include(text, "alice", "the text is what is hashed")
     assert.notInclude(alice, NodeCrypto.createHash("sha256").update(text).digest("hex"))
   })
 })
 
 describe("the private partition without a known identity", () => {
-  it.scoped("two clients of one in-process server keep their own private results; one credentialId shares them", () =>
+  it.effect("two clients of one in-process server keep their own private results; one credentialId shares them", () =>
     Effect.gen(function*() {
       let reads = 0
       const server = yield* McpServer.make({

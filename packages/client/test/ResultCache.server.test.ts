@@ -1,4 +1,4 @@
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -39,10 +39,10 @@ const setup = (cacheHints: McpServer.CacheHints) =>
   })
 
 describe("ResultCache in front of a server", () => {
-  it.scoped("N concurrent identical reads reach the server as one request; the next one is served from the cache", () =>
+  it.effect("N concurrent identical reads reach the server as one request; the next one is served from the cache", () =>
     Effect.gen(function*() {
       const { gate, read, server } = yield* setup({ ttlMs: 60_000, cacheScope: "public" })
-      const callers = yield* Effect.forEach(Array.from({ length: 12 }, () => read("alice")), Effect.fork)
+      const callers = yield* Effect.forEach(Array.from({ length: 12 }, () => read("alice")), (caller) => Effect.forkChild(caller))
       yield* server.awaitReceived("resources/read")
       yield* blockedOnFibers(callers)
       yield* Deferred.succeed(gate, undefined)
@@ -55,7 +55,7 @@ describe("ResultCache in front of a server", () => {
       assert.strictEqual((yield* server.received("resources/read")).length, 1)
     }))
 
-  it.scoped("private results are fetched once per credential and never cross to another", () =>
+  it.effect("private results are fetched once per credential and never cross to another", () =>
     Effect.gen(function*() {
       const { gate, read, server } = yield* setup({ ttlMs: 60_000, cacheScope: "private" })
       yield* Deferred.succeed(gate, undefined)

@@ -1,7 +1,6 @@
-import * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as FileSystem from "effect/FileSystem"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -11,9 +10,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import * as FastCheck from "effect/FastCheck"
+import * as FastCheck from "fast-check"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { vi } from "vitest"
 import * as Keys from "../src/internal/resultCacheKey.js"
 import * as McpError from "../src/McpError.js"
@@ -85,11 +84,12 @@ describe("ResultCache", () => {
       Effect.gen(function*() {
         const entries = new Map<string, string>()
         const recording = KeyValueStore.makeStringOnly({
-          get: (name) => Effect.sync(() => Option.fromNullable(entries.get(name))),
+          get: (name) => Effect.sync(() => entries.get(name)),
           set: (name, value) => Effect.sync(() => void entries.set(name, value)),
           remove: (name) => Effect.sync(() => void entries.delete(name)),
           clear: Effect.sync(() => entries.clear()),
-          size: Effect.sync(() => entries.size)
+          size: Effect.sync(() => entries.size),
+          keys: Effect.sync(() => [...entries.keys()])
         })
         const cache = yield* ResultCache.make().pipe(Effect.provideService(KeyValueStore.KeyValueStore, recording))
         yield* TestClock.adjust("1234 millis")
@@ -126,15 +126,16 @@ describe("ResultCache", () => {
         const tampering = KeyValueStore.makeStringOnly({
           get: (name) =>
             Effect.sync(() =>
-              Option.map(
-                Option.fromNullable(entries.get(name)),
-                (text) => text.replace("\"_meta\":{", "\"_meta\":{\"__proto__\":{\"isAdmin\":true},\"\\u005f_proto__\":{\"x\":1},")
+              entries.get(name)?.replace(
+                "\"_meta\":{",
+                "\"_meta\":{\"__proto__\":{\"isAdmin\":true},\"\\u005f_proto__\":{\"x\":1},"
               )
             ),
           set: (name, value) => Effect.sync(() => void entries.set(name, value)),
           remove: (name) => Effect.sync(() => void entries.delete(name)),
           clear: Effect.sync(() => entries.clear()),
-          size: Effect.sync(() => entries.size)
+          size: Effect.sync(() => entries.size),
+          keys: Effect.sync(() => [...entries.keys()])
         })
         const cache = yield* ResultCache.make().pipe(Effect.provideService(KeyValueStore.KeyValueStore, tampering))
         const k = key("tools/list")
@@ -144,7 +145,7 @@ describe("ResultCache", () => {
         if (found._tag !== "Fresh") return
         const meta = (found.entry.result as { _meta: object })._meta
         assert.isFalse(Object.hasOwn(meta, "__proto__"))
-        const copied = Schema.decodeUnknownSync(Schema.Record({ key: Schema.String, value: Schema.Unknown }))(meta)
+        const copied = Schema.decodeUnknownSync(Schema.Record(Schema.String, Schema.Unknown))(meta)
         assert.deepStrictEqual([Reflect.get(copied, "isAdmin"), Reflect.get(copied, "x")], [undefined, undefined])
         assert.deepStrictEqual(copied, { team: "a" })
       }).pipe(Effect.scoped))
@@ -374,7 +375,7 @@ describe("ResultCache", () => {
       Effect.gen(function*() {
         const cache = yield* ResultCache.ResultCache
         const runs = yield* Ref.make(0)
-        const failing = Effect.zipRight(
+        const failing = Effect.andThen(
           Ref.update(runs, (n) => n + 1),
           Effect.fail(new McpError.McpError({ code: -32603, message: "boom" }))
         )
@@ -452,7 +453,7 @@ describe("ResultCache", () => {
         })
         const callers = yield* Effect.forEach(
           Array.from({ length: 25 }, () => cache.cached(key("tools/list", {}, "A"), fetch)),
-          Effect.fork
+          (call) => Effect.forkChild(call)
         )
         yield* blockedOnFibers(callers)
         yield* Deferred.succeed(gate, undefined)
@@ -478,8 +479,8 @@ describe("ResultCache", () => {
         }).pipe(Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1)))
         const k = key("resources/read", { uri: "file:///big" })
 
-        const first = yield* Effect.fork(cache.coalesce(k, shared))
-        const second = yield* Effect.fork(cache.coalesce(k, shared))
+        const first = yield* Effect.forkChild(cache.coalesce(k, shared))
+        const second = yield* Effect.forkChild(cache.coalesce(k, shared))
         yield* blockedOnFibers([first, second])
         yield* Fiber.interrupt(first)
         assert.strictEqual(yield* Ref.get(interrupted), 0)
@@ -487,11 +488,11 @@ describe("ResultCache", () => {
         assert.strictEqual(yield* Fiber.join(second), "shared result")
         assert.strictEqual(yield* Ref.get(runs), 1)
 
-        const never = Effect.zipRight(Ref.update(runs, (n) => n + 1), Effect.never).pipe(
+        const never = Effect.andThen(Ref.update(runs, (n) => n + 1), Effect.never).pipe(
           Effect.onInterrupt(() => Ref.update(interrupted, (n) => n + 1))
         )
-        const a = yield* Effect.fork(cache.coalesce(k, never))
-        const b = yield* Effect.fork(cache.coalesce(k, never))
+        const a = yield* Effect.forkChild(cache.coalesce(k, never))
+        const b = yield* Effect.forkChild(cache.coalesce(k, never))
         yield* blockedOnFibers([a, b])
         yield* eventually(Effect.map(Ref.get(runs), (n) => n === 2))
         yield* Fiber.interrupt(a)
@@ -507,7 +508,7 @@ describe("ResultCache", () => {
         const cache = yield* ResultCache.ResultCache
         const runs = yield* Ref.make(0)
         const gate = yield* Deferred.make<void>()
-        const fetch = Effect.zipRight(Ref.update(runs, (n) => n + 1), Effect.as(Deferred.await(gate), "r"))
+        const fetch = Effect.andThen(Ref.update(runs, (n) => n + 1), Effect.as(Deferred.await(gate), "r"))
         const keys = [
           key("tools/list", {}, "A"),
           key("tools/list", {}, "B"),
@@ -517,7 +518,7 @@ describe("ResultCache", () => {
           key("tools/call", { name: "echo" }),
           key("tools/call", { name: "echo" })
         ]
-        const all = yield* Effect.fork(
+        const all = yield* Effect.forkChild(
           Effect.all(keys.map((k) => cache.coalesce(k, fetch)), { concurrency: "unbounded" })
         )
         yield* eventually(Effect.map(Ref.get(runs), (n) => n === keys.length))
@@ -641,11 +642,11 @@ describe("ResultCache", () => {
         const cache = yield* ResultCache.ResultCache
         const runs = yield* Ref.make(0)
         const gate = yield* Deferred.make<void>()
-        const slow = Effect.zipRight(
-          Effect.zipRight(Ref.update(runs, (n) => n + 1), Deferred.await(gate)),
+        const slow = Effect.andThen(
+          Effect.andThen(Ref.update(runs, (n) => n + 1), Deferred.await(gate)),
           Effect.succeed(tools("before the change"))
         )
-        const early = yield* Effect.fork(cache.cached(key("tools/list"), slow))
+        const early = yield* Effect.forkChild(cache.cached(key("tools/list"), slow))
         yield* eventually(Effect.map(Ref.get(runs), (n) => n === 1))
         yield* cache.invalidateForNotification(SERVER, { method: "notifications/tools/list_changed" })
         const after = yield* cache.cached(key("tools/list"), Effect.succeed(tools("after the change")))
@@ -680,7 +681,7 @@ describe("ResultCache", () => {
         const k = key("tools/list")
         const version = yield* Ref.make(1)
         const runs = yield* Ref.make(0)
-        const fetch = Effect.zipRight(
+        const fetch = Effect.andThen(
           Ref.update(runs, (n) => n + 1),
           Effect.map(Ref.get(version), (v) => tools(`v${v}`))
         )
@@ -750,7 +751,7 @@ describe("ResultCache", () => {
 
   describe("store failures", () => {
     const unavailable = (method: string) =>
-      Effect.fail(new PlatformError.SystemError({ module: "KeyValueStore", method, reason: "Unknown" }))
+      Effect.fail(new KeyValueStore.KeyValueStoreError({ message: "unavailable", method }))
     const broken = Layer.succeed(
       KeyValueStore.KeyValueStore,
       KeyValueStore.makeStringOnly({
@@ -758,7 +759,8 @@ describe("ResultCache", () => {
         set: () => unavailable("set"),
         remove: () => Effect.void,
         clear: Effect.void,
-        size: Effect.succeed(0)
+        size: Effect.succeed(0),
+        keys: Effect.succeed([])
       })
     )
 
@@ -776,7 +778,7 @@ describe("ResultCache", () => {
   })
 
   describe("file system store", () => {
-    it.scoped("two caches on one directory share a public entry, never a private one; file names are digests", () =>
+    it.effect("two caches on one directory share a public entry, never a private one; file names are digests", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         const directory = yield* fs.makeTempDirectoryScoped({ prefix: "conduit-cache-" })
@@ -801,6 +803,6 @@ describe("ResultCache", () => {
         }
         yield* TestClock.adjust("61 seconds")
         assert.strictEqual((yield* second.lookup(key("tools/list", {}, "B")))._tag, "Stale")
-      }).pipe(Effect.provide(NodeContext.layer)))
+      }).pipe(Effect.provide(NodeServices.layer)))
   })
 })

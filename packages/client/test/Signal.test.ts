@@ -3,10 +3,10 @@
  * then give every later one in order, to each subscriber, whenever it subscribed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as References from "effect/References"
 import * as Stream from "effect/Stream"
 import * as Signal from "../src/internal/signal.js"
 
@@ -18,8 +18,7 @@ const collect = <A>(signal: Signal.Signal<A>, n: number) =>
       Stream.tap(() => Deferred.succeed(subscribed, undefined)),
       Stream.take(n),
       Stream.runCollect,
-      Effect.map(Chunk.toReadonlyArray),
-      Effect.fork
+      Effect.forkChild
     )
     yield* Deferred.await(subscribed)
     return fiber
@@ -67,18 +66,18 @@ describe("Signal", () => {
           const signal = Signal.make(0)
           const seen: Array<Array<number>> = Array.from({ length: 12 }, () => [])
           const subscribers = yield* Effect.forEach(seen, (values, i) =>
-            Effect.fork(Effect.zipRight(
-              Effect.repeatN(Effect.yieldNow(), i),
+            Effect.forkChild(Effect.andThen(
+              Effect.repeat(Effect.yieldNow, { times: i }),
               Stream.runForEach(signal.changes, (n) => Effect.sync(() => values.push(n)))
             )))
-          for (let n = 1; n <= 30; n++) yield* Effect.zipRight(signal.set(n), Effect.yieldNow())
-          yield* Effect.repeatN(Effect.yieldNow(), 200)
+          for (let n = 1; n <= 30; n++) yield* Effect.andThen(signal.set(n), Effect.yieldNow)
+          yield* Effect.repeat(Effect.yieldNow, { times: 200 })
           yield* Effect.forEach(subscribers, Fiber.interrupt, { discard: true })
           // each subscriber: consecutive values (none lost, none twice), up to the last
           return seen.filter((values) =>
             values.at(-1) !== 30 || values.some((n, k) => k > 0 && n !== values[k - 1]! + 1)
           )
-        }).pipe(Effect.withMaxOpsBeforeYield(opsBeforeYield))
+        }).pipe(Effect.provideService(References.MaxOpsBeforeYield, opsBeforeYield))
         assert.deepStrictEqual(broken, [], `yielding every ${opsBeforeYield} operations`)
       }
     }))

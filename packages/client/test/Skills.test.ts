@@ -5,8 +5,8 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import { createHash } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -77,7 +77,7 @@ const entry = (name: string, tamper: Tamper) => {
 
 const startServer = (tamper: Tamper) =>
   Effect.acquireRelease(
-    Effect.async<{ url: string; reads: Array<string>; lists: Array<unknown>; close: () => void }>((resume) => {
+    Effect.callback<{ url: string; reads: Array<string>; lists: Array<unknown>; close: () => void }>((resume) => {
       const reads: Array<string> = []
       const lists: Array<unknown> = []
       const answer = (res: ServerResponse, id: unknown, result: unknown) => {
@@ -149,7 +149,7 @@ const withClient = <A, E>(
     )
   )
 
-type LoadOutcome = Either.Either<Skills.LoadedSkill, Effect.Effect.Error<ReturnType<typeof Skills.load>>>
+type LoadOutcome = Result.Result<Skills.LoadedSkill, Effect.Error<ReturnType<typeof Skills.load>>>
 
 const refusal = (tamper: Tamper, limits: { readonly maxFrameDepth?: number } = {}) =>
   Effect.gen(function*() {
@@ -158,7 +158,7 @@ const refusal = (tamper: Tamper, limits: { readonly maxFrameDepth?: number } = {
       fixture.url,
       Effect.gen(function*() {
         const [skill] = yield* Skills.list()
-        return yield* Effect.either(Skills.load(skill))
+        return yield* Effect.result(Skills.load(skill))
       }),
       limits
     )
@@ -166,7 +166,7 @@ const refusal = (tamper: Tamper, limits: { readonly maxFrameDepth?: number } = {
   })
 
 describe("Skills", () => {
-  it.scoped("lists every page, reads no file, and sees the extension advertised", () =>
+  it.effect("lists every page, reads no file, and sees the extension advertised", () =>
     Effect.gen(function*() {
       const fixture = yield* startServer("none")
       const { skills, supported } = yield* withClient(
@@ -182,7 +182,7 @@ describe("Skills", () => {
       assert.deepStrictEqual(fixture.reads, [])
     }))
 
-  it.scoped("skills/list is a listing with a budget: a repeated cursor or too many skills fail it, typed", () =>
+  it.effect("skills/list is a listing with a budget: a repeated cursor or too many skills fail it, typed", () =>
     Effect.gen(function*() {
       const fixture = yield* startServer("cursorLoop")
       const [repeated, overItems] = yield* withClient(
@@ -196,7 +196,7 @@ describe("Skills", () => {
       assert.deepStrictEqual(fixture.lists, [undefined, "page-2", undefined, "page-2"])
     }))
 
-  it.scoped("loads a verified skill and its supporting file", () =>
+  it.effect("loads a verified skill and its supporting file", () =>
     Effect.gen(function*() {
       const fixture = yield* startServer("none")
       const { loaded, file } = yield* withClient(
@@ -220,20 +220,20 @@ describe("Skills", () => {
   for (
     const [tamper, reason] of [["digest", "Digest"], ["size", "Size"], ["frontmatter", "Frontmatter"]] as const
   ) {
-    it.scoped(`a SKILL.md failing its ${tamper} check is refused and nothing more is read`, () =>
+    it.effect(`a SKILL.md failing its ${tamper} check is refused and nothing more is read`, () =>
       Effect.gen(function*() {
         const { outcome, reads } = yield* refusal(tamper)
-        assert.isTrue(Either.isLeft(outcome))
-        if (Either.isLeft(outcome)) {
-          assert.strictEqual(outcome.left._tag, "SkillVerificationError")
-          if (outcome.left._tag === "SkillVerificationError") assert.strictEqual(outcome.left.reason, reason)
+        assert.isTrue(Result.isFailure(outcome))
+        if (Result.isFailure(outcome)) {
+          assert.strictEqual(outcome.failure._tag, "SkillVerificationError")
+          if (outcome.failure._tag === "SkillVerificationError") assert.strictEqual(outcome.failure.reason, reason)
         }
         assert.deepStrictEqual(reads, ["skill://pdf-processing/SKILL.md"])
       }))
   }
 
   for (const tamper of Object.keys(hostile) as ReadonlyArray<keyof typeof hostile>) {
-    it.scoped(`a hostile SKILL.md (${tamper}) is refused with SkillVerificationError, at once`, () =>
+    it.effect(`a hostile SKILL.md (${tamper}) is refused with SkillVerificationError, at once`, () =>
       Effect.gen(function*() {
         const fixture = yield* startServer(tamper)
         const { loaded, outcome, read } = yield* withClient(
@@ -242,7 +242,7 @@ describe("Skills", () => {
             const client = yield* McpClient.McpClient
             const [skill] = yield* Skills.list()
             let outcome: LoadOutcome | undefined
-            const load = Effect.map(Effect.either(Skills.load(skill!)), (either) => (outcome = either))
+            const load = Effect.map(Effect.result(Skills.load(skill!)), (either) => (outcome = either))
             // at once: its cost against the cost of reading the same file as a plain resource, each the least of two
             // runs (compared with that, measured here, never with milliseconds: utils/cost.ts)
             const loaded = yield* leastMillisOf(load, 2)
@@ -250,42 +250,42 @@ describe("Skills", () => {
             return { loaded, outcome: outcome!, read }
           })
         )
-        assert.isTrue(Either.isLeft(outcome), "refused")
-        if (Either.isLeft(outcome)) {
-          assert.strictEqual(outcome.left._tag, "SkillVerificationError")
-          if (outcome.left._tag === "SkillVerificationError") assert.strictEqual(outcome.left.reason, "Frontmatter")
+        assert.isTrue(Result.isFailure(outcome), "refused")
+        if (Result.isFailure(outcome)) {
+          assert.strictEqual(outcome.failure._tag, "SkillVerificationError")
+          if (outcome.failure._tag === "SkillVerificationError") assert.strictEqual(outcome.failure.reason, "Frontmatter")
         }
         // linear: a few times the read (300,000 lines of block scalar: about 15); a quadratic step: thousands
         assert.isBelow(loaded / Math.max(read, 0.05), 50, `loaded in ${loaded} ms, read in ${read} ms`)
       }), 60_000)
   }
 
-  it.scoped("a listed frontmatter value nested 20,000 deep is refused with SkillVerificationError, shown short", () =>
+  it.effect("a listed frontmatter value nested 20,000 deep is refused with SkillVerificationError, shown short", () =>
     Effect.gen(function*() {
       // (the frame scan refuses such a frame by default: an application that raises maxFrameDepth still gets a
       // typed refusal from Skills.load, not a RangeError)
       const { outcome, reads } = yield* refusal("deepListing", { maxFrameDepth: 30_000 })
-      assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError", "refused")
-      if (Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError") {
-        assert.strictEqual(outcome.left.reason, "Frontmatter")
-        assert.include(outcome.left.detail, `(name: listed [[[[`)
-        assert.include(outcome.left.detail, `, file has "pdf-processing")`)
-        assert.isBelow(outcome.left.detail.length, 200)
+      assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "SkillVerificationError", "refused")
+      if (Result.isFailure(outcome) && outcome.failure._tag === "SkillVerificationError") {
+        assert.strictEqual(outcome.failure.reason, "Frontmatter")
+        assert.include(outcome.failure.detail, `(name: listed [[[[`)
+        assert.include(outcome.failure.detail, `, file has "pdf-processing")`)
+        assert.isBelow(outcome.failure.detail.length, 200)
       }
       assert.deepStrictEqual(reads, ["skill://pdf-processing/SKILL.md"])
     }))
 
-  it.scoped("a file the listing does not name is refused without a read", () =>
+  it.effect("a file the listing does not name is refused without a read", () =>
     Effect.gen(function*() {
       const fixture = yield* startServer("none")
       const outcome = yield* withClient(
         fixture.url,
         Effect.gen(function*() {
           const [skill] = yield* Skills.list()
-          return yield* Effect.either(Skills.readFile(skill, "skill://pdf-processing/secret.md"))
+          return yield* Effect.result(Skills.readFile(skill, "skill://pdf-processing/secret.md"))
         })
       )
-      assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "SkillVerificationError")
+      assert.isTrue(Result.isFailure(outcome) && outcome.failure._tag === "SkillVerificationError")
       assert.deepStrictEqual(fixture.reads, [])
     }))
 })

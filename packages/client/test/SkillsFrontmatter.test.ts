@@ -1,17 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Frontmatter from "../src/internal/skillsFrontmatter.js"
 import { costRatio } from "./utils/cost.js"
 
 const parsed = (text: string) => {
   const result = Frontmatter.parse(text)
-  if (Either.isLeft(result)) assert.fail(`expected a mapping, got: ${result.left}`)
-  return result.right
+  if (Result.isFailure(result)) assert.fail(`expected a mapping, got: ${result.failure}`)
+  return result.success
 }
 
 const refused = (text: string) => {
   const result = Frontmatter.parse(text)
-  assert.isTrue(Either.isLeft(result), `expected ${JSON.stringify(text)} to be refused`)
+  assert.isTrue(Result.isFailure(result), `expected ${JSON.stringify(text)} to be refused`)
 }
 
 describe("skills frontmatter", () => {

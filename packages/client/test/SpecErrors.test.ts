@@ -58,7 +58,7 @@ const layer = (era: "legacy" | "modern") =>
 
 for (const era of ["legacy", "modern"] as const) {
   describe(`typed spec errors (${era})`, () => {
-    it.scoped("-32002: ResourceNotFound naming the resource, the McpError as its cause", () =>
+    it.effect("-32002: ResourceNotFound naming the resource, the McpError as its cause", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const error = yield* Effect.flip(client.readResource("file:///missing"))
@@ -75,7 +75,7 @@ for (const era of ["legacy", "modern"] as const) {
         assert.strictEqual(recovered, "missing file:///bare")
       }).pipe(Effect.provide(layer(era))))
 
-    it.scoped(
+    it.effect(
       era === "modern"
         ? "-32602 to resources/read from a 2026-07-28 server: ResourceNotFound, as -32002"
         : "-32602 to resources/read from a 2025 server keeps its general meaning: an McpError",
@@ -97,7 +97,7 @@ for (const era of ["legacy", "modern"] as const) {
         }).pipe(Effect.provide(layer(era)))
     )
 
-    it.scoped("-32042: UrlElicitationRequired with the elicitations", () =>
+    it.effect("-32042: UrlElicitationRequired with the elicitations", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const error = yield* Effect.flip(client.callTool({ name: "url" }))
@@ -110,7 +110,7 @@ for (const era of ["legacy", "modern"] as const) {
         assert.strictEqual(bare._tag, "McpError")
       }).pipe(Effect.provide(layer(era))))
 
-    it.scoped("-32021: MissingClientCapability naming the capability and the method", () =>
+    it.effect("-32021: MissingClientCapability naming the capability and the method", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const error = yield* Effect.flip(client.callTool({ name: "caps" }))
@@ -127,7 +127,7 @@ for (const era of ["legacy", "modern"] as const) {
         assert.strictEqual(viaRequest._tag, "MissingClientCapability")
       }).pipe(Effect.provide(layer(era))))
 
-    it.scoped("-32022 naming no shared version: UnsupportedProtocolVersion with the server's versions", () =>
+    it.effect("-32022 naming no shared version: UnsupportedProtocolVersion with the server's versions", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
         const error = yield* Effect.flip(client.callTool({ name: "version" }))

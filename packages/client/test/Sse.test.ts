@@ -1,5 +1,7 @@
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Cause from "effect/Cause"
+import * as Option from "effect/Option"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -215,7 +217,7 @@ describe("forEachSseItem", () => {
         assert.deepStrictEqual(events(items), [{ event: "message", data: "small", id: "" }])
         assert.isTrue(Exit.isFailure(exit))
         if (Exit.isFailure(exit)) {
-          const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          const error = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
           assert.strictEqual(error?.reason, "FrameTooLarge")
         }
       }))

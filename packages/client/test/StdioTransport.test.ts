@@ -1,6 +1,7 @@
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeChildProcessSpawner from "@effect/platform-node/NodeChildProcessSpawner"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -13,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -33,7 +35,10 @@ const fast = { closeTimeout: Duration.millis(300), termTimeout: Duration.millis(
 
 // A guard against hangs, not a timing assertion.
 const within = <A, E, R>(self: Effect.Effect<A, E, R>, what: string) =>
-  Effect.timeoutFail(self, { duration: "15 seconds", onTimeout: () => new Error(`timed out waiting for ${what}`) })
+  Effect.timeoutOrElse(self, {
+    duration: "15 seconds",
+    orElse: () => Effect.fail(new Error(`timed out waiting for ${what}`))
+  })
 
 const withStdio = (options: StdioTransport.StdioTransportOptions) =>
 <A, E, R>(
@@ -41,7 +46,7 @@ const withStdio = (options: StdioTransport.StdioTransportOptions) =>
 ) =>
   self.pipe(
     Effect.scoped,
-    Effect.provide(StdioTransport.layer(options).pipe(Layer.provide(NodeContext.layer)))
+    Effect.provide(StdioTransport.layer(options).pipe(Layer.provide(NodeServices.layer)))
   )
 
 interface Session {
@@ -93,9 +98,9 @@ const call = (session: Session, id: number, method: string, params?: unknown) =>
 const captureWarnings = () => {
   const warnings: Array<string> = []
   const logger = Logger.make(({ logLevel, message }) => {
-    if (logLevel._tag === "Warning") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+    if (logLevel === "Warn") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
   })
-  return { warnings, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { warnings, layer: Logger.layer([logger]) }
 }
 
 // A process that was killed but not yet reaped (a zombie) is not alive.
@@ -118,8 +123,8 @@ const isAlive = (pid: number): boolean => {
 // Waits (bounded) for a process to disappear: the kernel finishes a kill asynchronously.
 const awaitGone = (pid: number) =>
   Effect.suspend(() => isAlive(pid) ? Effect.fail(`process ${pid} is still running`) : Effect.void).pipe(
-    Effect.retry(Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(150))),
-    Effect.either
+    Effect.retry(Schedule.max([Schedule.spaced("20 millis"), Schedule.recurs(150)])),
+    Effect.result
   )
 
 // Whatever happens in a test, no process it learned about survives it: a safety net that runs after the test's
@@ -201,7 +206,7 @@ describe("StdioTransport", () => {
       // the client's emit never dies (it drops what it cannot handle); this one does, like a bug would
       const connection = yield* transport.connect((event) =>
         event._tag === "Notification"
-          ? Effect.dieMessage("a bug in delivering a notification")
+          ? Effect.die(new Error("a bug in delivering a notification"))
           : Queue.offer(events, event).pipe(Effect.asVoid)
       )
       yield* connection.notify({ jsonrpc: "2.0", method: "notifications/poke" })
@@ -259,10 +264,10 @@ describe("StdioTransport", () => {
 
   it.live("reports a server that exits at start, with its exit code and stderr", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(open)
+      const result = yield* Effect.result(open)
       const error = yield* Effect.gen(function*() {
-        if (result._tag === "Left") return result.left
-        const { event } = yield* awaitEvent(result.right, isClosed)
+        if (result._tag === "Failure") return result.failure
+        const { event } = yield* awaitEvent(result.success, isClosed)
         return event.error
       })
       assert.strictEqual(error._tag, "TransportError")
@@ -346,7 +351,7 @@ describe("StdioTransport", () => {
       yield* within(session.connection.cancel(1, "timeout"), "cancel")
     }).pipe(withStdio({ command: node, args: [echo], ...fast })))
 
-  it.scopedLive("rejects invalid options when the layer is built, before starting anything", () =>
+  it.live("rejects invalid options when the layer is built, before starting anything", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const started = join(dir, "started")
@@ -378,32 +383,32 @@ describe("StdioTransport", () => {
   it.live("layerConfig reads and checks the options", () =>
     Effect.gen(function*() {
       const config = {
-        command: Config.string("COMMAND"),
-        args: Config.array(Config.string(), "ARGS"),
-        maxFrameBytes: Config.integer("MAX_FRAME_BYTES"),
-        closeTimeout: Config.duration("CLOSE_TIMEOUT")
+        command: Config.String("COMMAND"),
+        args: Config.Array(Schema.String, "ARGS"),
+        maxFrameBytes: Config.Int("MAX_FRAME_BYTES"),
+        closeTimeout: Config.Duration("CLOSE_TIMEOUT")
       }
       const provider = (maxFrameBytes: string) =>
-        ConfigProvider.fromMap(
-          new Map([["COMMAND", node], ["ARGS", echo], ["MAX_FRAME_BYTES", maxFrameBytes], [
-            "CLOSE_TIMEOUT",
-            "300 millis"
-          ]])
-        )
-      const layer = StdioTransport.layerConfig(config).pipe(Layer.provide(NodeContext.layer))
+        ConfigProvider.fromEnvRecord({
+          COMMAND: node,
+          ARGS: echo,
+          MAX_FRAME_BYTES: maxFrameBytes,
+          CLOSE_TIMEOUT: "300 millis"
+        })
+      const layer = StdioTransport.layerConfig(config).pipe(Layer.provide(NodeServices.layer))
       const bad = yield* Effect.flip(Effect.scoped(open).pipe(
         Effect.provide(layer),
-        Effect.withConfigProvider(provider("0"))
+        Effect.provideService(ConfigProvider.ConfigProvider, provider("0"))
       ))
       assert.strictEqual(bad._tag === "InvalidOption" ? bad.option : bad._tag, "maxFrameBytes")
       yield* Effect.gen(function*() {
         const session = yield* open
         yield* reap([session.connection.info.pid ?? 0])
         assert.deepStrictEqual((yield* call(session, 1, "echo", { ok: true })).result, { echo: { ok: true } })
-      }).pipe(Effect.scoped, Effect.provide(layer), Effect.withConfigProvider(provider("4096")))
+      }).pipe(Effect.scoped, Effect.provide(layer), Effect.provideService(ConfigProvider.ConfigProvider, provider("4096")))
     }))
 
-  it.scopedLive("applies the environment policy", () =>
+  it.live("applies the environment policy", () =>
     Effect.gen(function*() {
       const secret = "CONDUIT_STDIO_TEST_SECRET"
       yield* Effect.acquireRelease(
@@ -445,7 +450,7 @@ describe("StdioTransport", () => {
         Stream.filter((line) => line.startsWith("diag")),
         Stream.take(3),
         Stream.runCollect,
-        Effect.fork
+        Effect.forkChild
       )
       const session = yield* open
       yield* reap([session.connection.info.pid ?? 0])
@@ -463,12 +468,12 @@ describe("StdioTransport", () => {
       const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
       const services = yield* Layer.buildWithScope(
         StdioTransport.layer({ command: node, args: [echo], stderrTailLines: 3, ...fast }).pipe(
-          Layer.provide(NodeContext.layer)
+          Layer.provide(NodeServices.layer)
         ),
         scope
       )
       const stdio = Context.get(services, StdioTransport.StdioProcess)
-      const session = yield* Scope.extend(open, scope).pipe(Effect.provide(services))
+      const session = yield* Scope.provide(open, scope).pipe(Effect.provide(services))
       yield* call(session, 1, "fixture/stderr", { lines: ["diag 1", "diag 2"] })
       yield* within(
         Effect.repeat(stdio.stderrTail, {
@@ -482,13 +487,13 @@ describe("StdioTransport", () => {
       assert.isTrue(Exit.isSuccess(late) && late.value.length === 0)
     }).pipe(Effect.scoped))
 
-  it.scopedLive("closing the scope closes stdin and the server exits", () =>
+  it.live("closing the scope closes stdin and the server exits", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const closedFile = join(dir, "closed")
       yield* Effect.gen(function*() {
         const scope = yield* Scope.make()
-        const session = yield* Scope.extend(open, scope)
+        const session = yield* Scope.provide(open, scope)
         const pid = session.connection.info.pid ?? 0
         yield* reap([pid])
         yield* call(session, 1, "echo")
@@ -500,13 +505,13 @@ describe("StdioTransport", () => {
       }).pipe(withStdio({ command: node, args: [echo, "--closed-file", closedFile], ...fast }))
     }))
 
-  it.scopedLive("a server that exits cleanly leaves no process of its group behind", () =>
+  it.live("a server that exits cleanly leaves no process of its group behind", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const closedFile = join(dir, "closed")
       yield* Effect.gen(function*() {
         const scope = yield* Scope.make()
-        const session = yield* Scope.extend(open, scope)
+        const session = yield* Scope.provide(open, scope)
         const pid = session.connection.info.pid ?? 0
         yield* reap([pid])
         const { event } = yield* awaitEvent(session, isNotification)
@@ -521,14 +526,14 @@ describe("StdioTransport", () => {
         // the server went the graceful way, yet its grandchild is gone too
         assert.strictEqual(readFileSync(closedFile, "utf8"), "stdin closed")
         assert.isFalse(isAlive(pid))
-        assert.isTrue((yield* awaitGone(grandchild))._tag === "Right", `grandchild ${grandchild} survived`)
+        assert.isTrue((yield* awaitGone(grandchild))._tag === "Success", `grandchild ${grandchild} survived`)
       }).pipe(withStdio({ command: node, args: [echo, "--grandchild", "--closed-file", closedFile], ...fast }))
     }))
 
   it.live("a server that ignores SIGTERM and its grandchild leave no process behind", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const session = yield* Scope.extend(open, scope)
+      const session = yield* Scope.provide(open, scope)
       yield* reap([session.connection.info.pid ?? 0])
       const { event } = yield* awaitEvent(session, isNotification)
       assert.strictEqual(event.message.method, "fixture/pids")
@@ -545,20 +550,20 @@ describe("StdioTransport", () => {
       assert.isTrue(isAlive(grandchild))
       yield* within(Scope.close(scope, Exit.void), "the scope to close")
       assert.isFalse(isAlive(pid))
-      assert.isTrue((yield* awaitGone(grandchild))._tag === "Right", `grandchild ${grandchild} survived`)
+      assert.isTrue((yield* awaitGone(grandchild))._tag === "Success", `grandchild ${grandchild} survived`)
     }).pipe(withStdio({ command: node, args: [fixture("stubborn.mjs")], ...fast })))
 
   // the platform's FileSystem reads /proc; without one (and where /proc is absent, as on macOS) `ps` lists them
   const platforms = [
-    ["/proc", NodeContext.layer],
-    ["ps", Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)]
+    ["/proc", NodeServices.layer],
+    ["ps", Layer.provide(NodeChildProcessSpawner.layer, Layer.merge(NodeFileSystem.layer, NodePath.layer))]
   ] as const
   it.live.each(platforms)(
     "descendants in new sessions are ended with the server, though it exits first and they ignore SIGTERM (%s)",
     ([, platform]) =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
-        const session = yield* Scope.extend(open, scope)
+        const session = yield* Scope.provide(open, scope)
         const pid = session.connection.info.pid ?? 0
         yield* reap([pid])
         const { event } = yield* awaitEvent(session, isNotification)
@@ -581,8 +586,8 @@ describe("StdioTransport", () => {
         }
         yield* within(Scope.close(scope, Exit.void), "the scope to close")
         assert.isFalse(isAlive(pid))
-        assert.isTrue((yield* awaitGone(grandchild))._tag === "Right", `grandchild ${grandchild} survived`)
-        assert.isTrue((yield* awaitGone(greatGrandchild))._tag === "Right", `great-grandchild ${greatGrandchild} survived`)
+        assert.isTrue((yield* awaitGone(grandchild))._tag === "Success", `grandchild ${grandchild} survived`)
+        assert.isTrue((yield* awaitGone(greatGrandchild))._tag === "Success", `great-grandchild ${greatGrandchild} survived`)
       }).pipe(
         Effect.scoped,
         Effect.provide(

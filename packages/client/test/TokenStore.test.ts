@@ -1,15 +1,17 @@
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as TestClock from "effect/testing/TestClock"
 import * as ChildProcess from "node:child_process"
 import { createRequire } from "node:module"
 import * as Url from "node:url"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -61,10 +63,10 @@ const tempFile = Effect.acquireRelease(
 ).pipe(Effect.map((dir) => path.join(dir, "nested", "tokens.json")))
 
 describe("TokenStore.layerFileSystem", () => {
-  it.scoped("writes a 0600 file in a 0700 directory that a new store instance reads back", () =>
+  it.effect("writes a 0600 file in a 0700 directory that a new store instance reads back", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       const write = Effect.flatMap(TokenStore.TokenStore, (s) =>
         s.compareAndSet("tokens x", Option.none(), value("secret")))
       yield* write.pipe(Effect.provide(layer))
@@ -74,18 +76,18 @@ describe("TokenStore.layerFileSystem", () => {
       assert.deepStrictEqual(yield* read("tokens x").pipe(Effect.provide(layer)), Option.some("secret"))
     }))
 
-  it.scoped("a file readable by others is narrowed to 0600 when read", () =>
+  it.effect("a file readable by others is narrowed to 0600 when read", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(file, JSON.stringify({ version: 1, entries: { a: "b" } }), { mode: 0o644 })
       fs.chmodSync(file, 0o644)
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       assert.deepStrictEqual(yield* read("a").pipe(Effect.provide(layer)), Option.some("b"))
       assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
     }))
 
-  it.scoped("a store file that is a symbolic link is refused: its target is neither read, chmod-ed nor replaced", () =>
+  it.effect("a store file that is a symbolic link is refused: its target is neither read, chmod-ed nor replaced", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -93,7 +95,7 @@ describe("TokenStore.layerFileSystem", () => {
       fs.writeFileSync(target, JSON.stringify({ version: 1, entries: { a: "planted" } }), { mode: 0o644 })
       fs.chmodSync(target, 0o644)
       fs.symlinkSync(target, file)
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       const error = yield* read("a").pipe(Effect.provide(layer), Effect.flip)
       assert.strictEqual(error._tag, "TokenStoreError")
       assert.include(error.message, "symbolic link")
@@ -105,12 +107,12 @@ describe("TokenStore.layerFileSystem", () => {
       assert.deepStrictEqual(JSON.parse(fs.readFileSync(target, "utf8")).entries, { a: "planted" })
     }))
 
-  it.scoped("a file that is not a token store fails with TokenStoreError, without its content", () =>
+  it.effect("a file that is not a token store fails with TokenStoreError, without its content", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(file, "secret-looking garbage", { mode: 0o600 })
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       const error = yield* read("a").pipe(Effect.provide(layer), Effect.flip)
       assert.strictEqual(error._tag, "TokenStoreError")
       assert.notInclude(error.message, "garbage")
@@ -122,7 +124,7 @@ const worker = Url.fileURLToPath(new URL("./fixtures/tokenStore/worker.ts", impo
 
 /** Runs one worker process to its end; fails the test if it exits with an error. */
 const runWorker = (file: string, count: number) =>
-  Effect.async<void, Error>((resume) => {
+  Effect.callback<void, Error>((resume) => {
     const child = ChildProcess.spawn(process.execPath, ["--import", tsxLoader, worker, file, "counter", String(count)], {
       stdio: ["ignore", "ignore", "pipe"]
     })
@@ -141,7 +143,7 @@ describe("TokenStore.layerFileSystem across processes", () => {
     Effect.gen(function*() {
       const file = yield* tempFile
       yield* Effect.all(Array.from({ length: 4 }, () => runWorker(file, 25)), { concurrency: "unbounded" })
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       assert.deepStrictEqual(yield* read("counter").pipe(Effect.provide(layer)), Option.some("100"))
       assert.isFalse(fs.existsSync(`${file}.lock`), "the lock file is gone")
     }).pipe(Effect.scoped), 180_000)
@@ -153,7 +155,7 @@ describe("TokenStore.layerFileSystem across processes", () => {
       fs.writeFileSync(`${file}.lock`, "0\n")
       const minuteAgo = new Date(Date.now() - 60_000)
       fs.utimesSync(`${file}.lock`, minuteAgo, minuteAgo)
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
       const written = yield* Effect.flatMap(TokenStore.TokenStore, (s) =>
         s.compareAndSet("k", Option.none(), value("v"))).pipe(Effect.provide(layer))
       assert.isTrue(written)
@@ -171,34 +173,65 @@ describe("TokenStore.layerFileSystem across processes", () => {
         const minuteAgo = new Date(Date.now() - 60_000)
         fs.utimesSync(`${file}.lock`, minuteAgo, minuteAgo)
         yield* Effect.all(Array.from({ length: 4 }, () => runWorker(file, 5)), { concurrency: "unbounded" })
-        const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
+        const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
         assert.deepStrictEqual(yield* read("counter").pipe(Effect.provide(layer)), Option.some(String(round * 20)))
       }
       assert.deepStrictEqual(fs.readdirSync(path.dirname(file)), ["tokens.json"], "no lock or stale copy is left")
     }).pipe(Effect.scoped), 180_000)
 
-  it.scoped("a lock held by a live process makes compare-and-set give up after 5 s with a typed error", () =>
+  it.effect("a lock held by a live process makes compare-and-set give up after 5 s with a typed error", () =>
     Effect.gen(function*() {
       const file = yield* tempFile
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(`${file}.lock`, `${Date.now()}\n`)
-      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeContext.layer))
-      const attempt = yield* Effect.fork(
+      const layer = TokenStore.layerFileSystem(file).pipe(Layer.provide(NodeServices.layer))
+      const attempt = yield* Effect.forkChild(
         Effect.flatMap(TokenStore.TokenStore, (s) => s.compareAndSet("k", Option.none(), value("v"))).pipe(
           Effect.provide(layer),
           Effect.flip
         )
       )
       // the retries sleep on the TestClock between real file-system calls: move time while letting I/O run
-      for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(attempt)); i++) {
+      for (let i = 0; i < 20_000 && attempt.pollUnsafe() === undefined; i++) {
         yield* TestClock.adjust("10 millis")
         yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
       }
       const error = yield* Fiber.join(attempt)
       assert.strictEqual(error._tag, "TokenStoreError")
       assert.include(error.message, "held by another process")
-      assert.isAtLeast(yield* TestClock.currentTimeMillis, 5_000)
+      assert.isAtLeast(yield* Clock.currentTimeMillis, 5_000)
       assert.isTrue(fs.existsSync(`${file}.lock`), "another process's lock is left alone")
       assert.isFalse(fs.existsSync(file), "nothing was written")
     }))
+})
+
+describe("stored credentials", () => {
+  it("StoredTokens and StoredClient keep their secrets through JSON (never written as a placeholder)", () => {
+    const Tokens = Schema.fromJsonString(TokenStore.StoredTokens)
+    const text = Schema.encodeSync(Tokens)({
+      issuer: "https://as.example",
+      resource: "https://mcp.example",
+      accessToken: Redacted.make("access-1"),
+      tokenType: "DPoP",
+      refreshToken: Redacted.make("refresh-1"),
+      dpopKey: Redacted.make("{\"kty\":\"EC\"}")
+    })
+    const json = JSON.parse(text)
+    assert.strictEqual(json.accessToken, "access-1")
+    assert.strictEqual(json.refreshToken, "refresh-1")
+    const tokens = Schema.decodeUnknownSync(Tokens)(text)
+    assert.isTrue(Redacted.isRedacted(tokens.accessToken))
+    assert.strictEqual(Redacted.value(tokens.accessToken), "access-1")
+    assert.strictEqual(tokens.refreshToken === undefined ? undefined : Redacted.value(tokens.refreshToken), "refresh-1")
+    assert.notInclude(String(tokens.accessToken), "access-1")
+    const Client = Schema.fromJsonString(TokenStore.StoredClient)
+    const client = Schema.decodeUnknownSync(Client)(Schema.encodeSync(Client)({
+      issuer: "https://as.example",
+      clientId: "c",
+      clientSecret: Redacted.make("s3cret"),
+      authMethod: "client_secret_basic",
+      source: "dynamic"
+    }))
+    assert.strictEqual(client.clientSecret === undefined ? undefined : Redacted.value(client.clientSecret), "s3cret")
+  })
 })

@@ -34,7 +34,7 @@ const changing = (changed: Ref.Ref<boolean>): Scripted.Script =>
   )
 
 describe("output schemas and tools/list_changed (K2)", () => {
-  it.scoped("a changed tool list forgets the old schemas; the next list teaches the new ones", () =>
+  it.effect("a changed tool list forgets the old schemas; the next list teaches the new ones", () =>
     Effect.gen(function*() {
       const changed = yield* Ref.make(false)
       const context = yield* Layer.build(
@@ -49,7 +49,7 @@ describe("output schemas and tools/list_changed (K2)", () => {
       yield* Ref.set(changed, true)
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/tools/list_changed")
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       const result = yield* client.callTool({ name: "t" })
       assert.deepStrictEqual(result.structuredContent, { n: "x" })
       yield* client.listTools()

@@ -2,7 +2,7 @@
  * The Transport contract (test/utils/transportContract.ts) run by every binding against the fixture server:
  * in-process, stdio, Streamable HTTP (modern and legacy) and HTTP+SSE (2024-11-05).
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import type * as McpServer from "@conduit-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -29,7 +29,7 @@ const serverSideOf = (server: McpServer.Server) =>
 const served = <E>(
   serve: (server: McpServer.Server) => Layer.Layer<Transport.Transport, E>
 ): Layer.Layer<Transport.Transport | ServerSide, E> =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.map(FixtureServer.make(), (server) => Layer.merge(serve(server), serverSideOf(server)))
   )
 
@@ -37,7 +37,7 @@ const inProcess = served((server) => InProcessTransport.layer(server))
 
 const overHttp = (binding: "streamable-http" | "sse") =>
   served((server) =>
-    Layer.unwrapScoped(
+    Layer.unwrap(
       Effect.map(
         binding === "sse" ? McpServerSse.serve(server) : McpServerHttp.serve(server),
         (url) => Common.transport({ url, binding })
@@ -50,7 +50,7 @@ const overStdio = () => {
     command: process.execPath,
     args: ["--import", tsx, fixtureProgram],
     closeTimeout: "1 second"
-  }).pipe(Layer.provide(NodeContext.layer))
+  }).pipe(Layer.provide(NodeServices.layer))
   const serverSide = Layer.effect(
     ServerSide,
     Effect.map(StdioTransport.StdioProcess, (child) => ({

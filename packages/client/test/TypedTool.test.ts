@@ -7,7 +7,6 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { expectTypeOf, vi } from "vitest"
 import * as InProcessTransport from "../src/InProcessTransport.js"
@@ -51,7 +50,7 @@ const server = McpServer.make({
   ]
 })
 
-const Client = McpClient.layer().pipe(Layer.provide(Layer.unwrapEffect(Effect.map(server, InProcessTransport.layer))))
+const Client = McpClient.layer().pipe(Layer.provide(Layer.unwrap(Effect.map(server, InProcessTransport.layer))))
 
 const Add = TypedTool.make("add", {
   parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
@@ -64,7 +63,7 @@ const Echo = TypedTool.make("echo", {
 })
 
 const Weather = TypedTool.make("weather", {
-  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literal("C", "F")) }),
+  parameters: Schema.Struct({ city: Schema.String, unit: Schema.optional(Schema.Literals(["C", "F"])) }),
   success: Schema.Struct({ city: Schema.String, degrees: Schema.Number })
 })
 
@@ -134,14 +133,14 @@ describe("TypedTool", () => {
       assert.include(error.message, "the disk is full")
     }).pipe(Effect.provide(Client)))
 
-  it.effect("a result the success Schema rejects is a ParseError", () =>
+  it.effect("a result the success Schema rejects is a SchemaError", () =>
     Effect.gen(function*() {
       const add = yield* TypedTool.bind(TypedTool.make("add", {
         parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
         success: Schema.Struct({ total: Schema.Number })
       }))
       const error = yield* Effect.flip(add({ a: 1, b: 1 }))
-      assert.strictEqual(error._tag, "ParseError")
+      assert.strictEqual(error._tag, "SchemaError")
     }).pipe(Effect.provide(Client)))
 
   it.effect("a required property left out, or made optional, is MissingRequired at its path", () =>
@@ -173,7 +172,7 @@ describe("TypedTool", () => {
       assert.include(wrong.message, "/a: the server expects number; the Schema may give string")
       assert.include(wrong.message, "/b: the server expects number; the Schema may give null")
       const outside = yield* mismatch(TypedTool.make("weather", {
-        parameters: Schema.Struct({ city: Schema.String, unit: Schema.Literal("C", "K") }),
+        parameters: Schema.Struct({ city: Schema.String, unit: Schema.Literals(["C", "K"]) }),
         success: Schema.Unknown
       }))
       assert.deepStrictEqual(outside.issues.map((issue) => [issue.path, issue.reason]), [["/unit", "WrongType"]])
@@ -194,7 +193,7 @@ describe("TypedTool", () => {
   it.effect("the README example binds add and gets its sum", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* example, 5)
-    }).pipe(Effect.provide(Layer.unwrapEffect(Effect.map(server, InProcessTransport.layer)))))
+    }).pipe(Effect.provide(Layer.unwrap(Effect.map(server, InProcessTransport.layer)))))
 
   it.effect("a hostile inputSchema: a malformed $ref is left unresolved, a deep enum value is a mismatch", () =>
     Effect.gen(function*() {
@@ -219,7 +218,7 @@ describe("TypedTool", () => {
       const hostile = scripted(tools)
       const check = <A, I extends Readonly<Record<string, unknown>>>(
         name: string,
-        parameters: Schema.Schema<A, I>
+        parameters: Schema.Codec<A, I>
       ) => Effect.provide(mismatch(TypedTool.make(name, { parameters, success: Schema.Unknown })), hostile)
       // the reference is not followed, so "text" is not compared; the rest of the schema still is
       const ref = yield* check("ref", Schema.Struct({ text: Schema.String, count: Schema.Number }))
@@ -298,7 +297,7 @@ describe("TypedTool", () => {
     expectTypeOf<ReturnType<Call>>().toEqualTypeOf<
       Effect.Effect<
         { readonly sum: number },
-        McpError.McpClientError | McpError.TaskError | ParseResult.ParseError | TypedTool.ToolFailed
+        McpError.McpClientError | McpError.TaskError | Schema.SchemaError | TypedTool.ToolFailed
       >
     >()
     // @ts-expect-error: the parameters are checked at compile time

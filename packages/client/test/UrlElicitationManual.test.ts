@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as ElicitationHandler from "../src/ElicitationHandler.js"
 import * as McpClient from "../src/McpClient.js"
 import * as Scripted from "./utils/scriptedTransport.js"
@@ -85,7 +85,7 @@ const setup = (
 const finishThenRetry = (connected: Ref.Ref<boolean>) => Effect.as(Ref.set(connected, true), "retry" as const)
 
 describe("URL elicitation, manual controls (2025-11-25 -32042)", () => {
-  it.scoped("the user retries before any completion report: the request is sent again", () =>
+  it.effect("the user retries before any completion report: the request is sent again", () =>
     Effect.gen(function*() {
       const { calls, client, handler } = yield* setup("legacy", finishThenRetry)
       const result = yield* client.callTool({ name: "account" })
@@ -95,7 +95,7 @@ describe("URL elicitation, manual controls (2025-11-25 -32042)", () => {
       assert.strictEqual(yield* calls, 2)
     }))
 
-  it.scoped("a retry too early meets the same page again: the controls are asked again, the user is not", () =>
+  it.effect("a retry too early meets the same page again: the controls are asked again, the user is not", () =>
     Effect.gen(function*() {
       const { calls, client, handler } = yield* setup(
         "legacy",
@@ -107,7 +107,7 @@ describe("URL elicitation, manual controls (2025-11-25 -32042)", () => {
       assert.strictEqual(yield* calls, 3)
     }))
 
-  it.scoped("the user cancels: the caller gets UrlElicitationRequired and nothing is sent again", () =>
+  it.effect("the user cancels: the caller gets UrlElicitationRequired and nothing is sent again", () =>
     Effect.gen(function*() {
       const { calls, client } = yield* setup("legacy", () => Effect.succeed("cancel"))
       const error = yield* Effect.flip(client.callTool({ name: "account" }))
@@ -115,14 +115,14 @@ describe("URL elicitation, manual controls (2025-11-25 -32042)", () => {
       assert.strictEqual(yield* calls, 1)
     }))
 
-  it.scoped("the server's completion report comes first: the controls' wait ends and the request is sent again", () =>
+  it.effect("the server's completion report comes first: the controls' wait ends and the request is sent again", () =>
     Effect.gen(function*() {
       const interrupted = yield* Deferred.make<void>()
       const { calls, client, connected, handler, log } = yield* setup("legacy", () =>
         Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))))
-      const call = yield* Effect.fork(client.callTool({ name: "account" }))
+      const call = yield* Effect.forkChild(client.callTool({ name: "account" }))
       // the user consented and the controls wait; the user finishes on the page, and the server reports it
-      while ((yield* Ref.get(handler.pending)) < 1) yield* Effect.yieldNow()
+      while ((yield* Ref.get(handler.pending)) < 1) yield* Effect.yieldNow
       yield* Ref.set(connected, true)
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/elicitation/complete", { elicitationId: "connect-1" })
@@ -134,7 +134,7 @@ describe("URL elicitation, manual controls (2025-11-25 -32042)", () => {
 })
 
 describe("URL elicitation in input_required rounds (2026-07-28)", () => {
-  it.scoped("the page is shown once; the controls decide each later round", () =>
+  it.effect("the page is shown once; the controls decide each later round", () =>
     Effect.gen(function*() {
       const { calls, client, handler } = yield* setup(
         "modern",
@@ -147,7 +147,7 @@ describe("URL elicitation in input_required rounds (2026-07-28)", () => {
       assert.strictEqual(yield* calls, 5, "the first call, the retry after consent, three after the controls")
     }))
 
-  it.scoped("the user cancels: the call fails with InputFailed and nothing more is sent", () =>
+  it.effect("the user cancels: the call fails with InputFailed and nothing more is sent", () =>
     Effect.gen(function*() {
       const { calls, client } = yield* setup("modern", () => Effect.succeed("cancel"))
       const error = yield* Effect.flip(client.callTool({ name: "account" }))
@@ -156,11 +156,11 @@ describe("URL elicitation in input_required rounds (2026-07-28)", () => {
       assert.strictEqual(yield* calls, 2)
     }))
 
-  it.scoped("without controls: retried after a growing pause, the user not asked again", () =>
+  it.effect("without controls: retried after a growing pause, the user not asked again", () =>
     Effect.gen(function*() {
       const { calls, client, connected, handler } = yield* setup("modern", undefined)
-      const call = yield* Effect.fork(client.callTool({ name: "account" }))
-      const settle = Effect.repeatN(Effect.yieldNow(), 50)
+      const call = yield* Effect.forkChild(client.callTool({ name: "account" }))
+      const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
       yield* settle
       // the first call and the retry that follows the consent at once
       assert.strictEqual(yield* calls, 2)

@@ -35,7 +35,7 @@ const setup = (action: "accept" | "decline") =>
   Effect.gen(function*() {
     const connected = yield* Ref.make(false)
     const shown: Array<ElicitationHandler.ElicitationRequest> = []
-    let log: Scripted.ScriptLog["Type"] | undefined
+    let log: Scripted.ScriptLog["Service"] | undefined
     // the user goes to the URL; the server then reports the elicitation complete
     const handler = ElicitationHandler.layer({
       modes: ["url"],
@@ -62,7 +62,7 @@ const setup = (action: "accept" | "decline") =>
   })
 
 describe("-32042 URL elicitation required", () => {
-  it.scoped("accepted: the elicitation is shown, and the request is sent again once it is complete", () =>
+  it.effect("accepted: the elicitation is shown, and the request is sent again once it is complete", () =>
     Effect.gen(function*() {
       const { calls, client, shown } = yield* setup("accept")
       const result = yield* client.callTool({ name: "account" })
@@ -77,7 +77,7 @@ describe("-32042 URL elicitation required", () => {
       assert.strictEqual(yield* calls, 2)
     }))
 
-  it.scoped("declined: the caller gets UrlElicitationRequired and nothing is sent again", () =>
+  it.effect("declined: the caller gets UrlElicitationRequired and nothing is sent again", () =>
     Effect.gen(function*() {
       const { calls, client, shown } = yield* setup("decline")
       const error = yield* Effect.flip(client.callTool({ name: "account" }))

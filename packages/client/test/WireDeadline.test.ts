@@ -4,18 +4,19 @@
  * HTTP transport stops an exchange nothing cancelled once that deadline (and a grace) has passed.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as McpClient from "../src/McpClient.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as Transport from "../src/Transport.js"
 import * as Common from "./fixtures/http/common.js"
 import * as HttpScripted from "./fixtures/http/scripted.js"
-import { awaitSleep } from "./utils/clock.js"
+import { awaitSleep, withSleepLog } from "./utils/clock.js"
 import { eventually } from "./utils/eventually.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
@@ -59,24 +60,24 @@ describe("the wire deadline", () => {
       }, 5_000]
     ] as const
   ) {
-    it.scoped(`${name}: deadline at ${expected} ms`, () =>
+    it.effect(`${name}: deadline at ${expected} ms`, () =>
       Effect.gen(function*() {
         const seen: Array<{ readonly method: string; readonly options: Transport.WireOptions }> = []
         const context = yield* Layer.build(
           McpClient.layer({ healthCheckInterval: false }).pipe(Layer.provide(recording(seen)))
         )
         const client = Context.get(context, McpClient.McpClient)
-        const start = yield* TestClock.currentTimeMillis
-        const call = yield* Effect.fork(client.callTool({ name: "slow" }, options))
-        yield* Effect.yieldNow()
-        yield* Effect.yieldNow()
+        const start = yield* Clock.currentTimeMillis
+        const call = yield* Effect.forkChild(client.callTool({ name: "slow" }, options))
+        yield* Effect.yieldNow
+        yield* Effect.yieldNow
         const sent = seen.find((s) => s.method === "tools/call")
         assert.strictEqual(sent?.options.deadline, start + expected)
         yield* Fiber.interrupt(call)
       }))
   }
 
-  it.scoped("HTTP: an exchange still running past its deadline is stopped with a Timeout transport error", () =>
+  it.effect("HTTP: an exchange still running past its deadline is stopped with a Timeout transport error", () =>
     Effect.gen(function*() {
       const server = yield* HttpScripted.mcpServer("modern", { request: () => {} })
       const context = yield* Layer.build(Common.transport({ url: server.url }))
@@ -95,7 +96,7 @@ describe("the wire deadline", () => {
           }
         }
       }
-      const now = yield* TestClock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
       yield* connection.request(request, { deadline: now + 500 })
       yield* eventually(() => server.seen.some((s) => HttpScripted.methodOf(s) === "tools/call"), "the request")
       yield* awaitSleep(1_500)
@@ -107,5 +108,5 @@ describe("the wire deadline", () => {
         assert.strictEqual(event.id, 7)
         assert.strictEqual(event.error._tag === "TransportError" ? event.error.reason : "", "Timeout")
       }
-    }))
+    }).pipe(withSleepLog))
 })

@@ -17,7 +17,6 @@ import * as TokenStore from "@conduit-mcp/client/TokenStore"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Undici from "undici"
 
 /**
  * How one scenario wants the client built.
@@ -90,14 +89,9 @@ export const layer = (
 ) => {
   // the fixtures close idle keep-alive sockets after 5 s; a starved client that reuses one a moment too late gets
   // ECONNRESET on a POST it cannot safely repeat, so idle sockets are given up after 1 s
-  const http = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
-    Layer.provide(Layer.scoped(
-      NodeHttpClient.Dispatcher,
-      Effect.acquireRelease(
-        Effect.sync(() => new Undici.Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 })),
-        (agent) => Effect.promise(() => agent.destroy())
-      )
-    ))
+  // (an undici Agent made with these options for the layer's lifetime, destroyed when it closes)
+  const http = NodeHttpClient.layerUndiciNoDispatcher.pipe(
+    Layer.provide(NodeHttpClient.layerDispatcherOptions({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 }))
   )
   const transport = setup.oauth === undefined
     ? HttpTransport.layer({ url }).pipe(Layer.provide(http))

@@ -8,7 +8,7 @@
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 /**
@@ -30,7 +30,7 @@ export interface Environment {
   readonly context: Readonly<Record<string, unknown>>
 }
 
-const Context = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const Context = Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown))
 
 /**
  * The revision a scenario runs at when the harness names none: its default in 0.2.0-alpha.12.
@@ -64,11 +64,11 @@ export const read = (
       return yield* new InputError({ message: "the server URL must be the last argument" })
     }
     const raw = env.MCP_CONFORMANCE_CONTEXT
-    const context = raw === undefined ? Either.right({}) : Schema.decodeUnknownEither(Context)(raw)
-    if (Either.isLeft(context)) {
+    const context = raw === undefined ? Result.succeed({}) : Schema.decodeUnknownResult(Context)(raw)
+    if (Result.isFailure(context)) {
       return yield* new InputError({ message: "MCP_CONFORMANCE_CONTEXT is not a JSON object" })
     }
-    return { scenario, protocolVersion: version, url: new URL(last), context: context.right }
+    return { scenario, protocolVersion: version, url: new URL(last), context: context.success }
   })
 
 /**

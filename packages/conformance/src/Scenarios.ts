@@ -179,7 +179,7 @@ const skillVerification = (reason: Skills.VerificationFailure["reason"]): Scenar
 export const scenarios: Readonly<Record<string, Scenario>> = {
   initialize: {
     setup: none,
-    run: () => Effect.zipRight(connect, listTools)
+    run: () => Effect.andThen(connect, listTools)
   },
   tools_call: {
     setup: none,
@@ -282,7 +282,7 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   },
   "json-schema-ref-no-deref": {
     setup: none,
-    run: () => Effect.zipRight(connect, listTools)
+    run: () => Effect.andThen(connect, listTools)
   },
   "json-schema-2020-12-preservation": {
     setup: none,

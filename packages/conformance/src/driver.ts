@@ -12,11 +12,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as HashMap from "effect/HashMap"
-import * as List from "effect/List"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Client from "./Client.js"
 import * as Environment from "./Environment.js"
 import { scenarios } from "./Scenarios.js"
@@ -37,17 +34,20 @@ const render = (message: unknown): string =>
   Array.isArray(message) ? message.map(render).join(" ") : typeof message === "string" ? message : String(message)
 
 /** Every log line of the driver and the library, with its annotations, on stderr. */
-const stderrLogger = Logger.make(({ annotations, logLevel, message, spans }) => {
-  const module = Option.getOrUndefined(HashMap.get(annotations, "module"))
-  const method = Option.getOrUndefined(HashMap.get(annotations, "method"))
+const stderrLogger = Logger.make(({ fiber, logLevel, message }) => {
+  const annotations = fiber.getRef(References.CurrentLogAnnotations)
+  const module = annotations["module"]
+  const method = annotations["method"]
   const where = [module, method].filter((part) => part !== undefined).map(String).join(".")
-  const extra = [...HashMap.entries(annotations)]
+  const extra = Object.entries(annotations)
     .filter(([key]) => key !== "module" && key !== "method")
     .map(([key, value]) => `${key}=${render(value)}`)
-  const span = List.head(spans)
+  // the innermost log span comes first
+  const span = fiber.getRef(References.CurrentLogSpans)[0]
+  // levels are mixed-case strings ("Warn"); the upper-case form is the label these lines have always carried
   write(
-    `${logLevel.label.padEnd(5)} ${where.length > 0 ? `${where}: ` : ""}${render(message)}` +
-      `${extra.length > 0 ? ` {${extra.join(", ")}}` : ""}${Option.isSome(span) ? ` <${span.value.label}>` : ""}`
+    `${logLevel.toUpperCase().padEnd(5)} ${where.length > 0 ? `${where}: ` : ""}${render(message)}` +
+      `${extra.length > 0 ? ` {${extra.join(", ")}}` : ""}${span !== undefined ? ` <${span[0]}>` : ""}`
   )
 })
 
@@ -87,15 +87,18 @@ const main = Effect.gen(function*() {
     return ExitCode.refused
   }
   write(`FAILED: ${describe(failure)}`)
-  if (!Cause.isFailType(exit.cause)) write(Cause.pretty(exit.cause))
+  // anything but a single typed failure (a defect, an interruption, several reasons) is printed in full
+  const single = exit.cause.reasons.length === 1 ? exit.cause.reasons[0] : undefined
+  if (single === undefined || !Cause.isFailReason(single)) write(Cause.pretty(exit.cause))
   return ExitCode.failed
 }).pipe(
   Effect.catchTag("InputError", (error) => Effect.sync(() => {
     write(`bad input: ${error.message}`)
     return ExitCode.usage
   })),
-  Effect.provide(Logger.replace(Logger.defaultLogger, stderrLogger)),
-  Logger.withMinimumLogLevel(LogLevel.Debug)
+  // the default logger is replaced; the tracer logger (log lines as span events) stays, as before
+  Effect.provide(Logger.layer([stderrLogger, Logger.tracerLogger])),
+  Effect.provideService(References.MinimumLogLevel, "Debug")
 )
 
 // the process exits as soon as the scenario is settled, whatever sockets or timers are still open

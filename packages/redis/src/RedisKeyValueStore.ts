@@ -4,8 +4,8 @@
  * URL, TLS, an ACL user, a database, sentinels, or the nodes of a cluster) and the store owns the connection, or
  * give it a `Redis` or `Cluster` client the application already has.
  *
- * Keys live under a prefix (`conduit:` by default); `clear` and `size` only see keys under it. Every command is
- * bounded by `commandTimeout`, so a Redis outage turns into store errors (which the result cache counts as misses),
+ * Keys live under a prefix (`conduit:` by default); `clear`, `size` and `keys` only see keys under it. Every command
+ * is bounded by `commandTimeout`, so a Redis outage turns into store errors (which the result cache counts as misses),
  * never into hung requests. On a connection the store opens, every reply is checked before ioredis parses it
  * (see {@link ReplyLimitOptions}): a server that answers with a reply nested too deep or too large fails the
  * command, it does not crash the process. Errors, logs and spans carry neither passwords nor stored values.
@@ -30,10 +30,10 @@
  *
  * @since 0.1.0
  */
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from "ioredis"
@@ -46,13 +46,13 @@ import * as internal from "./internal/redisKeyValueStore.js"
  * @category models
  */
 export interface StoreOptions {
-  /** Prefix of every key in Redis (default `conduit:`); `clear` and `size` only see keys under it. */
+  /** Prefix of every key in Redis (default `conduit:`); `clear`, `size` and `keys` only see keys under it. */
   readonly keyPrefix?: string | undefined
   /**
    * How long one command may take, waiting for a connection included (default 2 seconds). For a connection the
    * store opens, it is also ioredis's `commandTimeout`, and building the layer waits at most this long for Redis.
    */
-  readonly commandTimeout?: Duration.DurationInput | undefined
+  readonly commandTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -97,8 +97,8 @@ export const defaultMaxReplyBytes: number = internal.defaultMaxReplyBytes
  * {@link maxReplyElements} and {@link maxReplyLineBytes}; a bulk string is refused at its header when the length it
  * announces does not fit, an array at its header when its count does not. Only RESP2 is accepted (ioredis never
  * asks for RESP3). A refused reply never reaches the parser: the connection is closed, the commands in flight on
- * it fail with `SystemError` reason `InvalidData` (`Redis: refused a reply nested deeper than 8 levels; the
- * connection was closed`), and ioredis reconnects. The replies before it in the same chunk still answer their
+ * it fail with a `KeyValueStoreError` whose cause is a `PlatformError` of reason `InvalidData` (`Redis: refused a
+ * reply nested deeper than 8 levels; the connection was closed`), and ioredis reconnects. The replies before it in the same chunk still answer their
  * commands.
  *
  * @since 0.2.1
@@ -110,7 +110,7 @@ export interface ReplyLimitOptions {
    * entry is one result the client accepted (a frame of at most 64 MiB by default, `maxFrameBytes` and
    * `maxEventBytes`) as compact JSON with an envelope of a few hundred bytes; the extra MiB leaves room for numbers
    * JSON writes longer than the server did. Raise it with the client's frame limit. `set` refuses, with
-   * `BadArgument`, a value whose reply would pass it, since it could not be read back. While a reply is read,
+   * a `KeyValueStoreError` whose cause is a `PlatformError` of reason `BadArgument`, a value whose reply would pass it, since it could not be read back. While a reply is read,
    * ioredis holds it and a copy of up to three times its size; the bound is what keeps that finite.
    */
   readonly maxReplyBytes?: number | undefined
@@ -217,7 +217,7 @@ export const fromClient: (
  */
 export const layer = (
   options?: ConnectionOptions | ClusterConnectionOptions | undefined
-): Layer.Layer<KeyValueStore.KeyValueStore> => Layer.scoped(KeyValueStore.KeyValueStore, make(options))
+): Layer.Layer<KeyValueStore.KeyValueStore> => Layer.effect(KeyValueStore.KeyValueStore, make(options))
 
 /**
  * Provides `KeyValueStore` over a client the application already has (and closes itself).

@@ -1,18 +1,18 @@
 /**
  * Replies a hostile Redis (a compromised server, or a man in the middle of a connection without TLS) may send:
  * nested deeper than ioredis's parser can recurse, larger than memory should hold, announcing more than they hold.
- * Each is refused before the parser sees it: the store's command fails with `SystemError` reason `InvalidData`,
+ * Each is refused before the parser sees it: the store's command fails with a `KeyValueStoreError` whose cause is a
+ * `PlatformError` of reason `InvalidData`,
  * the process lives on, the store reconnects, and the next commands get well-behaved answers.
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as PlatformError from "effect/PlatformError"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import { Buffer } from "node:buffer"
 import * as V8 from "node:v8"
@@ -33,7 +33,7 @@ const GROWTH_BOUND = 32 * MiB
 /** How much a hostile server offers: far past the bound, yet within what a test machine survives unchecked. */
 const OFFERED = 256 * MiB
 
-const retrying = Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(50))
+const retrying = Schedule.max([Schedule.spaced("100 millis"), Schedule.recurs(50)])
 
 /**
  * A store whose first connection is up. The layer waits for it at most its timeout and then serves anyway (commands
@@ -59,10 +59,12 @@ const held = () => {
   return usage.heapUsed + usage.arrayBuffers
 }
 
-const reasonOf = (error: PlatformError.PlatformError) => error._tag === "SystemError" ? error.reason : error._tag
+/** The reason of the store's error: its cause is the store's own `PlatformError`. */
+const reasonOf = (error: KeyValueStore.KeyValueStoreError) =>
+  PlatformError.isPlatformError(error.cause) ? error.cause.reason._tag : error._tag
 
 /** The store's command fails with the typed error of a refused reply, and the process held no more than the bound. */
-const refusedWithin = <A>(command: Effect.Effect<A, PlatformError.PlatformError>, reason: string) =>
+const refusedWithin = <A>(command: Effect.Effect<A, KeyValueStore.KeyValueStoreError>, reason: string) =>
   Effect.gen(function*() {
     const before = held()
     const error = yield* Effect.flip(command)
@@ -77,12 +79,12 @@ const refusedWithin = <A>(command: Effect.Effect<A, PlatformError.PlatformError>
 const worksAgain = (store: KeyValueStore.KeyValueStore, redis: ScriptedRedis, connections: number) =>
   Effect.gen(function*() {
     yield* store.set("k", "v").pipe(Effect.retry(retrying))
-    assert.deepStrictEqual(yield* store.get("k"), Option.some("v"))
+    assert.deepStrictEqual(yield* store.get("k"), "v")
     assert.isAtLeast(redis.connections(), connections)
   })
 
 describe("RedisKeyValueStore against a hostile server's replies", () => {
-  it.scopedLive("a reply nested 100,000 deep fails get and set with InvalidData; the process lives on", () =>
+  it.live("a reply nested 100,000 deep fails get and set with InvalidData; the process lives on", () =>
     Effect.gen(function*() {
       // ~400 KB of `*1\r\n`: ioredis's parser recursed once per level and threw RangeError in the socket's data
       // handler, which nothing caught (the process exited)
@@ -96,7 +98,7 @@ describe("RedisKeyValueStore against a hostile server's replies", () => {
       assert.strictEqual(redis.hostileAnswers(), 2)
     }))
 
-  it.scopedLive("a bulk string announced past maxReplyBytes is refused at its header while it trickles in", () =>
+  it.live("a bulk string announced past maxReplyBytes is refused at its header while it trickles in", () =>
     Effect.gen(function*() {
       let sent = 0
       const piece = Buffer.alloc(64 * 1024, 0x61)
@@ -113,7 +115,7 @@ describe("RedisKeyValueStore against a hostile server's replies", () => {
       assert.isBelow(sent, GROWTH_BOUND)
     }))
 
-  it.scopedLive("a reply whose elements each fit but together pass maxReplyBytes is refused as its bytes arrive", () =>
+  it.live("a reply whose elements each fit but together pass maxReplyBytes is refused as its bytes arrive", () =>
     Effect.gen(function*() {
       let sent = 0
       const element = Buffer.from(`$65000\r\n${"b".repeat(65_000)}\r\n`, "latin1")
@@ -129,7 +131,7 @@ describe("RedisKeyValueStore against a hostile server's replies", () => {
       assert.isBelow(sent, GROWTH_BOUND)
     }))
 
-  it.scopedLive("an array announcing 2,000,000,000 elements is refused at its header", () =>
+  it.live("an array announcing 2,000,000,000 elements is refused at its header", () =>
     Effect.gen(function*() {
       let sent = 0
       // ioredis's parser allocated the array at once, then filled it from whatever came
@@ -145,7 +147,7 @@ describe("RedisKeyValueStore against a hostile server's replies", () => {
       assert.isBelow(sent, GROWTH_BOUND)
     }))
 
-  it.scopedLive("against redis-server: a value past maxReplyBytes is not stored, and one written by another is refused", () =>
+  it.live("against redis-server: a value past maxReplyBytes is not stored, and one written by another is refused", () =>
     Effect.gen(function*() {
       const { port } = yield* startRedis()
       const admin = yield* adminClient(port)
@@ -153,20 +155,20 @@ describe("RedisKeyValueStore against a hostile server's replies", () => {
       // the largest value that can be read back: `$1048564\r\n`, its bytes and CR LF make 1 MiB
       const fits = "x".repeat(MiB - 12)
       yield* store.set("fits", fits)
-      assert.deepStrictEqual(yield* store.get("fits"), Option.some(fits))
+      assert.deepStrictEqual(yield* store.get("fits"), fits)
       const binary = new Uint8Array(MiB - 11)
       // one byte more, as text, as text of two-byte characters (half as many), as bytes
       for (const value of [`${fits}x`, "é".repeat(524_283), binary]) {
-        const written = yield* Effect.either(store.set("large", value))
-        assert.isTrue(Either.isLeft(written), "a value that cannot be read back was stored")
-        const error = Either.isLeft(written) ? written.left : undefined
-        assert.strictEqual(error?._tag, "BadArgument")
+        const written = yield* Effect.result(store.set("large", value))
+        assert.isTrue(Result.isFailure(written), "a value that cannot be read back was stored")
+        const error = Result.isFailure(written) ? written.failure : undefined
+        assert.strictEqual(error === undefined ? undefined : reasonOf(error), "BadArgument")
         assert.include(error?.message, `reading it back would pass maxReplyBytes (${MiB} bytes)`)
       }
       assert.isFalse(yield* store.has("large"))
       // written by something else: the store refuses to read it, and reads what fits after reconnecting
       yield* call(() => admin.set("conduit:elsewhere", `${fits}x`))
       yield* refusedWithin(store.get("elsewhere"), `a reply larger than maxReplyBytes (${MiB} bytes)`)
-      assert.deepStrictEqual(yield* store.get("fits").pipe(Effect.retry(retrying)), Option.some(fits))
-    }).pipe(Effect.provide(NodeContext.layer)))
+      assert.deepStrictEqual(yield* store.get("fits").pipe(Effect.retry(retrying)), fits)
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -275,7 +275,7 @@ export interface Server {
  * @since 0.1.0
  * @category tags
  */
-export class McpServer extends Context.Tag("@conduit-mcp/server/McpServer")<McpServer, Server>() {}
+export class McpServer extends Context.Service<McpServer, Server>()("@conduit-mcp/server/McpServer") {}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Handlers and definitions
@@ -409,15 +409,16 @@ export const layer = <
  * @example
  * ```ts
  * import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
- * import * as NodeSink from "@effect/platform-node/NodeSink"
- * import * as NodeStream from "@effect/platform-node/NodeStream"
+ * import * as NodeServices from "@effect/platform-node/NodeServices"
  * import * as Effect from "effect/Effect"
+ * import * as Stdio from "effect/Stdio"
  * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
- * McpServer.make({ name: "demo", version: "1.0.0" }).pipe(
- *   Effect.flatMap((server) => McpServer.serve(server, { input: NodeStream.stdin, output: NodeSink.stdout })),
- *   NodeRuntime.runMain
- * )
+ * Effect.gen(function*() {
+ *   const server = yield* McpServer.make({ name: "demo", version: "1.0.0" })
+ *   const stdio = yield* Stdio.Stdio
+ *   yield* McpServer.serve(server, { input: stdio.stdin, output: stdio.stdout() })
+ * }).pipe(Effect.provide(NodeServices.layer), NodeRuntime.runMain)
  * ```
  *
  * @since 0.1.0
@@ -428,13 +429,13 @@ export const serve = <EI, EO, RI = never, RO = never>(
   options: {
     readonly input: Stream.Stream<Uint8Array, EI, RI>
     readonly output: Sink.Sink<unknown, Uint8Array, unknown, EO, RO>
-    readonly drainTimeout?: Duration.DurationInput | undefined
+    readonly drainTimeout?: Duration.Input | undefined
   }
 ): Effect.Effect<void, EI | EO, RI | RO> => stdio.serve(server, options)
 
 /**
  * The stdio binding as a layer: serves one connection over `input` and `output` (on Node,
- * `NodeStream.stdin` and `NodeSink.stdout`) for the life of the layer, as {@link serve} does. When the
+ * `stdio.stdin` and `stdio.stdout()` of the `Stdio` service) for the life of the layer, as {@link serve} does. When the
  * streams end or fail, the binding stops and says so in the log; the rest of the program goes on.
  *
  * @since 0.1.0
@@ -445,13 +446,13 @@ export const layerStdio = <EI, EO, RI = never, RO = never>(
   options: {
     readonly input: Stream.Stream<Uint8Array, EI, RI>
     readonly output: Sink.Sink<unknown, Uint8Array, unknown, EO, RO>
-    readonly drainTimeout?: Duration.DurationInput | undefined
+    readonly drainTimeout?: Duration.Input | undefined
   }
 ): Layer.Layer<never, never, RI | RO> =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.forkScoped(
       serve(server, options).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("the stdio binding stopped", cause)),
+        Effect.catchCause((cause) => Effect.logWarning("the stdio binding stopped", cause)),
         Effect.annotateLogs({ module: "McpServer", server: McpError.printable(server.info.name) })
       )
     )

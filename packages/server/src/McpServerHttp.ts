@@ -1,5 +1,5 @@
 /**
- * The Streamable HTTP binding of an `McpServer`, on `@effect/platform`'s `HttpServer`: one endpoint (`/mcp` unless
+ * The Streamable HTTP binding of an `McpServer`, on Effect's `HttpServer` (`effect/http/HttpServer`): one endpoint (`/mcp` unless
  * told otherwise) in both eras:
  *
  * - Modern (2026-07-28): every POST is one request, served by a fresh server connection and answered as an
@@ -16,24 +16,23 @@
  */
 import * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Layer from "effect/Layer"
 import type * as McpServer from "./McpServer.js"
 
 interface Session {
   readonly id: string
   readonly connection: McpServer.Connection
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   /** The open POST streams, by the id of the request each one answers. */
   readonly replies: Map<McpSchema.RequestId, Queue.Queue<McpSchema.JsonRpcMessage>>
   /** Which request a progress token belongs to. */
@@ -63,7 +62,7 @@ const eventStream = (messages: Stream.Stream<McpSchema.JsonRpcMessage>, headers:
   })
 
 const jsonError = (status: number, code: number, message: string) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: null, error: { code, message } }, { status })
+  HttpServerResponse.jsonUnsafe({ jsonrpc: "2.0", id: null, error: { code, message } }, { status })
 
 const isResponseTo = (id: McpSchema.RequestId) => (message: McpSchema.JsonRpcMessage) =>
   McpSchema.isResponse(message) && message.id === id
@@ -106,7 +105,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
     }
 
     const openSession = Effect.gen(function*() {
-      const scope = yield* Scope.fork(appScope, ExecutionStrategy.sequential)
+      const scope = yield* Scope.fork(appScope, "sequential")
       const standalone = yield* PubSub.sliding<McpSchema.JsonRpcMessage>(256)
       yield* Scope.addFinalizer(scope, PubSub.shutdown(standalone))
       const replies = new Map<McpSchema.RequestId, Queue.Queue<McpSchema.JsonRpcMessage>>()
@@ -114,7 +113,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
       const id = globalThis.crypto.randomUUID()
       let session: Session | undefined
       const connection = yield* server.connect((message) => session === undefined ? Effect.void : route(session)(message))
-        .pipe(Scope.extend(scope))
+        .pipe(Scope.provide(scope))
       session = { id, connection, scope, replies, progressOwners, standalone }
       sessions.set(id, session)
       yield* Effect.logInfo(McpError.printable(`session ${id} opened`))
@@ -124,7 +123,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
     // A request of a legacy session: its progress and its response, as an event stream.
     const sessionRequest = (session: Session, message: McpSchema.JsonRpcRequest, headers: Record<string, string>) =>
       eventStream(
-        Stream.unwrapScoped(Effect.gen(function*() {
+        Stream.unwrap(Effect.gen(function*() {
           const reply = yield* Queue.unbounded<McpSchema.JsonRpcMessage>()
           const token = progressTokenOf(message)
           yield* Effect.acquireRelease(
@@ -146,7 +145,7 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
 
     // A modern request: a connection of its own, closed (and the handler interrupted) with the stream.
     const statelessRequest = (message: McpSchema.JsonRpcRequest) =>
-      eventStream(Stream.unwrapScoped(Effect.gen(function*() {
+      eventStream(Stream.unwrap(Effect.gen(function*() {
         const reply = yield* Queue.unbounded<McpSchema.JsonRpcMessage>()
         const connection = yield* server.connect((sent) => Queue.offer(reply, sent))
         yield* connection.handle(message)
@@ -156,13 +155,13 @@ export const makeApp = (server: McpServer.Server, options?: { readonly path?: st
     const post = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function*() {
         // a client's text: its `__proto__` members are removed before any schema copies them
-        const body = Either.flatMap(
-          yield* Effect.either(request.text),
-          (text) => Either.try(() => McpSchema.parseJson(text))
+        const body = Result.flatMap(
+          yield* Effect.result(request.text),
+          (text) => Result.try(() => McpSchema.parseJson(text))
         )
-        const decoded = Either.flatMap(body, (json) => McpSchema.decodeMessage(json))
-        if (Either.isLeft(decoded)) return jsonError(400, McpSchema.ErrorCode.ParseError, "Parse error")
-        const message = decoded.right
+        const decoded = Result.flatMap(body, (json) => McpSchema.decodeMessage(json))
+        if (Result.isFailure(decoded)) return jsonError(400, McpSchema.ErrorCode.ParseError, "Parse error")
+        const message = decoded.success
         const sessionId = request.headers[sessionHeader]
         if (sessionId !== undefined) {
           const session = sessions.get(sessionId)
@@ -229,4 +228,4 @@ export const layer = (
   server: McpServer.Server,
   options?: { readonly path?: string | undefined }
 ): Layer.Layer<never, never, HttpServer.HttpServer> =>
-  Layer.scopedDiscard(Effect.flatMap(makeApp(server, options), HttpServer.serveEffect()))
+  Layer.effectDiscard(Effect.flatMap(makeApp(server, options), HttpServer.serveEffect()))

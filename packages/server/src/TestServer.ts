@@ -24,7 +24,6 @@
  */
 import * as InProcessTransport from "@conduit-mcp/client/InProcessTransport"
 import type * as Transport from "@conduit-mcp/client/Transport"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as McpServer from "./McpServer.js"
@@ -54,13 +53,13 @@ export const layer = <
     McpServer.RequestContext
   >
 > =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(
       McpServer.make({ ...options, record: options.record ?? true }),
       (server) =>
         Layer.merge(
           InProcessTransport.layerWithControl(server),
-          Layer.succeedContext(Context.make(McpServer.McpServer, server))
+          Layer.succeed(McpServer.McpServer, server)
         )
     )
   )

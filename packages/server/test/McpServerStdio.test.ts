@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -9,7 +8,7 @@ import * as Stream from "effect/Stream"
 import * as McpServer from "../src/McpServer.js"
 
 describe("McpServer.layerStdio", () => {
-  it.scoped("serves newline-delimited JSON-RPC over the given streams for the life of the layer", () =>
+  it.effect("serves newline-delimited JSON-RPC over the given streams for the life of the layer", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({
         name: "stdio-test",
@@ -35,6 +34,6 @@ describe("McpServer.layerStdio", () => {
       assert.strictEqual(first.result.serverInfo.name, "stdio-test")
       const second = JSON.parse(yield* Queue.take(lines))
       assert.deepStrictEqual([second.id, second.error.code], [null, -32700])
-      assert.strictEqual(Chunk.size(yield* Queue.takeAll(lines)), 0)
+      assert.deepStrictEqual(yield* Queue.clear(lines), [])
     }))
 })

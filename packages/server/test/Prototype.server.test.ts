@@ -5,10 +5,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
+import * as Base64Url from "effect/encoding/Base64Url"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
@@ -23,7 +23,7 @@ const makeServer = McpServer.make({
   version: "1",
   tools: [McpServer.tool({
     name: "whoami",
-    parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    parameters: Schema.Record(Schema.String, Schema.Unknown),
     handler: (args) =>
       Effect.succeed(JSON.stringify({
         isAdmin: Reflect.get(args, "isAdmin") ?? null,
@@ -47,7 +47,7 @@ const calls = [
 const expected = JSON.stringify({ isAdmin: null, plain: true })
 
 describe("a client's __proto__ members", () => {
-  it.scoped("never become a prototype of what a tool gets over stdio", () =>
+  it.effect("never become a prototype of what a tool gets over stdio", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       const lines = yield* Queue.unbounded<string>()
@@ -68,14 +68,14 @@ describe("a client's __proto__ members", () => {
       }
     }))
 
-  it.scoped("never become a prototype of what a tool gets over HTTP", () =>
+  it.effect("never become a prototype of what a tool gets over HTTP", () =>
     Effect.gen(function*() {
       const server = yield* makeServer
       const node = Http.createServer()
       const http = yield* NodeHttpServer.make(() => node, { port: 0, host: "127.0.0.1" })
       yield* Effect.addFinalizer(() => Effect.sync(() => node.closeAllConnections()))
       yield* http.serve(yield* McpServerHttp.makeApp(server))
-      const port = http.address._tag === "TcpAddress" ? http.address.port : 0
+      const port = http.address._tag === "UnixPathAddress" ? 0 : http.address.port
       const post = (body: string, session?: string) =>
         Effect.promise(() =>
           fetch(`http://127.0.0.1:${port}/mcp`, {
@@ -104,10 +104,10 @@ describe("a client's __proto__ members", () => {
     // the state of an MRTR round comes back from the client as base64url JSON: its answers are Records
     const text = `{"v":1,"method":"tools/call","target":"t","answers":{"__proto__":{"x":{}},` +
       `"elicit:1":{"\\u005f_proto__":{"action":"accept"},"content":{}}}}`
-    const state = Input.decodeRequestState(Encoding.encodeBase64Url(text))
-    assert.isTrue(Either.isRight(state))
-    if (Either.isLeft(state)) return
-    const answers = state.right.answers
+    const state = Input.decodeRequestState(Base64Url.encode(text))
+    assert.isTrue(Result.isSuccess(state))
+    if (Result.isFailure(state)) return
+    const answers = state.success.answers
     assert.strictEqual(Object.getPrototypeOf(answers), Object.prototype)
     assert.deepStrictEqual(Object.keys(answers), ["elicit:1"])
     assert.strictEqual(Object.getPrototypeOf(answers["elicit:1"]), Object.prototype)

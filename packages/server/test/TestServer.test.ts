@@ -14,7 +14,7 @@ const echo = McpServer.tool({
 })
 
 describe("TestServer", () => {
-  it.scoped("gives the client a transport to the server, and the server's record of what it received", () =>
+  it.effect("gives the client a transport to the server, and the server's record of what it received", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
       const result = yield* client.callTool({ name: "echo", arguments: { text: "hi" } })
@@ -28,7 +28,7 @@ describe("TestServer", () => {
       McpClient.layer().pipe(Layer.provideMerge(TestServer.layer({ name: "t", version: "1", tools: [echo] })))
     )))
 
-  it.scoped("a server made without `record` keeps no record", () =>
+  it.effect("a server made without `record` keeps no record", () =>
     Effect.gen(function*() {
       const server = yield* McpServer.make({ name: "t", version: "1", tools: [echo] })
       const client = yield* McpClient.make().pipe(Effect.provide(InProcessTransport.layer(server)))

@@ -7,15 +7,17 @@ import * as McpClient from "@conduit-mcp/client/McpClient"
 import * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as AiError from "@effect/ai/AiError"
-import * as Tool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
+import * as AiError from "effect/ai/AiError"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Hash from "effect/Hash"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import type * as Scope from "effect/Scope"
 import * as McpToolkit from "../McpToolkit.js"
 import * as SchemaBounds from "./schemaBounds.js"
 
@@ -24,7 +26,7 @@ export const fromClient = (client: McpClient.McpClientService): McpToolkit.Sourc
   tools: Effect.map(client.listTools(), (tools) => tools.map((tool) => ({ name: tool.name, tool }))),
   call: (name, args, options) => client.callTool({ name, arguments: args }, options),
   changes: client.listen({ toolsListChanged: true }).pipe(
-    Stream.catchAll((error) =>
+    Stream.catch((error) =>
       Stream.fromEffect(
         Effect.logDebug(
           McpError.printable(`McpToolkit: the client stopped sending tool list changes: ${error.message}`)
@@ -51,7 +53,7 @@ export const fromHub = (hub: McpHub.Service): McpToolkit.Source<never> => ({
 
 const UNSAFE = /[^A-Za-z0-9_-]/g
 
-// @effect/ai keeps a toolkit's tools in a plain object, and so do providers: a name an object already answers
+// effect/ai keeps a toolkit's tools in a plain object, and so do providers: a name an object already answers
 // (`__proto__`, `constructor`, `toString`, …) is taken, so that no tool is stored or looked up as one of them
 const isTaken = (name: string, taken: ReadonlySet<string>): boolean =>
   taken.has(name) || Object.hasOwn(Object.prototype, name)
@@ -74,12 +76,14 @@ const toTool = (name: string, origin: McpToolkit.SourceTool): McpToolkit.McpTool
   const mcp = origin.tool
   const annotations = annotationsOf(mcp)
   const title = mcp.title ?? (typeof annotations.title === "string" ? annotations.title : undefined)
-  let tool = Tool.make(name, {
+  // the server's inputSchema is offered as it is (a dynamic tool's JSON Schema); the handler checks for an object
+  let tool: McpToolkit.McpTool = Tool.dynamic(name, {
     ...(mcp.description !== undefined ? { description: mcp.description } : {}),
+    parameters: mcp.inputSchema,
     success: McpToolkit.Success,
     failure: McpToolkit.Failure,
     failureMode: "return"
-  }).setParameters(McpToolkit.Parameters.annotations({ jsonSchema: mcp.inputSchema }))
+  }).annotate(Tool.Strict, false)
   const hint = (key: string) => (typeof annotations[key] === "boolean" ? annotations[key] : undefined)
   const readOnly = hint("readOnlyHint")
   const destructive = hint("destructiveHint")
@@ -107,14 +111,23 @@ const handlerFor = <E>(
   options: McpToolkit.Options | undefined
 ) =>
 (
-  params: Readonly<Record<string, unknown>>
-): Effect.Effect<typeof McpToolkit.Success.Type, typeof McpToolkit.Failure.Type> => {
+  params: unknown
+): Effect.Effect<typeof McpToolkit.Success.Type, typeof McpToolkit.Failure.Type | AiError.AiErrorReason> => {
+  const args = decodeArguments(params)
+  if (Result.isFailure(args)) {
+    return Effect.fail(
+      new AiError.ToolParameterValidationError({
+        toolName: name,
+        description: "the arguments of an MCP tool must be a JSON object"
+      })
+    )
+  }
   const onProgress = options?.onProgress
   const requestOptions: McpClient.RequestOptions = {
     ...options?.requestOptions,
     ...(onProgress !== undefined ? { onProgress: (progress) => onProgress({ tool: name, origin, progress }) } : {})
   }
-  return source.call(origin.name, params, requestOptions).pipe(
+  return source.call(origin.name, args.success, requestOptions).pipe(
     Effect.mapError((error) => ({ error: error.message })),
     Effect.flatMap((result) =>
       result.isError === true
@@ -128,12 +141,21 @@ const handlerFor = <E>(
   )
 }
 
-/** A call of a name the toolkit does not have fails as @effect/ai fails it, even when every object answers it. */
-const unknownTool = (name: string) =>
-  new AiError.MalformedOutput({
+// McpToolkit imports this module: its schemas are read on the first call, not at load
+const decodeArguments = (params: unknown) => Schema.decodeUnknownResult(McpToolkit.Parameters)(params)
+
+/**
+ * A call of a name the toolkit does not have fails as effect/ai fails it (a `ToolNotFoundError`), even when every
+ * object answers the name; the name is the model's, so it is cut and escaped.
+ */
+const unknownTool = (name: string, available: ReadonlyArray<string>) =>
+  AiError.make({
     module: "McpToolkit",
     method: "handle",
-    description: McpError.printable(`the toolkit has no tool named ${name.slice(0, 256)}`)
+    reason: new AiError.ToolNotFoundError({
+      toolName: McpError.printable(name.slice(0, 256)),
+      availableTools: available
+    })
   })
 
 /** @internal */
@@ -154,17 +176,33 @@ export const build = <E>(
     }
     origins.set(modelName(origin.name, new Set(origins.keys()), options?.maxNameLength), origin)
   }
-  const toolkit = Toolkit.make(...[...origins].map(([name, origin]) => toTool(name, origin)))
+  const transform = options?.transformTool
+  const offered = [...origins].map(([name, origin]): McpToolkit.McpTool => {
+    const tool = toTool(name, origin)
+    if (transform === undefined) return tool
+    const transformed = transform(tool, origin)
+    if (transformed.name !== name || transformed.failureMode !== "return") {
+      throw new Error(
+        McpError.printable(`McpToolkit: transformTool must keep the tool's name and failure mode (${name})`)
+      )
+    }
+    return transformed
+  })
+  const toolkit = Toolkit.make(...offered) as unknown as Toolkit.Toolkit<McpToolkit.Tools>
   const handlers: Record<string, ReturnType<typeof handlerFor>> = Object.create(null)
   for (const [name, origin] of origins) handlers[name] = handlerFor(source, name, origin, options)
   const layer = toolkit.toLayer(handlers)
-  const withHandler = Effect.map(Effect.provide(toolkit, layer), (resolved): Toolkit.WithHandler<McpToolkit.Tools> => ({
-    tools: resolved.tools,
-    handle: ((name, params) =>
-      typeof name === "string" && origins.has(name)
-        ? resolved.handle(name, params)
-        : Effect.fail(unknownTool(String(name)))) as typeof resolved.handle
-  }))
+  const available = [...origins.keys()]
+  const withHandler = Effect.map(
+    Effect.flatMap(toolkit.toHandlers(handlers), (handlers) => Effect.provideContext(toolkit, handlers)),
+    (resolved): Toolkit.WithHandler<McpToolkit.Tools> => ({
+      tools: resolved.tools,
+      handle: ((name, params, toolCallId, parseOptions) =>
+        typeof name === "string" && origins.has(name)
+          ? resolved.handle(name, params, toolCallId, parseOptions)
+          : Effect.fail(unknownTool(String(name), available))) as typeof resolved.handle
+    })
+  )
   return { toolkit, layer, withHandler, origins, leftOut }
 }
 
@@ -173,13 +211,13 @@ export const make = <E>(
   source: McpToolkit.Source<E>,
   options?: McpToolkit.Options
 ): Effect.Effect<McpToolkit.McpToolkit, E> =>
-  Effect.flatMap(source.tools, (tools) => {
-    const built = build(source, tools, options)
-    return Effect.as(
-      Effect.forEach(built.leftOut, (left) => Effect.logWarning(McpError.printable(left.message)), { discard: true }),
-      built
-    )
-  })
+  Effect.flatMap(source.tools, (tools) =>
+    // a transformTool that breaks its contract throws in build: Effect.sync makes that a defect
+    Effect.tap(
+      Effect.sync(() => build(source, tools, options)),
+      (built) =>
+        Effect.forEach(built.leftOut, (left) => Effect.logWarning(McpError.printable(left.message)), { discard: true })
+    ))
 
 /** @internal */
 export const live = <E>(

@@ -1,9 +1,9 @@
-// The README's @effect/ai example, kept here so that the type checker compiles it; McpToolkit.test.ts runs `agent`
-// with a scripted model. The LanguageModel layer is the application's (@effect/ai-openai, @effect/ai-anthropic, …).
+// The README's effect/ai example, kept here so that the type checker compiles it; McpToolkit.test.ts runs `agent`
+// with a scripted model. The LanguageModel layer is the application's (a provider package's layer).
 import { McpToolkit } from "@conduit-mcp/ai"
 import { McpHub } from "@conduit-mcp/client"
-import { Chat } from "@effect/ai"
 import { Console, Effect } from "effect"
+import { Chat } from "effect/ai"
 
 export const agent = (question: string) =>
   Effect.gen(function*() {

@@ -2,7 +2,8 @@
 // runs them: the drivers are Effect programs, each started once (64 in flight: 64 worker fibers).
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { clientInfo, now, textOf } from "./common.mjs"
+import { clientInfo } from "./common.mjs"
+import { fiberDrivers } from "./drivers.mjs"
 
 // the build buildConduit.mjs wrote (CONDUIT_BUILD_DIR, relative to packages/bench, as there)
 const buildDir = path.resolve(
@@ -37,7 +38,7 @@ export const load = async (transport, extra = []) => {
     import("effect/ManagedRuntime")
   ])
   platform = transport === "stdio"
-    ? await import("@effect/platform-node/NodeContext")
+    ? await import("@effect/platform-node/NodeServices")
     : await import("@effect/platform-node/NodeHttpClient")
   return { importLibMs: libDone - start, importMs: performance.now() - start }
 }
@@ -47,7 +48,7 @@ export const load = async (transport, extra = []) => {
 // uses, as the SDKs do), whose kept-alive sockets outlive each client
 const httpLayer = (sharedDispatcher) =>
   sharedDispatcher
-    ? platform.layerUndiciWithoutDispatcher.pipe(Layer.provide(platform.dispatcherLayerGlobal))
+    ? platform.layerUndiciNoDispatcher.pipe(Layer.provide(platform.dispatcherLayerGlobal))
     : platform.layerUndici
 
 // the client's layer over the transport, as a program that uses one transport builds it
@@ -61,7 +62,7 @@ export const clientLayer = ({ transport, era, command, args, url, sharedDispatch
 // the library's modules `load` imported
 export const library = () => lib
 
-// A program that holds its platform layer (over stdio `NodeContext`; over HTTP an `HttpClient` over undici's global
+// A program that holds its platform layer (over stdio `NodeServices`; over HTTP an `HttpClient` over undici's global
 // dispatcher, which Node's fetch shares) in one runtime and connects to servers as it needs them, as a host of many
 // servers does: each connect builds only the client's and the transport's layers, in a scope of its own.
 export const inApp = async (transport) => {
@@ -95,38 +96,7 @@ export const connect = async (options) => {
     call: (name, args, timeoutMs) => runtime.runPromise(call(name, args, timeoutMs)),
     // the same shape as the other clients' driver (common.mjs `manyWith`): `concurrency` workers, each making
     // calls one after the other while calls are left, as fibers of one Effect program
-    many: (n, concurrency, name, args, check) =>
-      runtime.runPromise(
-        Effect.suspend(() => {
-          let started = 0
-          const one = Effect.map(call(name, args), (result) => check(textOf(result)))
-          const worker = Effect.suspend(() => {
-            if (started >= n) return Effect.void
-            started++
-            return Effect.zipRight(one, worker)
-          })
-          return Effect.all(Array.from({ length: Math.min(concurrency, n) }, () => worker), {
-            concurrency: "unbounded",
-            discard: true
-          })
-        })
-      ),
-    sequence: (n, name, args, check) =>
-      runtime.runPromise(
-        Effect.suspend(() => {
-          const latencies = new Float64Array(n)
-          let i = 0
-          let start = 0
-          const one = Effect.suspend(() => {
-            start = now()
-            return call(name, args)
-          }).pipe(Effect.map((result) => {
-            check(textOf(result))
-            latencies[i++] = now() - start
-          }))
-          return Effect.as(Effect.repeatN(one, n - 1), latencies)
-        })
-      ),
+    ...fiberDrivers(Effect, (effect) => runtime.runPromise(effect), (name, args) => call(name, args)),
     close: () => runtime.dispose()
   }
 }

@@ -1,11 +1,11 @@
 /**
  * Runs the `conduit` binary as a child process, the way a user does, and collects what it prints.
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -82,12 +82,17 @@ export interface Running {
 export const start = (
   args: ReadonlyArray<string>,
   options: RunOptions = {}
-): Effect.Effect<Running, never, Scope.Scope | CommandExecutor.CommandExecutor> =>
+): Effect.Effect<Running, never, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
-    let command = Command.make(node, bin, ...args).pipe(Command.env(baseEnv(options.env)), Command.stdin("pipe"))
-    if (options.stdin !== undefined) command = Command.feed(command, options.stdin)
-    if (options.cwd !== undefined) command = Command.workingDirectory(command, options.cwd)
-    const process = yield* Command.start(command).pipe(Effect.orDie)
+    const command = ChildProcess.make(node, [bin, ...args], {
+      // the test's variables over the runner's own environment
+      env: baseEnv(options.env),
+      extendEnv: true,
+      stdin: options.stdin !== undefined ? Stream.make(new TextEncoder().encode(options.stdin)) : "pipe",
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {})
+    })
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const process = yield* spawner.spawn(command).pipe(Effect.orDie)
     const stdout = yield* SubscriptionRef.make("")
     const stderr = yield* SubscriptionRef.make("")
     const readers = yield* Effect.all([collect(process.stdout, stdout), collect(process.stderr, stderr)], {
@@ -97,10 +102,11 @@ export const start = (
       stdout,
       stderr,
       awaitStderr: (text) =>
-        stderr.changes.pipe(Stream.filter((all) => all.includes(text)), Stream.take(1), Stream.runDrain),
-      signal: (signal) => Effect.orDie(process.kill(signal)),
+        SubscriptionRef.changes(stderr).pipe(Stream.filter((all) => all.includes(text)), Stream.take(1), Stream.runDrain),
+      // the signal alone, to the process group, as a terminal sends it (the handle's kill also waits for the end)
+      signal: (signal) => Effect.sync(() => globalThis.process.kill(-process.pid, signal)),
       result: Effect.gen(function*() {
-        const code = yield* Effect.orDie(process.exitCode)
+        const code = Number(yield* Effect.orDie(process.exitCode))
         yield* Fiber.join(readers)
         return { code, stdout: yield* SubscriptionRef.get(stdout), stderr: yield* SubscriptionRef.get(stderr) }
       })
@@ -111,17 +117,17 @@ export const start = (
 export const run = (
   args: ReadonlyArray<string>,
   options: RunOptions = {}
-): Effect.Effect<Result, never, CommandExecutor.CommandExecutor> =>
+): Effect.Effect<Result, never, ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.scoped(Effect.flatMap(start(args, options), (running) => running.result))
 
 /** Runs several invocations in parallel (each is a separate process). */
 export const runAll = (
   invocations: ReadonlyArray<ReadonlyArray<string>>,
   options: RunOptions = {}
-): Effect.Effect<ReadonlyArray<Result>, never, CommandExecutor.CommandExecutor> =>
+): Effect.Effect<ReadonlyArray<Result>, never, ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.forEach(invocations, (args) => run(args, options), { concurrency: 2 })
 
 /** Parses the JSON a `--json` run printed, failing the test on anything else on stdout. */
 export const parseJson = (result: Result): unknown => JSON.parse(result.stdout)
 
-export const layer = NodeContext.layer
+export const layer = NodeServices.layer

@@ -2,10 +2,10 @@
  * Drives a program in a real terminal: a private tmux server (its own socket) running one window, whose screen
  * the test reads and whose keyboard it types on.
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as Scope from "effect/Scope"
 import * as ShellWords from "../../src/shellWords.js"
 
@@ -15,7 +15,7 @@ export interface Terminal {
   /** Types keys (tmux key names such as `Enter`, or literal text). */
   readonly sendKeys: (...keys: ReadonlyArray<string>) => Effect.Effect<void>
   /** Waits until the screen matches, and returns it; dies after `timeout` (default 30 s) with the screen. */
-  readonly waitFor: (pattern: RegExp, timeout?: Duration.DurationInput) => Effect.Effect<string>
+  readonly waitFor: (pattern: RegExp, timeout?: Duration.Input) => Effect.Effect<string>
 }
 
 /**
@@ -25,16 +25,17 @@ export interface Terminal {
 export const open = (
   argv: ReadonlyArray<string>,
   options: { readonly columns?: number; readonly rows?: number; readonly env?: Readonly<Record<string, string>> } = {}
-): Effect.Effect<Terminal, never, Scope.Scope | CommandExecutor.CommandExecutor> =>
+): Effect.Effect<Terminal, never, Scope.Scope | ChildProcessSpawner.ChildProcessSpawner> =>
   Effect.gen(function*() {
     const socket = `conduit-test-${process.pid}-${Math.random().toString(36).slice(2, 10)}`
-    const tmux = (...args: ReadonlyArray<string>) => Command.make("tmux", "-L", socket, "-f", "/dev/null", ...args)
+    const tmux = (...args: ReadonlyArray<string>) => ChildProcess.make("tmux", ["-L", socket, "-f", "/dev/null", ...args])
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
     const env = Object.entries({ NO_COLOR: "1", ...options.env }).map(([key, value]) =>
       `${key}=${ShellWords.quote(value)}`
     ).join(" ")
     const script = `${env} ${argv.map(ShellWords.quote).join(" ")}; echo "[exit $?]"; sleep 600`
     yield* Effect.acquireRelease(
-      Command.exitCode(
+      spawner.exitCode(
         tmux(
           "new-session",
           "-d",
@@ -48,25 +49,23 @@ export const open = (
         )
       ).pipe(
         Effect.orDie,
-        Effect.filterOrDieMessage((code) => code === 0, "tmux new-session failed (is tmux installed?)")
+        Effect.filterOrElse((code) => code === 0, () => Effect.die(new Error("tmux new-session failed (is tmux installed?)")))
       ),
-      () => Effect.ignore(Command.exitCode(tmux("kill-server")))
+      () => Effect.ignore(spawner.exitCode(tmux("kill-server")))
     )
-    const executor = yield* CommandExecutor.CommandExecutor
-    const run = <A, E>(self: Effect.Effect<A, E, CommandExecutor.CommandExecutor>) =>
-      Effect.orDie(Effect.provideService(self, CommandExecutor.CommandExecutor, executor))
-    const screen = run(Command.string(tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")))
+    const run = Effect.orDie
+    const screen = run(spawner.string(tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")))
     const poll = (pattern: RegExp): Effect.Effect<string> =>
       Effect.flatMap(screen, (text) =>
-        pattern.test(text) ? Effect.succeed(text) : Effect.zipRight(Effect.sleep("100 millis"), poll(pattern)))
+        pattern.test(text) ? Effect.succeed(text) : Effect.andThen(Effect.sleep("100 millis"), poll(pattern)))
     return {
       screen,
-      sendKeys: (...keys) => Effect.asVoid(run(Command.exitCode(tmux("send-keys", "-t", "main", ...keys)))),
+      sendKeys: (...keys) => Effect.asVoid(run(spawner.exitCode(tmux("send-keys", "-t", "main", ...keys)))),
       waitFor: (pattern, timeout = "30 seconds") =>
         poll(pattern).pipe(
-          Effect.timeoutFail({ duration: timeout, onTimeout: () => "timeout" as const }),
-          Effect.catchAll(() =>
-            Effect.flatMap(screen, (text) => Effect.dieMessage(`the screen never matched ${pattern}:\n${text}`))
+          Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail("timeout" as const) }),
+          Effect.catch(() =>
+            Effect.flatMap(screen, (text) => Effect.die(new Error(`the screen never matched ${pattern}:\n${text}`)))
           )
         )
     } satisfies Terminal

@@ -13,9 +13,8 @@
  *
  * @internal
  */
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -138,7 +137,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
 /** The `_meta` envelope, with the handlers given and the capabilities to declare in each protocol version. */
 const makeEnvelope = (
   options: McpClient.McpClientOptions<unknown>,
-  transport: Context.Tag.Service<typeof Transport.Transport>,
+  transport: Transport.Transport["Service"],
   resolved: Options.Resolved,
   tasksResolved: TaskSupport.Resolved
 ) =>
@@ -162,7 +161,7 @@ const makeEnvelope = (
 
 /** The components every part of the wiring below reads. */
 interface Core {
-  readonly transport: Context.Tag.Service<typeof Transport.Transport>
+  readonly transport: Transport.Transport["Service"]
   readonly resolved: Options.Resolved
   /** (the connection's own handle: the rest of the client reads it as a `Status`) */
   readonly status: Connection.Control
@@ -246,14 +245,14 @@ const connect = (core: Core, { inbound, subscriptions }: Features) => {
     hooks: {
       route: inbound.route,
       onSession: (session, renewed) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.sync(() => core.completions.forget()),
           sessionStarted(session, renewed, { cache, subscriptions, envelope })
         ),
       onReinitialized: (session) =>
         // the new session starts from nothing: what was cached of the server is stale, and the log level and
         // resource subscriptions are sent again
-        Effect.zipRight(
+        Effect.andThen(
           cache.forgetServer(session.transport.target),
           Effect.asVoid(Effect.forkScoped(subscriptions.restoreLegacy(session)))
         ),
@@ -292,15 +291,15 @@ const wireTasks = (core: Core, { calls, inbound, subscriptions }: Features, part
     keepProgress: inbound.keepProgress,
     store: parts.taskStore,
     toolResult: (tool, raw) =>
-      Either.flatMap(
+      Result.flatMap(
         decodeCallToolResult("tools/call", raw),
-        (result) => tool === undefined ? Either.right(result) : toolOutput.check(tool, result)
+        (result) => tool === undefined ? Result.succeed(result) : toolOutput.check(tool, result)
       ),
     lookupTools,
     requestTimeout: core.resolved.requestTimeout
   })
   const learnTools = (tools: ReadonlyArray<McpSchema.Tool>) =>
-    Effect.zipLeft(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
+    Effect.tap(toolOutput.learn(tools), Effect.sync(() => taskCalls.learn(tools)))
   return { taskCalls, learnTools }
 }
 
@@ -366,7 +365,7 @@ const service = (parts: Parts): Service => {
 
 // a result that breaks its tool's output schema fails the call (in its span and metrics, as a bad result does)
 const checkedDecoderOf = (toolOutput: ToolOutput.ToolOutput, name: string): Calls.SyncDecoder<McpSchema.CallToolResult> =>
-(method, raw) => Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
+(method, raw) => Result.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(name, result))
 
 /**
  * The calls of a promise client that need no fiber of their own: the usual `callTool` (no task possible; the
@@ -483,9 +482,9 @@ const toolsPart = (parts: Parts): {
     Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
   )
   const unlisted: Unlisted = (name) => (result) =>
-    result.structuredContent === undefined || result.isError === true ? undefined : Effect.zipRight(
+    result.structuredContent === undefined || result.isError === true ? undefined : Effect.andThen(
       toolOutput.listOnce(listAllTools),
-      Effect.suspend(() => toolOutput.check(name, result))
+      Effect.suspend(() => Effect.fromResult(toolOutput.check(name, result)))
     )
   const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
     toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(
@@ -508,11 +507,11 @@ const toolsPart = (parts: Parts): {
             ...(params.inputResponses !== undefined ? { inputResponses: params.inputResponses } : {}),
             ...(params.requestState !== undefined ? { requestState: params.requestState } : {})
           },
-          (method, raw): Either.Either<McpClient.ToolRound, McpError.ProtocolError> =>
+          (method, raw): Result.Result<McpClient.ToolRound, McpError.ProtocolError> =>
             InputRounds.isInputRequired(raw)
-              ? Either.map(InputRounds.inputRequiredOf(method, raw), (round) => ({ _tag: "InputRequired", ...round }))
-              : Either.map(
-                Either.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
+              ? Result.map(InputRounds.inputRequiredOf(method, raw), (round) => ({ _tag: "InputRequired", ...round }))
+              : Result.map(
+                Result.flatMap(decodeCallToolResult(method, raw), (result) => toolOutput.check(params.name, result)),
                 (result) => ({ _tag: "Complete", result })
               ),
           options,
@@ -521,7 +520,7 @@ const toolsPart = (parts: Parts): {
         ),
       callToolStructured: <A, I>(
         params: McpClient.CallToolParams,
-        schema: Schema.Schema<A, I>,
+        schema: Schema.Codec<A, I>,
         options?: McpClient.RequestOptions
       ) => Effect.flatMap(callTool(params, options), (result) => ToolOutput.structured(params, schema, result)),
       callToolStream: (params, options) =>

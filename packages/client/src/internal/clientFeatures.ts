@@ -1,7 +1,7 @@
 /** @internal */
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -63,15 +63,15 @@ export interface InputFailure {
   readonly message: string
 }
 
-const failure = (code: number, message: string): Either.Either<never, InputFailure> =>
-  Either.left({ code, message })
+const failure = (code: number, message: string): Result.Result<never, InputFailure> =>
+  Result.fail({ code, message })
 
 const FormParams = Schema.Struct({
   mode: Schema.optional(Schema.Literal("form")),
   message: Schema.String,
   requestedSchema: Schema.Struct({
     type: Schema.optional(Schema.Literal("object")),
-    properties: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    properties: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
     required: Schema.optional(Schema.Array(Schema.String))
   })
 })
@@ -81,9 +81,9 @@ const UrlParams = Schema.Struct({
   url: Schema.String,
   elicitationId: Schema.optional(Schema.String)
 })
-const decodeForm = Schema.decodeUnknownEither(FormParams)
-const decodeUrl = Schema.decodeUnknownEither(UrlParams)
-const decodeSampling = Schema.decodeUnknownEither(SamplingHandler.CreateMessageParams, McpSchema.preserve)
+const decodeForm = Schema.decodeUnknownResult(FormParams)
+const decodeUrl = Schema.decodeUnknownResult(UrlParams)
+const decodeSampling = Schema.decodeUnknownResult(SamplingHandler.CreateMessageParams, McpSchema.preserve)
 
 const isLoopback = (hostname: string) =>
   hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127\.\d+\.\d+\.\d+$/.test(hostname)
@@ -96,25 +96,25 @@ const isLoopback = (hostname: string) =>
 export const inspectUrl = (
   raw: string,
   serverOrigin: string | undefined
-): Either.Either<{ readonly origin: string; readonly warnings: ReadonlyArray<ElicitationHandler.UrlWarning> }, string> => {
+): Result.Result<{ readonly origin: string; readonly warnings: ReadonlyArray<ElicitationHandler.UrlWarning> }, string> => {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    return Either.left("not a URL")
+    return Result.fail("not a URL")
   }
   const warnings: Array<ElicitationHandler.UrlWarning> = []
   if (url.protocol === "http:") {
-    if (!isLoopback(url.hostname)) return Either.left("plain http is only allowed on loopback")
+    if (!isLoopback(url.hostname)) return Result.fail("plain http is only allowed on loopback")
     warnings.push("insecure-loopback")
   } else if (url.protocol !== "https:") {
-    return Either.left(`the ${url.protocol} scheme is never opened`)
+    return Result.fail(`the ${url.protocol} scheme is never opened`)
   }
-  if (url.username !== "" || url.password !== "") return Either.left("URLs with credentials are refused")
+  if (url.username !== "" || url.password !== "") return Result.fail("URLs with credentials are refused")
   if (serverOrigin === undefined) warnings.push("no-server-origin")
   else if (url.origin !== serverOrigin) warnings.push("cross-origin")
   if (url.hostname.split(".").some((label) => label.startsWith("xn--"))) warnings.push("punycode")
-  return Either.right({ origin: url.origin, warnings })
+  return Result.succeed({ origin: url.origin, warnings })
 }
 
 /**
@@ -252,17 +252,20 @@ export const fulfil = (
   method: string,
   params: unknown,
   origin: RequestOrigin
-): Effect.Effect<Either.Either<unknown, InputFailure>> => {
+): Effect.Effect<Result.Result<unknown, InputFailure>> => {
   switch (method) {
     case "ping":
-      return Effect.succeed(Either.right({}))
+      return Effect.succeed(Result.succeed({}))
     case "roots/list":
       return Option.match(handlers.roots, {
         onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "roots are not supported")),
         onSome: (provider) =>
           Effect.flatMap(provider.roots, (roots) => {
-            const [dropped, exposed] = Arr.partition(roots, (root) => isValidRoot(root.uri))
-            const answer = Either.right({
+            const [exposed, dropped] = Arr.partition(
+              roots,
+              (root) => isValidRoot(root.uri) ? Result.succeed(root) : Result.fail(root)
+            )
+            const answer = Result.succeed({
               // sent normalised (as the URL parser writes it), not as given
               roots: exposed.map((root) => {
                 const uri = new URL(root.uri).href
@@ -283,11 +286,11 @@ export const fulfil = (
         onNone: () => Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, "sampling is not supported")),
         onSome: (handler) => {
           const decoded = decodeSampling(params)
-          if (Either.isLeft(decoded)) {
+          if (Result.isFailure(decoded)) {
             return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed sampling request"))
           }
-          return handler.createMessage(decoded.right).pipe(
-            Effect.map((result): Either.Either<unknown, InputFailure> => Either.right(result)),
+          return handler.createMessage(decoded.success).pipe(
+            Effect.map((result): Result.Result<unknown, InputFailure> => Result.succeed(result)),
             Effect.catchTag("SamplingRefused", (refused) => Effect.succeed(failure(-1, refused.reason)))
           )
         }
@@ -311,7 +314,7 @@ const extension = (
   method: string,
   params: unknown,
   origin: RequestOrigin
-): Effect.Effect<Either.Either<unknown, InputFailure>> =>
+): Effect.Effect<Result.Result<unknown, InputFailure>> =>
   Effect.suspend(() => {
     const handler = Option.isSome(extensions) && Object.hasOwn(extensions.value.requests, method)
       ? extensions.value.requests[method]
@@ -320,8 +323,8 @@ const extension = (
       return Effect.succeed(failure(McpSchema.ErrorCode.MethodNotFound, `method not found: ${method}`))
     }
     return handler(params, { method, serverName: origin.serverName }).pipe(
-      Effect.map((result): Either.Either<unknown, InputFailure> => Either.right(result)),
-      Effect.catchAll((error) => Effect.succeed(failure(error.code, error.message)))
+      Effect.map((result): Result.Result<unknown, InputFailure> => Result.succeed(result)),
+      Effect.catch((error) => Effect.succeed(failure(error.code, error.message)))
     )
   })
 
@@ -329,7 +332,7 @@ const elicit = (
   handler: ElicitationHandler.Service,
   params: unknown,
   origin: RequestOrigin
-): Effect.Effect<Either.Either<unknown, InputFailure>> => {
+): Effect.Effect<Result.Result<unknown, InputFailure>> => {
   const context = { serverName: origin.serverName, relatedRequest: origin.related }
   const mode = typeof params === "object" && params !== null && "mode" in params ? params.mode : "form"
   if (mode === "url") {
@@ -337,26 +340,26 @@ const elicit = (
       return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "URL-mode elicitation was not declared"))
     }
     const decoded = decodeUrl(params)
-    if (Either.isLeft(decoded)) {
+    if (Result.isFailure(decoded)) {
       return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed URL elicitation"))
     }
-    const inspected = inspectUrl(decoded.right.url, origin.serverOrigin)
-    if (Either.isLeft(inspected)) {
+    const inspected = inspectUrl(decoded.success.url, origin.serverOrigin)
+    if (Result.isFailure(inspected)) {
       return Effect.as(
-        Effect.logWarning(printable(`refused a URL elicitation: ${inspected.left}`)).pipe(
+        Effect.logWarning(printable(`refused a URL elicitation: ${inspected.failure}`)).pipe(
           Effect.annotateLogs({ module: "McpClient", method: "elicitation/create" })
         ),
-        Either.right({ action: "decline" })
+        Result.succeed({ action: "decline" })
       )
     }
-    const elicitationId = decoded.right.elicitationId
+    const elicitationId = decoded.success.elicitationId
     const request: ElicitationHandler.UrlRequest = {
       mode: "url",
-      message: decoded.right.message,
-      url: decoded.right.url,
-      urlOrigin: inspected.right.origin,
+      message: decoded.success.message,
+      url: decoded.success.url,
+      urlOrigin: inspected.success.origin,
       serverOrigin: origin.serverOrigin,
-      warnings: inspected.right.warnings,
+      warnings: inspected.success.warnings,
       elicitationId
     }
     const consent = origin.urlConsent
@@ -364,7 +367,7 @@ const elicit = (
       // the same page again: the user already said yes to it; their manual controls (or a pause) decide
       return Effect.map(UrlConsent.again(handler, request, context, consent), (choice) =>
         choice === "retry"
-          ? Either.right({ action: "accept" })
+          ? Result.succeed({ action: "accept" })
           : failure(McpSchema.ErrorCode.InvalidRequest, "the user cancelled the request waiting on a URL page"))
     }
     // known before the handler answers: the completion may come while the user is still in the browser
@@ -378,9 +381,9 @@ const elicit = (
         )
       ),
       (result) => {
-        if (result.action !== "accept") return Either.right({ action: result.action })
+        if (result.action !== "accept") return Result.succeed({ action: result.action })
         consent?.accepted.add(request.url)
-        return Either.right({ action: "accept" })
+        return Result.succeed({ action: "accept" })
       }
     )
   }
@@ -388,25 +391,25 @@ const elicit = (
     return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "form elicitation was not declared"))
   }
   const decoded = decodeForm(params)
-  if (Either.isLeft(decoded)) {
+  if (Result.isFailure(decoded)) {
     return Effect.succeed(failure(McpSchema.ErrorCode.InvalidParams, "malformed form elicitation"))
   }
   const requestedSchema: ElicitationHandler.FormSchema = {
     type: "object",
-    properties: decoded.right.requestedSchema.properties,
-    required: decoded.right.requestedSchema.required
+    properties: decoded.success.requestedSchema.properties,
+    required: decoded.success.requestedSchema.required
   }
   return Effect.map(
     handler.elicit(
-      { mode: "form", message: decoded.right.message, requestedSchema, defaults: formDefaults(requestedSchema) },
+      { mode: "form", message: decoded.success.message, requestedSchema, defaults: formDefaults(requestedSchema) },
       context
     ),
-    (result): Either.Either<unknown, InputFailure> => {
-      if (result.action !== "accept") return Either.right({ action: result.action })
+    (result): Result.Result<unknown, InputFailure> => {
+      if (result.action !== "accept") return Result.succeed({ action: result.action })
       const content = { ...carriableDefaults(requestedSchema), ...result.content }
       const invalid = validateAnswer(requestedSchema, content)
       return invalid === undefined
-        ? Either.right({ action: "accept", content })
+        ? Result.succeed({ action: "accept", content })
         : failure(McpSchema.ErrorCode.InvalidParams, `the answer does not match the requested schema: ${invalid}`)
     }
   )

@@ -1,5 +1,5 @@
 /** @internal */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
 import { TransportEvent } from "../Transport.js"
@@ -280,7 +280,7 @@ export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
     let unnamed = 0
     for (const element of parsed) {
       const decoded = McpSchema.decodeMessage(element)
-      if (Either.isRight(decoded)) messages.push(decoded.right)
+      if (Result.isSuccess(decoded)) messages.push(decoded.success)
       else if (invalid.length < BATCH_PREVIEWS) invalid.push(`batch element is not JSON-RPC: ${preview(element)}`)
       else unnamed++
     }
@@ -289,8 +289,8 @@ export const decodeValue = (parsed: unknown, text?: string): DecodedFrame => {
     return { messages, invalid }
   }
   const decoded = McpSchema.decodeMessage(parsed)
-  return Either.isRight(decoded)
-    ? { messages: [decoded.right], invalid: [] }
+  return Result.isSuccess(decoded)
+    ? { messages: [decoded.success], invalid: [] }
     : { messages: [], invalid: [`not a JSON-RPC message: ${text === undefined ? preview(parsed) : describe(text)}`] }
 }
 

@@ -10,7 +10,6 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 
 /** @internal */
@@ -35,7 +34,7 @@ export const make = <A>(
   expire: (entry: A) => Effect.Effect<void>
 ): DeadlineTimer<A> => {
   const entries = new Set<A>()
-  let timer: { readonly at: number; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+  let timer: { readonly at: number; readonly fiber: Fiber.Fiber<void> } | undefined
   let generation = 0
 
   const run = (own: number): Effect.Effect<void> =>
@@ -76,10 +75,10 @@ export const make = <A>(
     arm: (at) =>
       Effect.suspend(() => {
         if (wakesBy(at)) return Effect.void
-        timer?.fiber.unsafeInterruptAsFork(FiberId.none)
+        timer?.fiber.interruptUnsafe()
         const own = ++generation
         return Effect.map(Effect.forkIn(Effect.interruptible(run(own)), scope), (fiber) => {
-          if (own === generation && fiber.unsafePoll() === null) timer = { at, fiber }
+          if (own === generation && fiber.pollUnsafe() === undefined) timer = { at, fiber }
         })
       })
   }

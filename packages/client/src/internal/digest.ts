@@ -6,7 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
+import * as Hex from "effect/encoding/Hex"
 import * as Redacted from "effect/Redacted"
 
 const utf8 = new TextEncoder()
@@ -27,7 +27,7 @@ export const sha256 = (input: string | Uint8Array): Effect.Effect<Uint8Array> =>
  * @internal
  */
 export const fingerprint = (secret: Redacted.Redacted<string>): Effect.Effect<string> =>
-  Effect.map(sha256(Redacted.value(secret)), (digest) => Encoding.encodeHex(digest.slice(0, 8)))
+  Effect.map(sha256(Redacted.value(secret)), (digest) => Hex.encode(digest.slice(0, 8)))
 
 const makeProcessKey = () => globalThis.crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign"])
 let processKey: ReturnType<typeof makeProcessKey> | undefined
@@ -44,5 +44,5 @@ export const processDigest = (input: string): Effect.Effect<string> =>
   Effect.promise(async () => {
     processKey ??= makeProcessKey()
     const mac = await globalThis.crypto.subtle.sign("HMAC", await processKey, utf8.encode(input))
-    return Encoding.encodeHex(new Uint8Array(mac))
+    return Hex.encode(new Uint8Array(mac))
   })

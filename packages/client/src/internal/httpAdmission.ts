@@ -111,7 +111,7 @@ export const make = (places: number): Admission => {
   })
 
   const wait = (waiter: Waiter): Effect.Effect<void> =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       waiter.resume = () => resume(Effect.void)
       queue.push(waiter)
       return Effect.sync(() => {
@@ -138,7 +138,7 @@ export const make = (places: number): Admission => {
           }
         })
       )
-      return Effect.zipRight(
+      return Effect.andThen(
         release,
         Effect.suspend(() => {
           if (busy < limit && waitingCount() === 0) {
@@ -147,9 +147,9 @@ export const make = (places: number): Admission => {
             return send
           }
           const waiting = wait(waiter)
-          if (watching) return Effect.zipRight(waiting, send)
+          if (watching) return Effect.andThen(waiting, send)
           watching = true
-          return Effect.zipRight(Effect.zipRight(Effect.forkDaemon(watch), waiting), send)
+          return Effect.andThen(Effect.andThen(Effect.forkDetach(watch), waiting), send)
         })
       )
     })

@@ -5,19 +5,15 @@
  *
  * @internal
  */
-import * as Headers from "@effect/platform/Headers"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type * as FiberId from "effect/FiberId"
 import * as FiberMap from "effect/FiberMap"
-import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import * as RuntimeFlags from "effect/RuntimeFlags"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -62,7 +58,7 @@ export const DEADLINE_GRACE_MILLIS = 1_000
 interface Timed {
   readonly at: number
   readonly id: McpSchema.RequestId
-  fiber: Fiber.RuntimeFiber<void> | undefined
+  fiber: Fiber.Fiber<void> | undefined
 }
 
 /** @internal */
@@ -83,8 +79,8 @@ export const make = (
     const expire = (entry: Timed): Effect.Effect<void> => {
       const fiber = entry.fiber
       if (fiber === undefined) return Effect.void
-      return Effect.flatMap(Fiber.interrupt(fiber), (exit) =>
-        Exit.isInterrupted(exit)
+      return Effect.flatMap(Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber)), (exit) =>
+        Exit.hasInterrupts(exit)
           ? inbound.emitOpen(Transport.TransportEvent.RequestFailed({
             id: entry.id,
             error: transportError("Timeout", "the request's deadline passed before its exchange ended")
@@ -100,35 +96,34 @@ export const make = (
     const deadlines = DeadlineTimer.make<Timed>(connectionScope, (entry) => entry.at, expire)
     const timed = deadlines.entries
 
+    // the redirect policy and the names the HTTP client must redact (see httpRedaction.ts)
+    const guard = Redaction.guardContext(sender.withSecrets)
+
     /**
-     * The exchange's fiber has that one exchange to run: its log annotations, the header names the HTTP client must
-     * redact, the redirect policy, the tracer switch and the Scope its response lives in are set on the fiber in
-     * one update of its refs, with nothing to restore (the fiber ends with the exchange). Measured with
-     * `packages/bench/src/fibers.mjs --transport http --ops`: the same settings made with `Effect.scoped`,
-     * `Effect.annotateLogs`, `Effect.locallyWith` and `Effect.withTracerEnabled` took an HTTP call at 64 in flight
-     * from 121 to 250 Effect operations.
+     * The exchange's fiber has that one exchange to run: its log annotations, the header and query parameter names
+     * the HTTP client must redact, the redirect policy, the tracer switch and the Scope its response lives in are
+     * set in its context in one step, with nothing to restore (the fiber ends with the exchange). Measured with
+     * `packages/bench/src/fibers.mjs --transport http --ops` (on Effect 3): the same settings made with
+     * `Effect.scoped`, `Effect.annotateLogs`, `Effect.locallyWith` and `Effect.withTracerEnabled` took an HTTP call
+     * at 64 in flight from 121 to 250 Effect operations.
      */
-    const exchangeRefs = (
-      fiberId: FiberId.Runtime,
-      refs: FiberRefs.FiberRefs,
+    const exchangeContext = (
+      context: Context.Context<never>,
       scope: Scope.Scope,
       method: string,
       untraced: boolean
-    ): FiberRefs.FiberRefs => {
-      const annotations = FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations)
-      const context = FiberRefs.getOrDefault(refs, FiberRef.currentContext)
-      const redactedNames = FiberRefs.getOrDefault(refs, Headers.currentRedactedNames)
-      return FiberRefs.updateManyAs(refs, {
-        entries: [
-          [
-            FiberRef.currentLogAnnotations,
-            [[fiberId, HashMap.set(HashMap.set(annotations, "module", "HttpTransport"), "method", method)]]
-          ],
-          [Headers.currentRedactedNames, [[fiberId, sender.withSecrets(redactedNames)]]],
-          [FiberRef.currentContext, [[fiberId, Context.add(Redaction.noRedirects(context), Scope.Scope, scope)]]],
-          ...(untraced ? [[FiberRef.currentTracerEnabled, [[fiberId, false]]] as const] : [])
-        ]
-      })
+    ): Context.Context<never> => {
+      const annotations = Context.get(context, References.CurrentLogAnnotations)
+      const guarded = Context.add(
+        Context.add(guard(context), References.CurrentLogAnnotations, {
+          ...annotations,
+          module: "HttpTransport",
+          method
+        }),
+        Scope.Scope,
+        scope
+      ) as Context.Context<never>
+      return untraced ? Context.add(guarded, References.TracerEnabled, false) : guarded
     }
 
     const run = (
@@ -142,21 +137,26 @@ export const make = (
     ): Effect.Effect<void> => {
       const failed = (error: McpError.TransportFailure) =>
         inbound.emitOpen(Transport.TransportEvent.RequestFailed({ id: request.id, error }))
-      const work = Effect.catchAllCause(bindingOf(route).exchange(request, options, resent), (cause) => {
-        const failure = Cause.failureOption(cause)
+      const work = Effect.catchCause(bindingOf(route).exchange(request, options, resent), (cause) => {
+        const failure = Cause.findErrorOption(cause)
         if (Option.isSome(failure)) return failed(failure.value)
         // a bug must not leave the caller waiting for its timeout
-        const defect = Cause.dieOption(cause)
+        const defect = Cause.findDefect(cause)
         // (an interruption: there is no failure to strip)
-        if (Option.isNone(defect)) return Effect.failCause(Cause.stripFailures(cause))
-        return Effect.zipRight(
-          Effect.logError("the exchange died", defect.value),
-          failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect.value))
+        if (Result.isFailure(defect)) {
+          return Effect.failCause(Cause.fromReasons(cause.reasons.filter((reason) => !Cause.isFailReason(reason))))
+        }
+        return Effect.andThen(
+          Effect.logError("the exchange died", defect.success),
+          failed(transportError("Read", "the HTTP exchange failed unexpectedly", defect.success))
         )
       })
       return Effect.flatMap(Scope.make(), (scope) =>
-        Effect.zipRight(
-          Effect.updateFiberRefs((fiberId, refs) => exchangeRefs(fiberId, refs, scope, request.method, untraced)),
+        Effect.andThen(
+          Effect.withFiber((fiber) => {
+            fiber.setContext(exchangeContext(fiber.context, scope, request.method, untraced))
+            return Effect.void
+          }),
           // the Scope is in the fiber's context from the step above, which the types cannot follow
           Effect.onExit(work as Effect.Effect<void>, (exit) => {
             if (routes.get(request.id) === entry) routes.delete(request.id)
@@ -167,7 +167,7 @@ export const make = (
     }
 
     const start: Exchanges["start"] = (route, request, options, resent) =>
-      Effect.withFiberRuntime((sender, status) => {
+      Effect.withFiber((sender) => {
         if (state.closed) return Effect.void
         const entry = { route }
         routes.set(request.id, entry)
@@ -180,17 +180,17 @@ export const make = (
           : { at: options.deadline + DEADLINE_GRACE_MILLIS, id: request.id, fiber: undefined }
         if (deadline !== undefined) timed.add(deadline)
         const exchange = run(route, request, options, resent, entry, Tracing.untraced(sender), deadline)
-        // The fiber inherits the sender's context and refs (its span, its log annotations), and is interruptible
-        // even when the request is sent from an uninterruptible region (made so only then). A later start of the
-        // same request interrupts the earlier exchange.
+        // The fiber inherits the sender's context (its span, its log annotations), and is interruptible even when
+        // the request is sent from an uninterruptible region (a forked fiber is, unless told otherwise). A later
+        // start of the same request interrupts the earlier exchange.
         const started = Effect.flatMap(
-          Effect.forkDaemon(RuntimeFlags.interruption(status.runtimeFlags) ? exchange : Effect.interruptible(exchange)),
+          Effect.forkDetach(exchange),
           (fiber) => {
             if (deadline !== undefined) deadline.fiber = fiber
             return FiberMap.set(fibers, request.id, fiber)
           }
         )
-        return deadline === undefined ? started : Effect.zipRight(started, deadlines.arm(deadline.at))
+        return deadline === undefined ? started : Effect.andThen(started, deadlines.arm(deadline.at))
       })
 
     const stop: Exchanges["stop"] = (id) => FiberMap.remove(fibers, id)

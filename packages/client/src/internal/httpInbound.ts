@@ -6,10 +6,10 @@
  *
  * @internal
  */
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -35,7 +35,7 @@ export interface Delivered {
   readonly messages: number
 }
 
-const ErrorBody = Schema.parseJson(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
+const ErrorBody = Schema.fromJsonString(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
 /**
@@ -70,6 +70,13 @@ export const streamEnded = (request: McpSchema.JsonRpcRequest, broken: McpError.
 export interface Inbound {
   /** Reports an event unless the connection is closing. */
   readonly emitOpen: (event: Transport.TransportEvent) => Effect.Effect<void>
+  /**
+   * Reports the connection closed with `error`, unless it is closing: every pending request fails with `error`.
+   * Uninterruptible: the client's handling of the close ends the connection's scope, which interrupts the fiber
+   * that reports it (an exchange, a stream); cut short there, it would leave the pending requests to fail with
+   * the scope's plain `Closed` instead of `error`.
+   */
+  readonly emitClosed: (error: McpError.TransportError) => Effect.Effect<void>
   /** Reports a JSON-RPC error as the answer to `request`. */
   readonly emitResponse: (
     request: McpSchema.JsonRpcRequest,
@@ -157,6 +164,10 @@ export const make = (
   now: () => number
 ): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
+  const reportClosed = (error: McpError.TransportError) =>
+    Effect.uninterruptible(emit(Transport.TransportEvent.Closed({ error })))
+  const emitClosed = (error: McpError.TransportError) =>
+    Effect.suspend(() => state.closed ? Effect.void : reportClosed(error))
   const budget = codec.refusedFrames(resolved.maxRefusedFrames, now)
   /**
    * Charges one refused frame (`reason`: why) to the connection's budget; past it, the connection is closed (every
@@ -165,10 +176,10 @@ export const make = (
   const refuse = (reason: string): Effect.Effect<void, McpError.TransportError> => {
     if (budget.charge()) return Effect.void
     const error = codec.tooManyRefusedFrames("http", resolved.maxRefusedFrames, reason)
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.suspend(() => {
         if (state.closed) return Effect.void
-        const closing = emit(Transport.TransportEvent.Closed({ error }))
+        const closing = reportClosed(error)
         state.closed = true
         return closing
       }),
@@ -242,8 +253,8 @@ export const make = (
         (problem) => Effect.logWarning(printable(`dropped a message from the server: ${problem}`)),
         { discard: true }
       ).pipe(
-        Effect.zipRight(refuse(frame.invalid[0]!)),
-        Effect.zipRight(Effect.suspend(() => from(0)))
+        Effect.andThen(refuse(frame.invalid[0]!)),
+        Effect.andThen(Effect.suspend(() => from(0)))
       )
     })
 
@@ -276,7 +287,7 @@ export const make = (
 
   const answer = classify(resolved, sender, { deliver, readEvents, reply, chargeTooLarge })
 
-  return { emitOpen, emitResponse, deliver, readEvents, answer }
+  return { emitOpen, emitClosed, emitResponse, deliver, readEvents, answer }
 }
 
 /**
@@ -322,10 +333,10 @@ const classify = (
   ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
     Effect.flatMap(
       // a body that breaks off loses the answer as a broken stream does
-      Effect.catchIf(
-        Effect.tapError(Body.readBody(response, resolved.maxEventBytes, headers), chargeTooLarge),
-        (error) => error.reason === "Read",
-        (error) => Effect.fail(streamEnded(request, error))
+      // (piped: a data-first `catchIf(self, predicate, f)` is taken for the data-last `(predicate, f, orElse)`)
+      Body.readBody(response, resolved.maxEventBytes, headers).pipe(
+        Effect.tapError(chargeTooLarge),
+        Effect.catchIf((error) => error.reason === "Read", (error) => Effect.fail(streamEnded(request, error)))
       ),
       (text) =>
         Effect.flatMap(deliver(text, source), (outcome) => {
@@ -356,9 +367,9 @@ const classify = (
     if (type === JSON_TYPE) return jsonAnswer(response, headers, request, source)
     if (type === EVENT_STREAM) {
       const cursor = newCursor()
-      return Effect.flatMap(Effect.either(readEvents(response, source, cursor)), (outcome) => {
-        if (Either.isRight(outcome) && outcome.right) return Effect.void
-        const broken = Either.isLeft(outcome) ? outcome.left : undefined
+      return Effect.flatMap(Effect.result(readEvents(response, source, cursor)), (outcome) => {
+        if (Result.isSuccess(outcome) && outcome.success) return Effect.void
+        const broken = Result.isFailure(outcome) ? outcome.failure : undefined
         if (broken?.reason === "FrameTooLarge" || broken?.reason === "TooManyRefusedFrames") return Effect.fail(broken)
         const resume = how?.resume
         if (resume !== undefined && cursor.lastEventId !== undefined) return resume(request, cursor)

@@ -6,7 +6,9 @@
  *
  * @internal
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
@@ -54,6 +56,9 @@ export interface Legacy extends Binding {
   readonly deleteSession: Effect.Effect<void>
 }
 
+/** How long a new session's first request waits for the server's answer to the session's GET at most. */
+const FIRST_GET_WAIT = Duration.seconds(2)
+
 /** @internal */
 export const make = (
   resolved: Resolved,
@@ -95,7 +100,7 @@ export const make = (
             return hooks.fallback(response, request)
           }
           if (Body.isSuccess(status)) {
-            return Effect.zipRight(adoptSession(response), answer(response, request, options))
+            return Effect.andThen(adoptSession(response), answer(response, request, options))
           }
         }
         if (status === 404 && sessionId !== undefined) return expired(request, options, sessionId, resent)
@@ -127,7 +132,7 @@ export const make = (
         state.expiredSession = sentWith
         state.sessionId = undefined
       }
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.logInfo("the server forgot the session; the request waits for a new one"),
         inbound.emitOpen(Transport.TransportEvent.SessionExpired({ id: request.id }))
       )
@@ -160,15 +165,19 @@ export const make = (
     return true
   }
 
-  const sessionStarted: Effect.Effect<void> = Effect.suspend(() => {
+  const sessionStarted: Effect.Effect<void> = Effect.gen(function*() {
     state.expiredSession = undefined
     const parked = [...state.parked.values()]
     state.parked.clear()
-    return Effect.zipRight(
-      Effect.forEach(parked, hooks.restart, { discard: true }),
-      // a new session gets a new GET stream (the old one belonged to the old session)
-      hooks.runGetStream(LegacyStreams.getStream(session))
-    )
+    yield* Effect.forEach(parked, hooks.restart, { discard: true })
+    // A new session gets a new GET stream (the old one belonged to the old session), and the session's first
+    // request waits until the server has answered that GET (or for FIRST_GET_WAIT at most): a server sends what it
+    // has no request stream for on the GET stream, and drops it while there is none — a notification or request
+    // that the caller's first call sets off would be lost to a GET still on its way (a new connection, where the
+    // call rides the kept-alive one).
+    const answered = yield* Deferred.make<void>()
+    yield* hooks.runGetStream(LegacyStreams.getStream(session, answered))
+    yield* Effect.timeoutOption(Deferred.await(answered), FIRST_GET_WAIT)
   })
 
   return {

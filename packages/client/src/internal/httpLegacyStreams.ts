@@ -5,10 +5,11 @@
  *
  * @internal
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -63,7 +64,7 @@ export const sessionHeaders = (
 export const sessionGone = ({ inbound, state }: Session, sentWith: string): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (state.sessionId !== sentWith) return Effect.void
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.logInfo("the server forgot the session; starting a new one"),
       inbound.emitOpen(Transport.TransportEvent.SessionExpired({ id: undefined }))
     )
@@ -112,14 +113,14 @@ export const resumer = (session: Session) => {
     cursor: Cursor
   ): Effect.Effect<boolean, McpError.TransportFailure, Scope.Scope> =>
     Effect.gen(function*() {
-      const sent = yield* Effect.either(sessionGet(session, cursor))
-      if (Either.isLeft(sent)) {
-        if (sent.left._tag === "AuthError") return yield* Effect.fail(sent.left)
-        const { detail } = Body.describeClientError(sent.left)
+      const sent = yield* Effect.result(sessionGet(session, cursor))
+      if (Result.isFailure(sent)) {
+        if (sent.failure._tag === "AuthError") return yield* Effect.fail(sent.failure)
+        const { detail } = Body.describeClientError(sent.failure)
         yield* Effect.logDebug(printable(`resuming the stream of ${request.method} failed: ${detail}`))
         return false
       }
-      const response = sent.right
+      const response = sent.success
       const status = response.status
       if (status === 401 || status === 403) return yield* sender.authError(status, response)
       if (status >= 500 || status === 429) return false
@@ -137,10 +138,10 @@ export const resumer = (session: Session) => {
           })
         )
       }
-      const outcome = yield* Effect.either(inbound.readEvents(response, { request, route: "legacy" }, cursor))
-      if (Either.isRight(outcome)) return outcome.right
-      const reason = outcome.left.reason
-      if (reason === "FrameTooLarge" || reason === "TooManyRefusedFrames") return yield* Effect.fail(outcome.left)
+      const outcome = yield* Effect.result(inbound.readEvents(response, { request, route: "legacy" }, cursor))
+      if (Result.isSuccess(outcome)) return outcome.success
+      const reason = outcome.failure.reason
+      if (reason === "FrameTooLarge" || reason === "TooManyRefusedFrames") return yield* Effect.fail(outcome.failure)
       return false
     })
 
@@ -152,7 +153,7 @@ export const resumer = (session: Session) => {
  *
  * @internal
  */
-export const getStream = (session: Session): Effect.Effect<void> => {
+export const getStream = (session: Session, answered: Deferred.Deferred<void>): Effect.Effect<void> => {
   const { inbound, resolved, state } = session
   const getLoop = Effect.gen(function*() {
     const cursor = newCursor()
@@ -168,12 +169,13 @@ export const getStream = (session: Session): Effect.Effect<void> => {
   }).pipe(
     // a defect (a bug in delivering what was read) closes the connection rather than ending the stream, and
     // the server requests it carries, in silence
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.flatMap(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.flatMap(
         unexpected("the GET stream", cause),
-        (error) => inbound.emitOpen(Transport.TransportEvent.Closed({ error }))
+        inbound.emitClosed
       )
     ),
+    Effect.ensuring(Deferred.succeed(answered, undefined)),
     Effect.annotateLogs({ module: "HttpTransport", method: "getStream" })
   )
 
@@ -181,18 +183,19 @@ export const getStream = (session: Session): Effect.Effect<void> => {
   const openGet = (cursor: Cursor): Effect.Effect<boolean, never, Scope.Scope> =>
     Effect.gen(function*() {
       const sessionId = state.sessionId
-      const sent = yield* Effect.either(sessionGet(session, cursor))
-      if (Either.isLeft(sent)) {
-        if (sent.left._tag === "AuthError") {
-          yield* Effect.logWarning(printable(`the GET stream was refused: ${sent.left.message}`))
+      const sent = yield* Effect.result(sessionGet(session, cursor))
+      yield* Deferred.succeed(answered, undefined)
+      if (Result.isFailure(sent)) {
+        if (sent.failure._tag === "AuthError") {
+          yield* Effect.logWarning(printable(`the GET stream was refused: ${sent.failure.message}`))
           return false
         }
         yield* Effect.logDebug(
-          printable(`the GET stream could not be opened: ${Body.describeClientError(sent.left).detail}`)
+          printable(`the GET stream could not be opened: ${Body.describeClientError(sent.failure).detail}`)
         )
         return true
       }
-      const response = sent.right
+      const response = sent.success
       const status = response.status
       if (status === 405) {
         yield* Effect.logDebug("the server offers no GET stream")
@@ -219,10 +222,10 @@ export const getStream = (session: Session): Effect.Effect<void> => {
         return false
       }
       cursor.opened = true
-      const outcome = yield* Effect.either(
+      const outcome = yield* Effect.result(
         inbound.readEvents(response, { request: undefined, route: "legacy" }, cursor)
       )
-      if (Either.isLeft(outcome)) yield* Effect.logDebug(printable(`the GET stream broke off: ${outcome.left.message}`))
+      if (Result.isFailure(outcome)) yield* Effect.logDebug(printable(`the GET stream broke off: ${outcome.failure.message}`))
       return true
     })
 
@@ -241,13 +244,13 @@ export const deleteSession = (session: Session): Effect.Effect<void> =>
     if (sessionId === undefined || state.binding !== "streamable-http") return Effect.void
     const headers = sessionHeaders(session, undefined)
     // (most often right after the last answer: see `socketTurn`)
-    return Effect.zipRight(
+    return Effect.andThen(
       socketTurn,
-      Effect.scoped(Effect.flatMap(sender.execute(HttpClientRequest.del(resolved.url, { headers })), Body.readSnippet))
+      Effect.scoped(Effect.flatMap(sender.execute(HttpClientRequest.delete(resolved.url, { headers })), Body.readSnippet))
     ).pipe(
       Effect.interruptible,
       Effect.timeout(resolved.closeTimeout),
-      Effect.catchAll((error) => Effect.logDebug(`the session could not be deleted: ${error._tag}`)),
+      Effect.catch((error) => Effect.logDebug(`the session could not be deleted: ${error._tag}`)),
       Effect.annotateLogs({ module: "HttpTransport", method: "close" })
     )
   })

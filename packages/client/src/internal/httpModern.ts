@@ -5,9 +5,9 @@
  *
  * @internal
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -47,13 +47,13 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
 
   const modernHeaders = (
     message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification
-  ): Either.Either<Record<string, string>, McpError.TransportError> => {
+  ): Result.Result<Record<string, string>, McpError.TransportError> => {
     const standard = McpHeaders.standardHeaders(message)
-    if (standard._tag === "Refused") return Either.left(transportError("Write", standard.reason))
+    if (standard._tag === "Refused") return Result.fail(transportError("Write", standard.reason))
     const headers: Record<string, string> = { ...sender.baseHeaders(), accept: ACCEPT_BOTH, ...standard.headers }
     const version = McpHeaders.protocolVersionOf(message) ?? state.version
     if (version !== undefined) headers["mcp-protocol-version"] = version
-    return Either.right(headers)
+    return Result.succeed(headers)
   }
 
   /** A modern request's exchange, in the given Scope (which closes its response). */
@@ -64,10 +64,10 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
   ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
     Effect.suspend(() => {
       const headers = modernHeaders(request)
-      if (Either.isLeft(headers)) return Effect.fail(headers.left)
+      if (Result.isFailure(headers)) return Effect.fail(headers.failure)
       const params = paramHeaders(request, options)
       const sent = Effect.flatMap(
-        sender.post(sender.target, request, { ...params.headers, ...headers.right }, request.method),
+        sender.post(sender.target, request, { ...params.headers, ...headers.success }, request.method),
         (response) => {
           // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
           // declarations changed or were never listed, so refresh them and send once more
@@ -77,7 +77,7 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
         }
       )
       if (params.dropped.length === 0) return sent
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.forEach(params.dropped, (reason) => Effect.logWarning(printable(`dropped a header: ${reason}`)), {
           discard: true
         }),
@@ -120,12 +120,12 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
           params: cursor === undefined ? envelope : { ...envelope, cursor }
         }
         const box: { listed?: McpSchema.JsonRpcResponse } = {}
-        const sent = yield* Effect.either(Effect.scoped(Effect.gen(function*() {
-          const response = yield* sender.post(sender.target, list, yield* modernHeaders(list), list.method)
+        const sent = yield* Effect.result(Effect.scoped(Effect.gen(function*() {
+          const response = yield* sender.post(sender.target, list, yield* Effect.fromResult(modernHeaders(list)), list.method)
           yield* inbound.answer(response, list, {}, "modern", { capture: (listed) => (box.listed = listed) })
         })))
         const listed = box.listed
-        if (Either.isLeft(sent) || listed === undefined || !("result" in listed) || !isObject(listed.result)) return
+        if (Result.isFailure(sent) || listed === undefined || !("result" in listed) || !isObject(listed.result)) return
         const tools = listed.result.tools
         if (Array.isArray(tools) && tools.some((tool) => isObject(tool) && tool.name === params.name)) return
         const next = listed.result.nextCursor
@@ -140,7 +140,7 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
         if (!("method" in message)) {
           return yield* Effect.fail(transportError("Write", "a modern server takes no responses from clients"))
         }
-        const headers = yield* modernHeaders(message)
+        const headers = yield* Effect.fromResult(modernHeaders(message))
         const response = yield* sender.post(sender.target, message, headers, what)
         const status = response.status
         if (status === 401 || status === 403) return yield* sender.authError(status, response)

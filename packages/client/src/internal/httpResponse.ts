@@ -5,14 +5,12 @@
  *
  * @internal
  */
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
@@ -72,7 +70,20 @@ const utf8 = new TextDecoder("utf-8")
  * @internal
  */
 export const describeClientError = (error: HttpClientError.HttpClientError): { detail: string; cause: unknown } =>
-  describeCause(error.cause, error.reason)
+  describeCause(error.reason.cause, reasonName(error.reason))
+
+/**
+ * The short name of a client failure's reason (`Transport`, `Decode`, `StatusCode`, ...: the names Effect 3 gave
+ * them), for details that must not carry the request (its URL, its headers).
+ *
+ * @internal
+ */
+export const reasonName = (reason: HttpClientError.HttpClientErrorReason): string =>
+  reason._tag.endsWith("Error") ? reason._tag.slice(0, -5) : reason._tag
+
+/** Whether a client failure is a transport failure of its request (nothing was answered): its underlying cause. */
+const transportCause = (error: HttpClientError.HttpClientError | McpError.AuthError): { readonly cause: unknown } | undefined =>
+  error._tag === "HttpClientError" && error.reason._tag === "TransportError" ? { cause: error.reason.cause } : undefined
 
 const describeCause = (inner: unknown, fallback: string): { detail: string; cause: unknown } => {
   const message = inner instanceof Error ? inner.message : fallback
@@ -100,8 +111,9 @@ const closedUnderRequest = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"])
  * @internal
  */
 export const isClosedUnderRequest = (error: HttpClientError.HttpClientError | McpError.AuthError): boolean => {
-  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
-  const code = innerCode(error.cause)
+  const transport = transportCause(error)
+  if (transport === undefined) return false
+  const code = innerCode(transport.cause)
   return code !== undefined && closedUnderRequest.has(code)
 }
 
@@ -130,8 +142,9 @@ const syscallOf = (error: unknown): string | undefined =>
  * @internal
  */
 export const isNeverSent = (error: HttpClientError.HttpClientError | McpError.AuthError): boolean => {
-  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
-  const inner = error.cause
+  const transport = transportCause(error)
+  if (transport === undefined) return false
+  const inner = transport.cause
   const wrapped = typeof inner === "object" && inner !== null && "cause" in inner ? inner.cause : undefined
   if (syscallOf(inner) === "connect" || syscallOf(wrapped) === "connect") return true
   const code = innerCode(inner)
@@ -147,7 +160,7 @@ export const connectError = (what: string) => (error: HttpClientError.HttpClient
   const { cause, detail } = describeClientError(error)
   return new McpError.TransportError({
     transport: "http",
-    reason: error._tag === "ResponseError" ? "Read" : "Connect",
+    reason: error.response !== undefined ? "Read" : "Connect",
     detail: `${what}: ${detail}`,
     cause
   })
@@ -159,9 +172,9 @@ export const connectError = (what: string) => (error: HttpClientError.HttpClient
  * transport's client aborts every request of a closed Scope). A broken body fails with a `Read` error naming
  * `what`.
  *
- * The body is pulled chunk by chunk from the response's stream (its channel pulled directly: one step less per
- * pull than `Stream.toPull`) rather than run into a sink: per request far less work for the one or two chunks a
- * JSON answer usually comes in.
+ * The body is pulled chunk by chunk from the response's stream (`Stream.toPull`) rather than run into a sink: per
+ * request far less work for the one or two chunks a JSON answer usually comes in. The end of the body is the pull's
+ * `Cause.Done`.
  *
  * @internal
  */
@@ -170,14 +183,14 @@ export const forEachChunk = <E>(
   what: string,
   f: (chunk: Uint8Array) => Effect.Effect<boolean, E>
 ): Effect.Effect<void, E | McpError.TransportError, Scope.Scope> =>
-  Effect.flatMap(Channel.toPull(Stream.toChannel(response.stream)), (pull) => {
+  Effect.flatMap(Stream.toPull(response.stream), (pull) => {
     const each = (chunks: ReadonlyArray<Uint8Array>, index: number): Effect.Effect<void, E | McpError.TransportError> =>
       index === chunks.length
         ? next
         : Effect.flatMap(f(chunks[index]!), (more) => more ? each(chunks, index + 1) : Effect.void)
     const next: Effect.Effect<void, E | McpError.TransportError> = Effect.matchEffect(pull, {
-      onFailure: (error) => Effect.fail(connectError(what)(error)),
-      onSuccess: (pulled) => Either.isLeft(pulled) ? Effect.void : each(Chunk.toReadonlyArray(pulled.right), 0)
+      onFailure: (error) => Cause.isDone(error) ? Effect.void : Effect.fail(connectError(what)(error)),
+      onSuccess: (chunks) => each(chunks, 0)
     })
     return next
   })

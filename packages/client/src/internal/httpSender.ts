@@ -5,11 +5,11 @@
  *
  * @internal
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -26,7 +26,7 @@ import { lazyImport } from "./lazyImport.js"
 import type * as RequestVersion from "./oauthRequestVersion.js"
 import { printable } from "./printable.js"
 
-// OAuth's module, and the fiber ref that gives OAuth discovery the refused request's version, loaded with the
+// OAuth's module, and the reference that gives OAuth discovery the refused request's version, loaded with the
 // first request an authorizer handles: a transport without OAuth never loads them (whoever gave the transport the
 // OAuth service has loaded them already)
 interface OAuthModules {
@@ -110,12 +110,9 @@ export const make = (
   const admission = Admission.make(resolved.maxInFlight)
   const send = (
     request: HttpClientRequest.HttpClientRequest
-  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> => {
+  ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, Scope.Scope> =>
     // an exchange's fiber already redacts our names and refuses redirects (see httpExchanges.ts)
-    const sent = guarded(scopedClient.execute(request))
-    const redacted = Redaction.redactQuery(request)
-    return redacted === undefined ? sent : Redaction.withRedactedUrl(sent, redacted)
-  }
+    guarded(scopedClient.execute(request))
   // a URL without a query goes to the HTTP client as text, which it takes as is (a URL object is copied, split
   // into its parts and put together again on every request)
   const target: URL | string = resolved.url.search === "" ? resolved.url.href : resolved.url
@@ -142,13 +139,13 @@ export const make = (
                 : Effect.as(authorizer.observeNonce(nonce), response)
             }
             // the refusal's body is read (and dropped) so that its connection can serve the re-send
-            return Effect.zipRight(
+            return Effect.andThen(
               Body.readSnippet(response),
               Effect.flatMap(Body.challengesOf(response), (challenges) =>
                 Effect.fail(new OAuth.Unauthorized({ status, challenges, dpopNonce: nonce })))
             )
           })))
-      return version === undefined ? authorized : Effect.locally(authorized, requestProtocolVersion, version)
+      return version === undefined ? authorized : Effect.provideService(authorized, requestProtocolVersion, version)
     })
   }
 
@@ -163,7 +160,7 @@ export const make = (
       execute(posted),
       (error) => Body.isNeverSent(error) || (idempotent && Body.isClosedUnderRequest(error)),
       (error) =>
-        Effect.zipRight(
+        Effect.andThen(
           Effect.logDebug(
             printable(
               Body.isNeverSent(error)

@@ -5,17 +5,15 @@
  *
  * @internal
  */
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import type * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
-import * as Transport from "../Transport.js"
 import type { Inbound } from "./httpInbound.js"
 import * as Body from "./httpResponse.js"
 import type { Sender } from "./httpSender.js"
@@ -43,16 +41,16 @@ export const make = (
   /** Runs the stream in the connection's background (interrupted when the connection closes). */
   runBackground: (stream: Effect.Effect<void, McpError.TransportFailure>) => Effect.Effect<void>
 ): Sse => {
-  const resolveEndpoint = (data: string): Either.Either<URL, McpError.TransportError> =>
-    Either.flatMap(
-      Either.try({
+  const resolveEndpoint = (data: string): Result.Result<URL, McpError.TransportError> =>
+    Result.flatMap(
+      Result.try({
         try: () => new URL(data.trim(), resolved.url),
         catch: () => transportError("Connect", "the endpoint event does not hold a URL")
       }),
       (endpoint) =>
         endpoint.origin === resolved.origin
-          ? Either.right(endpoint)
-          : Either.left(
+          ? Result.succeed(endpoint)
+          : Result.fail(
             transportError(
               "Connect",
               `the endpoint event points to another origin (${endpoint.origin}); only ${resolved.origin} is trusted`
@@ -88,9 +86,9 @@ export const make = (
                   transportError("Connect", `the HTTP+SSE stream began with a ${item.event} event, not endpoint`)
                 )
               }
-              return Either.match(resolveEndpoint(item.data), {
-                onLeft: Effect.fail,
-                onRight: (endpoint) => {
+              return Result.match(resolveEndpoint(item.data), {
+                onFailure: Effect.fail,
+                onSuccess: (endpoint) => {
                   endpointSeen = true
                   return Effect.as(Deferred.succeed(ready, endpoint), true)
                 }
@@ -104,16 +102,16 @@ export const make = (
       })
     ).pipe(
       // a defect (a bug in delivering what was read) ends the stream like a failure, rather than in silence
-      Effect.catchAllCause((cause) => {
-        const failure = Cause.failureOption(cause)
-        if (Option.isNone(failure) && Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      Effect.catchCause((cause) => {
+        const failure = Cause.findErrorOption(cause)
+        if (Option.isNone(failure) && Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
         const failed = Option.isSome(failure)
           ? Effect.succeed(failure.value)
           : unexpected("the HTTP+SSE stream", cause)
         return Effect.flatMap(Effect.zip(failed, Deferred.isDone(ready)), ([error, done]) => {
           if (!done) return Deferred.fail(ready, error)
           const closed = error._tag === "TransportError" ? error : transportError("Closed", error.message, error)
-          return inbound.emitOpen(Transport.TransportEvent.Closed({ error: closed }))
+          return inbound.emitClosed(closed)
         })
       }),
       Effect.asVoid,
@@ -124,20 +122,20 @@ export const make = (
     let ready = state.sse
     const open = ready === undefined
     if (ready === undefined) {
-      ready = Deferred.unsafeMake<URL, McpError.TransportFailure>(FiberId.none)
+      ready = Deferred.makeUnsafe<URL, McpError.TransportFailure>()
       state.sse = ready
     }
     const opened = open ? runBackground(stream(ready)) : Effect.void
-    return Effect.zipRight(
+    return Effect.andThen(
       opened,
       Deferred.await(ready).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: resolved.connectTimeout,
-          onTimeout: () =>
-            transportError(
+          orElse: () =>
+            Effect.fail(transportError(
               "Timeout",
               `no endpoint event within ${Duration.format(resolved.connectTimeout)} on the HTTP+SSE stream`
-            )
+            ))
         })
       )
     )

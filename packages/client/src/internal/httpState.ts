@@ -209,7 +209,7 @@ const initialBackoffMillis = 250
  * @internal
  */
 export const socketTurn: Effect.Effect<void> = typeof setImmediate === "function"
-  ? Effect.async<void>((resume) => {
+  ? Effect.callback<void>((resume) => {
     const handle = setImmediate(() => resume(Effect.void))
     return Effect.sync(() => clearImmediate(handle))
   })

@@ -15,12 +15,12 @@
  *
  * @internal
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type * as Context from "effect/Context"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
 import * as McpError from "../McpError.js"
@@ -101,16 +101,16 @@ const fallBackToSse = (
     if (error !== undefined && error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
       return yield* inbound.emitResponse(request, error)
     }
-    const endpoint = yield* Effect.either(sse.endpoint)
-    if (Either.isLeft(endpoint)) {
-      if (endpoint.left._tag === "AuthError") return yield* Effect.fail(endpoint.left)
+    const endpoint = yield* Effect.result(sse.endpoint)
+    if (Result.isFailure(endpoint)) {
+      if (endpoint.failure._tag === "AuthError") return yield* Effect.fail(endpoint.failure)
       if (error !== undefined) return yield* inbound.emitResponse(request, error)
       const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
       return yield* Effect.fail(
         new McpError.TransportError({
           ...refusal,
-          detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.left.message}`,
-          cause: endpoint.left
+          detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.failure.message}`,
+          cause: endpoint.failure
         })
       )
     }
@@ -142,9 +142,9 @@ const canceller = (
       method: "notifications/cancelled",
       params: { requestId: id, reason: cancelReason(reason) }
     }
-    return Effect.zipRight(
+    return Effect.andThen(
       binding.oneWay(cancelled, cancelled.method).pipe(
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.logDebug(printable(`notifications/cancelled was not delivered: ${error.message}`))
         )
       ),
@@ -168,7 +168,7 @@ export const make = (
   resolved: Resolved,
   client: HttpClient.HttpClient,
   oauth?: OAuth.OAuthShape | undefined
-): Context.Tag.Service<Transport.Transport> => {
+): Transport.Transport["Service"] => {
   const verdicts = new Map<string, Verdict>()
   const sender = Sender.make(resolved, client, oauth)
 
@@ -192,8 +192,8 @@ export const make = (
         tools: new Map()
       }
       const knownEra = state.binding === "sse" ? "legacy" : cached?.era
-      const clock = yield* Effect.clock
-      const inbound = Inbound.make(resolved, state, sender, emit, () => clock.unsafeCurrentTimeMillis())
+      const clock = yield* Clock.Clock
+      const inbound = Inbound.make(resolved, state, sender, emit, () => clock.currentTimeMillisUnsafe())
 
       // Finalizers run last-added first: stop accepting work, interrupt the streams and requests, DELETE the
       // session, and forget a cached verdict this connection could not confirm.
@@ -263,7 +263,7 @@ export const make = (
       // A step of the handshake follows the answer to the one before: it waits for that answer's socket (see
       // `socketTurn`). `negotiated` only turns true, so it is read when the effect is made: nothing per call after.
       const handshakeStep = <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-        state.negotiated ? self : Effect.zipRight(socketTurn, self)
+        state.negotiated ? self : Effect.andThen(socketTurn, self)
 
       const request = (
         message: McpSchema.JsonRpcRequest,
@@ -272,9 +272,9 @@ export const make = (
 
       /** Bounds a one-way message by `connectTimeout`. */
       const bounds = <A>(self: Effect.Effect<A, McpError.TransportFailure>, what: string) =>
-        Effect.timeoutFail(self, {
+        Effect.timeoutOrElse(self, {
           duration: resolved.connectTimeout,
-          onTimeout: () => transportError("Timeout", `${what} got no acknowledgement in time`)
+          orElse: () => Effect.fail(transportError("Timeout", `${what} got no acknowledgement in time`))
         })
 
       const oneWay = (message: McpSchema.JsonRpcNotification): Effect.Effect<void, McpError.TransportFailure> =>
@@ -306,7 +306,7 @@ export const make = (
           verdicts.set(resolved.origin, { era: session.era, binding: state.binding })
           // (the session's GET stream takes a socket of its own; the caller's first request, the last answer's)
           if (session.era !== "legacy" || state.binding !== "streamable-http") return socketTurn
-          return Effect.zipRight(legacy.sessionStarted, socketTurn)
+          return Effect.andThen(legacy.sessionStarted, socketTurn)
         })
 
       if (state.binding === "sse") yield* sse.endpoint

@@ -7,11 +7,11 @@
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as LayerMap from "effect/LayerMap"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -188,7 +188,7 @@ export const make = <R>(
 ): Effect.Effect<McpHub.Service, never, R | Scope.Scope> =>
   Effect.gen(function*() {
     const separator = options.separator ?? "__"
-    if (separator === "") return yield* Effect.dieMessage("McpHub: the separator may not be empty")
+    if (separator === "") return yield* Effect.die(new Error("McpHub: the separator may not be empty"))
     const entries = checkDefinitions(options, separator)
     const order = [...entries.keys()]
     for (const name of Object.keys(options.filters ?? {})) {
@@ -239,7 +239,7 @@ export const make = <R>(
     ): Effect.Effect<void> =>
       fetchers[kind](client).pipe(
         Effect.flatMap((items) => store(server, kind, items)),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.logWarning(printable(`McpHub: cannot refresh the ${kind} of ${server}: ${error.message}`))
         )
       )
@@ -259,17 +259,27 @@ export const make = <R>(
       client: McpClient.McpClientService
     ): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function*() {
+        const react = (state: McpClient.ConnectionState): Effect.Effect<void> =>
+          state._tag === "Connected"
+            ? refreshKnown(server, client)
+            : state._tag === "Closed"
+            ? Effect.asVoid(Effect.forkIn(layerMap.invalidate(server), hubScope))
+            : Effect.void
+        // The hub's state is the client's from now on, not once the watcher has run (a forked fiber starts after
+        // this one yields): a call made through the client this returns finds the server `Connected`.
+        const initial = yield* client.state
+        yield* setState(server, generation, toServerState(initial, server))
+        // the watcher's first state is the current one: already mirrored if it is still the one read above
+        let first = true
         yield* client.stateChanges.pipe(
-          Stream.runForEach((state) =>
-            Effect.zipRight(
-              setState(server, generation, toServerState(state, server)),
-              state._tag === "Connected"
-                ? refreshKnown(server, client)
-                : state._tag === "Closed"
-                ? Effect.asVoid(Effect.forkIn(layerMap.invalidate(server), hubScope))
-                : Effect.void
+          Stream.runForEach((state) => {
+            const mirrored = first && state === initial
+            first = false
+            return Effect.andThen(
+              mirrored ? Effect.void : setState(server, generation, toServerState(state, server)),
+              react(state)
             )
-          ),
+          }),
           Effect.forkScoped
         )
         // each list refreshed on its changes, coalesced: a change storm is listed once per interval at most
@@ -277,11 +287,20 @@ export const make = <R>(
         const tools = yield* refresher(refresh(server, client, "tools"))
         const prompts = yield* refresher(refresh(server, client, "prompts"))
         const resources = yield* refresher(
-          Effect.zipRight(refresh(server, client, "resources"), refresh(server, client, "resourceTemplates"))
+          Effect.andThen(refresh(server, client, "resources"), refresh(server, client, "resourceTemplates"))
         )
+        // A modern listen that dropped is listened again by the client; changes made meanwhile were not reported,
+        // so every acknowledgement after the first reads the known lists again (a legacy reconnection does it on
+        // `Connected`, above).
+        let acknowledged = false
         yield* client.listen({ toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true }).pipe(
           Stream.runForEach((notification) => {
             switch (notification.method) {
+              case "notifications/subscriptions/acknowledged": {
+                const again = acknowledged
+                acknowledged = true
+                return again ? refreshKnown(server, client) : Effect.void
+              }
               case "notifications/tools/list_changed":
                 return tools
               case "notifications/prompts/list_changed":
@@ -292,10 +311,12 @@ export const make = <R>(
                 return Effect.void
             }
           }),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.logDebug(printable(`McpHub: ${server} stopped sending list changes: ${error.message}`))
           ),
-          Effect.forkScoped
+          // started before the connection is handed out: a legacy server's change announced right after it is
+          // heard, and a modern listen is sent before the caller's first listing
+          Effect.forkScoped({ startImmediately: true })
         )
       })
 
@@ -303,7 +324,7 @@ export const make = <R>(
       Effect.gen(function*() {
         const entry = entries.get(server)
         if (entry === undefined || entry._tag === "Invalid") {
-          return yield* Effect.dieMessage(`McpHub: no server ${server}`)
+          return yield* Effect.die(new Error(`McpHub: no server ${server}`))
         }
         const generation = (generations.get(server) ?? 0) + 1
         generations.set(server, generation)
@@ -313,7 +334,13 @@ export const make = <R>(
           connected ? setState(server, generation, McpHub.ServerState.Idle()) : Effect.void
         )
         const built = Effect.gen(function*() {
-          const transport = yield* Layer.build(entry.definition.transport)
+          // built again at each connection, on a memo map of its own (as Effect 3's Layer.build did): nothing of
+          // it is shared with another server or with layers the application built
+          const transport = yield* Layer.buildWithMemoMap(
+            entry.definition.transport,
+            yield* Layer.makeMemoMap,
+            yield* Effect.scope
+          )
           const clientOptions: McpClient.McpClientOptions = { ...options.client, ...entry.definition.client }
           const handlers = yield* handlersFor(server, clientOptions)
           return yield* McpClient.make({ ...clientOptions, ...handlers }).pipe(Effect.provide(transport))
@@ -328,7 +355,7 @@ export const make = <R>(
       }).pipe(Effect.annotateLogs({ module: "McpHub", server: printable(server) }))
 
     const layerMap: LayerMap.LayerMap<string, McpClient.McpClient, McpHub.ServerError> = yield* LayerMap.make(
-      (server: string) => Layer.scoped(McpClient.McpClient, connect(server)),
+      (server: string) => Layer.effect(McpClient.McpClient, connect(server)),
       { idleTimeToLive: options.idleTimeToLive ?? Duration.minutes(5) }
     )
 
@@ -340,10 +367,10 @@ export const make = <R>(
       catalog,
       changes,
       store,
-      listTimeout: Duration.decode(options.listTimeout ?? Duration.seconds(30)),
+      listTimeout: Duration.fromInputUnsafe(options.listTimeout ?? Duration.seconds(30)),
       client: (server) =>
-        layerMap.runtime(server).pipe(
-          Effect.map((runtime) => Context.get(runtime.context, McpClient.McpClient)),
+        layerMap.contextEffect(server).pipe(
+          Effect.map((context) => Context.get(context, McpClient.McpClient)),
           Effect.tapError(() => layerMap.invalidate(server))
         ),
       release: (server) => layerMap.invalidate(server)
@@ -391,7 +418,7 @@ const projectors = <R>(entries: ReadonlyMap<string, Entry<R>>, separator: string
 
 const listOf = <R, K extends McpHub.ListKind, A>(
   parts: Parts<R>,
-  valid: (server: string) => Either.Either<unknown, McpHub.HubError>,
+  valid: (server: string) => Result.Result<unknown, McpHub.HubError>,
   use: <B>(
     server: string,
     f: (client: McpClient.McpClientService) => Effect.Effect<B, McpError.McpClientError>
@@ -402,28 +429,30 @@ const listOf = <R, K extends McpHub.ListKind, A>(
 (options?: McpHub.ListOptions): Effect.Effect<McpHub.Listing<A>> =>
   Effect.forEach(parts.order, (server) =>
     Effect.gen(function*() {
-      yield* valid(server)
+      yield* Effect.fromResult(valid(server))
       const cached = (yield* Ref.get(parts.catalog)).get(server)?.[kind]
       if (cached !== undefined && options?.refresh !== true) return toItems(server, cached)
       const fetched = yield* use(server, fetchers[kind]).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: parts.listTimeout,
-          onTimeout: () =>
-            new McpHub.ServerError({
-              server,
-              error: new McpError.RequestTimeout({
-                method: `${kind} listing`,
-                timeoutMillis: Duration.toMillis(parts.listTimeout)
+          orElse: () =>
+            Effect.fail(
+              new McpHub.ServerError({
+                server,
+                error: new McpError.RequestTimeout({
+                  method: `${kind} listing`,
+                  timeoutMillis: Duration.toMillis(parts.listTimeout)
+                })
               })
-            })
+            )
         })
       )
       yield* parts.store(server, kind, fetched)
       return toItems(server, fetched)
-    }).pipe(Effect.either), { concurrency: "unbounded" }).pipe(
+    }).pipe(Effect.result), { concurrency: "unbounded" }).pipe(
     Effect.map((results) => ({
-      items: results.flatMap((result) => (Either.isRight(result) ? result.right : [])),
-      errors: results.flatMap((result) => (Either.isLeft(result) ? [result.left] : []))
+      items: results.flatMap((result) => (Result.isSuccess(result) ? result.success : [])),
+      errors: results.flatMap((result) => (Result.isFailure(result) ? [result.failure] : []))
     }))
   )
 
@@ -432,16 +461,16 @@ const stateEvents = (
   order: ReadonlyArray<string>
 ) =>
   Stream.mapAccum(
-    states.changes,
-    new Map<string, McpHub.ServerState>() as ReadonlyMap<string, McpHub.ServerState>,
+    SubscriptionRef.changes(states),
+    (): ReadonlyMap<string, McpHub.ServerState> => new Map(),
     (previous, next) => [
       next,
       order.flatMap((server) => {
         const state = next.get(server)!
         return previous.get(server) === state ? [] : [{ server, state }]
       })
-    ]
-  ).pipe(Stream.flattenIterables)
+    ] as const
+  )
 
 const makeService = <R>(parts: Parts<R>): McpHub.Service => {
   const { catalog, entries, order, separator } = parts
@@ -452,15 +481,15 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       server,
       detail: `no such server (the hub has: ${order.join(", ") || "none"})`
     })
-  const valid = (server: string): Either.Either<Extract<Entry<R>, { _tag: "Valid" }>, McpHub.HubError> => {
+  const valid = (server: string): Result.Result<Extract<Entry<R>, { _tag: "Valid" }>, McpHub.HubError> => {
     const entry = entries.get(server)
-    if (entry === undefined) return Either.left(unknownServer(server))
-    return entry._tag === "Invalid" ? Either.left(entry.error) : Either.right(entry)
+    if (entry === undefined) return Result.fail(unknownServer(server))
+    return entry._tag === "Invalid" ? Result.fail(entry.error) : Result.succeed(entry)
   }
-  const known = (server: string): Either.Either<string, McpHub.HubError> =>
-    entries.has(server) ? Either.right(server) : Either.left(unknownServer(server))
+  const known = (server: string): Effect.Effect<string, McpHub.HubError> =>
+    entries.has(server) ? Effect.succeed(server) : Effect.fail(unknownServer(server))
 
-  const client = (server: string) => Effect.flatMap(valid(server), () => parts.client(server))
+  const client = (server: string) => Effect.flatMap(Effect.fromResult(valid(server)), () => parts.client(server))
   const use = <A, RA>(
     server: string,
     f: (client: McpClient.McpClientService) => Effect.Effect<A, McpError.McpClientError | McpError.TaskError, RA>
@@ -469,11 +498,11 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       Effect.flatMap(client(server), (c) => Effect.mapError(f(c), (error) => new McpHub.ServerError({ server, error })))
     )
 
-  const resolve = (name: string) => {
+  const resolve = (name: string): Result.Result<{ readonly server: string; readonly name: string }, McpHub.HubError> => {
     const at = name.indexOf(separator)
     const rest = at > 0 ? name.slice(at + separator.length) : ""
     if (at <= 0 || rest === "") {
-      return Either.left(
+      return Result.fail(
         new McpHub.HubError({
           reason: "UnknownName",
           detail: `"${name}" is not a hub name (<server>${separator}<name>)`
@@ -481,7 +510,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       )
     }
     const server = name.slice(0, at)
-    return Either.map(known(server), () => ({ server, name: rest }))
+    return entries.has(server) ? Result.succeed({ server, name: rest }) : Result.fail(unknownServer(server))
   }
 
   const toolsOf = (server: string) =>
@@ -492,7 +521,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
     })
 
   const allowed = (server: string, tool: string): Effect.Effect<void, McpHub.HubError> =>
-    Effect.flatMap(valid(server), (entry) =>
+    Effect.flatMap(Effect.fromResult(valid(server)), (entry) =>
       entry.allows(tool)
         ? Effect.void
         : Effect.fail(
@@ -525,7 +554,10 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       Effect.flatMap(known(server), () => Effect.map(SubscriptionRef.get(parts.states), (m) => m.get(server)!)),
     stateChanges: (server) =>
       Stream.unwrap(Effect.map(known(server), () =>
-        parts.states.changes.pipe(Stream.map((m) => m.get(server)!), Stream.changesWith((a, b) => a === b)))),
+        SubscriptionRef.changes(parts.states).pipe(
+          Stream.map((m) => m.get(server)!),
+          Stream.changesWith((a, b) => a === b)
+        ))),
     states: stateEvents(parts.states, order),
     listTools: listOf(parts, valid, use, "tools", project.tools),
     listPrompts: listOf(parts, valid, use, "prompts", project.prompts),
@@ -536,10 +568,10 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
     changes: Stream.fromPubSub(parts.changes),
     resolve,
     callTool: (name, args, options) =>
-      Effect.flatMap(resolve(name), ({ name: tool, server }) =>
-        Effect.zipRight(allowed(server, tool), callOn(server, tool)(args, options))),
+      Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: tool, server }) =>
+        Effect.andThen(allowed(server, tool), callOn(server, tool)(args, options))),
     getPrompt: (name, args, options) =>
-      Effect.flatMap(resolve(name), ({ name: prompt, server }) =>
+      Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: prompt, server }) =>
         use(server, (c) => c.getPrompt({ name: prompt, arguments: args }, options))),
     readResource: (server, uri, options) => use(server, (c) => c.readResource(uri, options)),
     bindTool,

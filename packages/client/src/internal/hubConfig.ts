@@ -4,21 +4,20 @@
  *
  * @internal
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as FileSystem from "@effect/platform/FileSystem"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as HashMap from "effect/HashMap"
-import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as FileSystem from "effect/FileSystem"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as HttpTransport from "../HttpTransport.js"
 import type * as McpHub from "../McpHub.js"
 import * as StdioTransport from "../StdioTransport.js"
 
-const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
+const StringRecord = Schema.Record(Schema.String, Schema.String)
 
 /** @internal */
 export const ServerEntry = Schema.Struct({
@@ -35,7 +34,9 @@ export const ServerEntry = Schema.Struct({
 /** @internal */
 export type ServerEntry = typeof ServerEntry.Type
 
-const decodeEntry = Schema.decodeUnknownEither(ServerEntry, { onExcessProperty: "ignore" })
+const decodeEntry = Schema.decodeUnknownResult(ServerEntry, { onExcessProperty: "ignore" })
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 const STDIO_TYPES: ReadonlySet<string> = new Set(["stdio"])
 const HTTP_TYPES: ReadonlySet<string> = new Set(["http", "streamable-http", "streamableHttp", "sse"])
@@ -47,7 +48,7 @@ export const fromEntry = (
   name: string,
   entry: ServerEntry,
   extra: McpHub.DefinitionExtras
-): McpHub.ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient> => {
+): McpHub.ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient> => {
   const { command, type, url } = entry
   if (type !== undefined && !STDIO_TYPES.has(type) && !HTTP_TYPES.has(type)) {
     return invalid(name, `unknown "type" ${JSON.stringify(type)} (expected "stdio", "http" or "sse")`)
@@ -83,8 +84,8 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** @internal */
-export type Parsed = Either.Either<
-  ReadonlyArray<McpHub.ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>,
+export type Parsed = Result.Result<
+  ReadonlyArray<McpHub.ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>,
   string
 >
 
@@ -93,25 +94,25 @@ export type Parsed = Either.Either<
  * (with the reason) only when the document has neither; a name in both is kept once, as invalid.
  */
 export const parse = (document: unknown, extras: (name: string) => McpHub.DefinitionExtras): Parsed => {
-  if (!isRecord(document)) return Either.left("the configuration is not a JSON object")
+  if (!isRecord(document)) return Result.fail("the configuration is not a JSON object")
   const sections = (["mcpServers", "servers"] as const).filter((key) => document[key] !== undefined)
-  if (sections.length === 0) return Either.left(`the configuration has no "mcpServers" (or "servers") object`)
-  const out: Array<McpHub.ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>> = []
+  if (sections.length === 0) return Result.fail(`the configuration has no "mcpServers" (or "servers") object`)
+  const out: Array<McpHub.ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>> = []
   for (const section of sections) {
     const servers = document[section]
-    if (!isRecord(servers)) return Either.left(`"${section}" is not an object of servers`)
+    if (!isRecord(servers)) return Result.fail(`"${section}" is not an object of servers`)
     for (const [name, raw] of Object.entries(servers)) {
       const decoded = decodeEntry(raw)
-      if (Either.isLeft(decoded)) {
-        const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-          .map((issue) => `${issue.path.join(".")}: ${issue.message}`)
+      if (Result.isFailure(decoded)) {
+        const issues = formatIssues(decoded.failure.issue).issues
+          .map((issue) => `${(issue.path ?? []).map(String).join(".")}: ${issue.message}`)
         out.push(invalid(name, `the entry is malformed: ${issues.join("; ")}`))
-      } else if (decoded.right.disabled !== true) {
-        out.push(fromEntry(name, decoded.right, extras(name)))
+      } else if (decoded.success.disabled !== true) {
+        out.push(fromEntry(name, decoded.success, extras(name)))
       }
     }
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /** Reads and parses a configuration file. */
@@ -119,7 +120,7 @@ export const read = (
   path: string,
   extras: (name: string) => McpHub.DefinitionExtras
 ): Effect.Effect<
-  ReadonlyArray<McpHub.ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>,
+  ReadonlyArray<McpHub.ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>,
   string,
   FileSystem.FileSystem
 > =>
@@ -130,44 +131,32 @@ export const read = (
       try: () => JSON.parse(text) as unknown,
       catch: (error) => `${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`
     })
-    return yield* Either.mapLeft(parse(document, extras), (problem) => `${path}: ${problem}`)
+    return yield* Effect.fromResult(Result.mapError(parse(document, extras), (problem) => `${path}: ${problem}`))
   })
 
-const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
-  Config.map(Config.option(config), Option.getOrUndefined)
+// `args` from a flat source (an environment variable) is one string, split on commas, as `Config.Array` reads it
+const ConfigArgs = Schema.Union([
+  Schema.String.pipe(
+    Schema.decodeTo(Schema.Array(Schema.String), {
+      decode: SchemaGetter.split(),
+      encode: SchemaGetter.transform((args: ReadonlyArray<string>) => args.join(","))
+    })
+  ),
+  Schema.Array(Schema.String)
+])
 
-const toRecord = (map: HashMap.HashMap<string, string>): Record<string, string> =>
-  Object.fromEntries(HashMap.toEntries(map))
-
-const entryConfig: Config.Config<ServerEntry> = Config.map(
-  Config.all({
-    type: optional(Config.string("type")),
-    command: optional(Config.string("command")),
-    args: optional(Config.array(Config.string(), "args")),
-    env: optional(Config.map(Config.hashMap(Config.string(), "env"), toRecord)),
-    cwd: optional(Config.string("cwd")),
-    url: optional(Config.string("url")),
-    headers: optional(Config.map(Config.hashMap(Config.string(), "headers"), toRecord)),
-    disabled: optional(Config.boolean("disabled"))
-  }),
-  (fields): ServerEntry => {
-    const entry: { -readonly [K in keyof ServerEntry]: ServerEntry[K] } = {}
-    for (const [key, value] of Object.entries(fields) as Array<[keyof ServerEntry, never]>) {
-      if (value !== undefined) entry[key] = value
-    }
-    return entry
-  }
-)
+// one nested table per server, with the fields of a configuration file's entry
+const ConfigEntries = Schema.Record(Schema.String, ServerEntry.mapFields((fields) => ({ ...fields, args: Schema.optional(ConfigArgs) })))
 
 /** The servers under `key` of the current `ConfigProvider`, one nested table per server. */
 export const config = (
   key: string,
   extras: (name: string) => McpHub.DefinitionExtras
-): Config.Config<ReadonlyArray<McpHub.ServerSpec<CommandExecutor.CommandExecutor | HttpClient.HttpClient>>> =>
+): Config.Config<ReadonlyArray<McpHub.ServerSpec<ChildProcessSpawner.ChildProcessSpawner | HttpClient.HttpClient>>> =>
   Config.map(
-    Config.hashMap(entryConfig, key),
+    Config.schema(ConfigEntries, key),
     (servers) =>
-      HashMap.toEntries(servers)
+      Object.entries(servers)
         .filter(([, entry]) => entry.disabled !== true)
         .map(([name, entry]) => fromEntry(name, entry, extras(name)))
   )

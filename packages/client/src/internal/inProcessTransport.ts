@@ -1,10 +1,9 @@
 /** @internal */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -15,22 +14,22 @@ import * as Transport from "../Transport.js"
 import * as codec from "./codec.js"
 import { printable } from "./printable.js"
 
-const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
+const parseJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
 
 /**
  * Sends a message across the process boundary that is not there: serialize, parse and decode it as the wire
  * transports do, so a value that could not travel (a bigint, a cycle, a non-JSON-RPC shape) fails here.
  */
-const cross = (message: McpSchema.JsonRpcMessage): Either.Either<McpSchema.JsonRpcMessage, string> =>
-  Either.try({ try: () => codec.encode(message), catch: (cause) => `not serializable: ${String(cause)}` }).pipe(
-    Either.flatMap((text) =>
-      Either.map(Either.mapLeft(parseJson(text), () => "not valid JSON once serialized"), (parsed) => ({ parsed, text }))
+const cross = (message: McpSchema.JsonRpcMessage): Result.Result<McpSchema.JsonRpcMessage, string> =>
+  Result.try({ try: () => codec.encode(message), catch: (cause) => `not serializable: ${String(cause)}` }).pipe(
+    Result.flatMap((text) =>
+      Result.map(Result.mapError(parseJson(text), () => "not valid JSON once serialized"), (parsed) => ({ parsed, text }))
     ),
-    Either.flatMap(({ parsed, text }) => {
+    Result.flatMap(({ parsed, text }) => {
       const frame = codec.decodeValue(parsed, text)
       return frame.messages.length === 1 && frame.invalid.length === 0
-        ? Either.right(frame.messages[0])
-        : Either.left(frame.invalid.join("; "))
+        ? Result.succeed(frame.messages[0])
+        : Result.fail(frame.invalid.join("; "))
     })
   )
 
@@ -49,13 +48,13 @@ export const make = (server: InProcessTransport.Peer) =>
     const connect = (emit: Transport.Emit) =>
       Effect.gen(function*() {
         const outer = yield* Effect.scope
-        const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+        const scope = yield* Scope.fork(outer, "sequential")
         let closed = false
 
         const deliver = (message: McpSchema.JsonRpcMessage): Effect.Effect<void> =>
-          Either.match(cross(message), {
-            onRight: (crossed) => emit(codec.toEvent(crossed)),
-            onLeft: (detail) =>
+          Result.match(cross(message), {
+            onSuccess: (crossed) => emit(codec.toEvent(crossed)),
+            onFailure: (detail) =>
               "id" in message && !("method" in message) && message.id !== null
                 ? emit(Transport.TransportEvent.RequestFailed({
                   id: message.id,
@@ -65,10 +64,10 @@ export const make = (server: InProcessTransport.Peer) =>
           })
 
         // One emitter keeps the server's messages in order and stops with the connection.
-        const outbox = yield* Mailbox.make<McpSchema.JsonRpcMessage>()
-        yield* Mailbox.toStream(outbox).pipe(Stream.runForEach(deliver), Effect.forkIn(scope))
-        const connection = yield* server.connect((message) => Effect.asVoid(outbox.offer(message))).pipe(
-          Scope.extend(scope)
+        const outbox = yield* Queue.unbounded<McpSchema.JsonRpcMessage>()
+        yield* Stream.fromQueue(outbox).pipe(Stream.runForEach(deliver), Effect.forkIn(scope))
+        const connection = yield* server.connect((message) => Effect.asVoid(Queue.offer(outbox, message))).pipe(
+          Scope.provide(scope)
         )
 
         const stop = Effect.suspend(() => {
@@ -84,16 +83,16 @@ export const make = (server: InProcessTransport.Peer) =>
         }
         yield* Effect.acquireRelease(
           Effect.sync(() => live.add(entry)),
-          () => Effect.zipRight(Effect.sync(() => live.delete(entry)), stop)
+          () => Effect.andThen(Effect.sync(() => live.delete(entry)), stop)
         )
         yield* Ref.update(opened, (n) => n + 1)
 
         const toServer = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, TransportError> =>
           Effect.suspend(() => {
             if (closed) return Effect.fail(closedError("connection closed"))
-            return Either.match(cross(message), {
-              onLeft: (detail) => Effect.fail(new TransportError({ transport: "in-process", reason: "Write", detail })),
-              onRight: connection.handle
+            return Result.match(cross(message), {
+              onFailure: (detail) => Effect.fail(new TransportError({ transport: "in-process", reason: "Write", detail })),
+              onSuccess: connection.handle
             })
           })
 

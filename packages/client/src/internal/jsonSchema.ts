@@ -1,5 +1,5 @@
 /** @internal */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { formats } from "./jsonSchemaFormats.js"
 import type { Dialect, Failure, Issue, Options } from "./jsonSchemaModel.js"
 import * as Model from "./jsonSchemaModel.js"
@@ -233,18 +233,18 @@ const VALID: Outcome = { _tag: "Valid" }
  *
  * @internal
  */
-export const compile = (schema: unknown, options: Options): Either.Either<Program, Failure> => {
+export const compile = (schema: unknown, options: Options): Result.Result<Program, Failure> => {
   const dialect = Refs.dialectOf(schema, options.defaultDialect)
-  if (Either.isLeft(dialect)) return Either.left(dialect.left)
+  if (Result.isFailure(dialect)) return Result.fail(dialect.failure)
   if (typeof schema !== "boolean" && !Value.isObject(schema)) {
-    return Either.left({ reason: "InvalidSchema", detail: "a schema must be an object or a boolean", schemaPath: "#" })
+    return Result.fail({ reason: "InvalidSchema", detail: "a schema must be an object or a boolean", schemaPath: "#" })
   }
-  const index = Refs.indexDocument(schema, dialect.right, options.maxDepth)
-  if (Either.isLeft(index)) return Either.left(index.left)
+  const index = Refs.indexDocument(schema, dialect.success, options.maxDepth)
+  if (Result.isFailure(index)) return Result.fail(index.failure)
   const c: Compiler = {
-    dialect: dialect.right,
+    dialect: dialect.success,
     options,
-    index: index.right,
+    index: index.success,
     nodes: new Map(),
     queue: [],
     patterns: new Map(),
@@ -254,8 +254,8 @@ export const compile = (schema: unknown, options: Options): Either.Either<Progra
   }
   const root = nodeFor(c, schema, Refs.DEFAULT_BASE, "#")
   for (let job = c.queue.pop(); job !== undefined && c.failure === undefined; job = c.queue.pop()) job()
-  if (c.failure !== undefined) return Either.left(c.failure)
-  const tracking = index.right.usesUnevaluated
+  if (c.failure !== undefined) return Result.fail(c.failure)
+  const tracking = index.success.usesUnevaluated
   const run = (value: unknown): Outcome => {
     // A first pass that stops at the first failure: the usual verdict, "valid", costs no more than that.
     const quick = Model.makeContext(options, tracking, false)
@@ -268,5 +268,5 @@ export const compile = (schema: unknown, options: Options): Either.Either<Progra
     if (full.aborted !== undefined) return { _tag: "Failed", failure: full.aborted }
     return { _tag: "Invalid", issues: [{ instancePath: "", schemaPath: "#", keyword: "", message: "does not match" }] }
   }
-  return Either.right({ dialect: dialect.right, run })
+  return Result.succeed({ dialect: dialect.success, run })
 }

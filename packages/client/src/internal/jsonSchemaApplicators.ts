@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Evaluated } from "./jsonSchemaModel.js"
 import * as Model from "./jsonSchemaModel.js"
 import * as Refs from "./jsonSchemaRefs.js"
@@ -36,8 +36,8 @@ export const compileRef = (
   const reference = s[keyword]
   if (typeof reference !== "string") return invalid(c, `${keyword} must be a string`, path)
   const resolved = Refs.resolveRef(c.index, reference, base, path)
-  if (Either.isLeft(resolved)) return fail(c, resolved.left.reason, resolved.left.detail, path)
-  const target = resolved.right
+  if (Result.isFailure(resolved)) return fail(c, resolved.failure.reason, resolved.failure.detail, path)
+  const target = resolved.success
   if (keyword === "$dynamicRef") {
     // Without a second schema declaring the same dynamic anchor, dynamic resolution can only land where $ref
     // does. With one, the result depends on the dynamic scope, which this validator does not track.

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Context, Dialect, Evaluated, Failure, Options } from "./jsonSchemaModel.js"
 import * as Model from "./jsonSchemaModel.js"
 import * as Pattern from "./jsonSchemaPattern.js"
@@ -227,10 +227,10 @@ export const regexFor = (c: Compiler, pattern: string, path: string): Pattern.Pa
     return fail(c, "BudgetExceeded", `the schema's patterns compile to more than ${MAX_PATTERN_SIZE} units`, path)
   }
   const compiled = Pattern.compile(pattern, MAX_PATTERN_SIZE - c.patternSize)
-  const regex = Either.getOrUndefined(compiled)
+  const regex = Result.getOrUndefined(compiled)
   c.patterns.set(pattern, regex)
-  if (Either.isLeft(compiled)) return fail(c, compiled.left.reason, compiled.left.detail, path)
-  c.patternSize += compiled.right.size
+  if (Result.isFailure(compiled)) return fail(c, compiled.failure.reason, compiled.failure.detail, path)
+  c.patternSize += compiled.success.size
   return regex
 }
 

@@ -1,5 +1,5 @@
 /** @internal */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const TIME = /^(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/
@@ -81,7 +81,7 @@ const isEmail = (text: string): boolean => {
     (isHostname(domain) || /^\[[^\s\]]+\]$/.test(domain))
 }
 
-const isRegex = (text: string): boolean => Either.isRight(Either.try(() => new RegExp(text, "u")))
+const isRegex = (text: string): boolean => Result.isSuccess(Result.try(() => new RegExp(text, "u")))
 
 /**
  * The formats checked when format assertion is on. Lenient on purpose: they catch values of the wrong shape

@@ -14,7 +14,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { RE2JS } from "re2js"
 
 /** @internal */
@@ -155,9 +155,9 @@ const unicodeEscape = (cursor: Cursor): number | undefined => {
 }
 
 /** One escape, the backslash already read. */
-const escape = (cursor: Cursor, inClass: boolean): Either.Either<string, string> => {
+const escape = (cursor: Cursor, inClass: boolean): Result.Result<string, string> => {
   const { source } = cursor
-  if (cursor.index >= source.length) return Either.right(hex(0x5c))
+  if (cursor.index >= source.length) return Result.succeed(hex(0x5c))
   const code = next(cursor)
   const char = String.fromCodePoint(code)
   switch (char) {
@@ -165,61 +165,61 @@ const escape = (cursor: Cursor, inClass: boolean): Either.Either<string, string>
     case "D":
     case "w":
     case "W":
-      return Either.right(`\\${char}`)
+      return Result.succeed(`\\${char}`)
     case "b":
-      return Either.right(inClass ? hex(8) : "\\b")
+      return Result.succeed(inClass ? hex(8) : "\\b")
     case "B":
-      return Either.right(inClass ? "B" : "\\B")
+      return Result.succeed(inClass ? "B" : "\\B")
     case "s":
-      return Either.right(inClass ? SPACE : `[${SPACE}]`)
+      return Result.succeed(inClass ? SPACE : `[${SPACE}]`)
     case "S":
-      return Either.right(inClass ? "\\S" : `[^${SPACE}]`)
+      return Result.succeed(inClass ? "\\S" : `[^${SPACE}]`)
     case "n":
-      return Either.right(hex(10))
+      return Result.succeed(hex(10))
     case "r":
-      return Either.right(hex(13))
+      return Result.succeed(hex(13))
     case "t":
-      return Either.right(hex(9))
+      return Result.succeed(hex(9))
     case "f":
-      return Either.right(hex(12))
+      return Result.succeed(hex(12))
     case "v":
-      return Either.right(hex(11))
+      return Result.succeed(hex(11))
     case "c": {
       const letter = source[cursor.index] ?? ""
-      if (!/[A-Za-z]/.test(letter)) return Either.right(`${hex(0x5c)}c`)
+      if (!/[A-Za-z]/.test(letter)) return Result.succeed(`${hex(0x5c)}c`)
       cursor.index++
-      return Either.right(hex(letter.charCodeAt(0) % 32))
+      return Result.succeed(hex(letter.charCodeAt(0) % 32))
     }
     case "x": {
       const digits = source.slice(cursor.index, cursor.index + 2)
-      if (digits.length !== 2 || !isHex(digits)) return Either.right("x")
+      if (digits.length !== 2 || !isHex(digits)) return Result.succeed("x")
       cursor.index += 2
-      return Either.right(hex(parseInt(digits, 16)))
+      return Result.succeed(hex(parseInt(digits, 16)))
     }
     case "u": {
       const value = unicodeEscape(cursor)
-      return Either.right(value === undefined ? "u" : hex(value))
+      return Result.succeed(value === undefined ? "u" : hex(value))
     }
     case "p":
     case "P": {
-      if (!cursor.unicode || source[cursor.index] !== "{") return Either.right(char)
+      if (!cursor.unicode || source[cursor.index] !== "{") return Result.succeed(char)
       const end = source.indexOf("}", cursor.index)
       const body = source.slice(cursor.index + 1, end)
       cursor.index = end + 1
-      return Either.right(property(body, char === "P", inClass))
+      return Result.succeed(property(body, char === "P", inClass))
     }
     case "k":
-      return source[cursor.index] === "<" ? Either.left("a backreference") : Either.right("k")
+      return source[cursor.index] === "<" ? Result.fail("a backreference") : Result.succeed("k")
     case "0":
-      return /[0-9]/.test(source[cursor.index] ?? "") ? Either.left("an octal escape") : Either.right(hex(0))
+      return /[0-9]/.test(source[cursor.index] ?? "") ? Result.fail("an octal escape") : Result.succeed(hex(0))
     default:
-      if (/[1-9]/.test(char)) return Either.left("a backreference")
-      return Either.right(literal(code))
+      if (/[1-9]/.test(char)) return Result.fail("a backreference")
+      return Result.succeed(literal(code))
   }
 }
 
 /** A class, `[` already read. */
-const characterClass = (cursor: Cursor): Either.Either<string, string> => {
+const characterClass = (cursor: Cursor): Result.Result<string, string> => {
   const { source } = cursor
   let negated = false
   if (source[cursor.index] === "^") {
@@ -228,21 +228,21 @@ const characterClass = (cursor: Cursor): Either.Either<string, string> => {
   }
   if (source[cursor.index] === "]") {
     cursor.index++
-    return Either.right(negated ? `[${ANY}]` : `[^${ANY}]`)
+    return Result.succeed(negated ? `[${ANY}]` : `[^${ANY}]`)
   }
   let body = ""
   while (cursor.index < source.length && source[cursor.index] !== "]") {
     const code = next(cursor)
     if (code === 0x5c) {
       const escaped = escape(cursor, true)
-      if (Either.isLeft(escaped)) return escaped
-      body += escaped.right
+      if (Result.isFailure(escaped)) return escaped
+      body += escaped.success
     } else {
       body += code === 0x2d ? "-" : literal(code)
     }
   }
   cursor.index++
-  return Either.right(`[${negated ? "^" : ""}${body}]`)
+  return Result.succeed(`[${negated ? "^" : ""}${body}]`)
 }
 
 /**
@@ -251,7 +251,7 @@ const characterClass = (cursor: Cursor): Either.Either<string, string> => {
  *
  * @internal
  */
-export const translate = (source: string, unicode: boolean): Either.Either<string, string> => {
+export const translate = (source: string, unicode: boolean): Result.Result<string, string> => {
   const cursor: Cursor = { source, unicode, index: 0 }
   let out = ""
   while (cursor.index < source.length) {
@@ -259,12 +259,12 @@ export const translate = (source: string, unicode: boolean): Either.Either<strin
     const char = String.fromCodePoint(code)
     if (char === "\\") {
       const escaped = escape(cursor, false)
-      if (Either.isLeft(escaped)) return escaped
-      out += escaped.right
+      if (Result.isFailure(escaped)) return escaped
+      out += escaped.success
     } else if (char === "[") {
       const body = characterClass(cursor)
-      if (Either.isLeft(body)) return body
-      out += body.right
+      if (Result.isFailure(body)) return body
+      out += body.success
     } else if (char === ".") {
       out += DOT
     } else if (char === "(") {
@@ -274,12 +274,12 @@ export const translate = (source: string, unicode: boolean): Either.Either<strin
         cursor.index += 2
         out += "(?:"
       } else if (/^\?(=|!|<=|<!)/.test(source.slice(cursor.index, cursor.index + 3))) {
-        return Either.left("a lookaround assertion")
+        return Result.fail("a lookaround assertion")
       } else if (source.startsWith("?<", cursor.index)) {
         cursor.index = source.indexOf(">", cursor.index) + 1
         out += "(?:"
       } else {
-        return Either.left("a group modifier")
+        return Result.fail("a group modifier")
       }
     } else if (char === "{") {
       const quantifier = /^\d+(?:,\d*)?\}/.exec(source.slice(cursor.index))
@@ -295,12 +295,12 @@ export const translate = (source: string, unicode: boolean): Either.Either<strin
       out += literal(code)
     }
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 const nativeMode = (source: string): "unicode" | "legacy" | undefined => {
-  if (Either.isRight(Either.try(() => new RegExp(source, "u")))) return "unicode"
-  if (Either.isRight(Either.try(() => new RegExp(source)))) return "legacy"
+  if (Result.isSuccess(Result.try(() => new RegExp(source, "u")))) return "unicode"
+  if (Result.isSuccess(Result.try(() => new RegExp(source)))) return "legacy"
   return undefined
 }
 
@@ -402,32 +402,32 @@ const REPEAT = /^\{(\d{1,9})(,(\d{0,9}))?\}/
  *
  * @internal
  */
-export const compile = (source: string, maxSize: number = Infinity): Either.Either<Pattern, Refusal> => {
+export const compile = (source: string, maxSize: number = Infinity): Result.Result<Pattern, Refusal> => {
   const quoted = JSON.stringify(source)
   const mode = nativeMode(source)
   if (mode === undefined) {
-    return Either.left({ reason: "InvalidSchema", detail: `pattern ${quoted} is not a valid regular expression` })
+    return Result.fail({ reason: "InvalidSchema", detail: `pattern ${quoted} is not a valid regular expression` })
   }
-  const unsupported = (what: string): Either.Either<Pattern, Refusal> =>
-    Either.left({
+  const unsupported = (what: string): Result.Result<Pattern, Refusal> =>
+    Result.fail({
       reason: "UnsupportedKeyword",
       detail: `pattern ${quoted} uses ${what}, which cannot be matched in bounded time`
     })
   const translated = translate(source, mode === "unicode")
-  if (Either.isLeft(translated)) return unsupported(translated.left)
-  const estimate = estimateSize(translated.right)
+  if (Result.isFailure(translated)) return unsupported(translated.failure)
+  const estimate = estimateSize(translated.success)
   if (estimate > maxSize) {
     const shown = quoted.length > 80 ? `${quoted.slice(0, 80)}…` : quoted
-    return Either.left({
+    return Result.fail({
       reason: "BudgetExceeded",
       detail: `pattern ${shown} is estimated at ${estimate} program units, more than the ${maxSize} left`
     })
   }
-  const compiled = Either.try(() => RE2JS.compile(translated.right))
-  if (Either.isLeft(compiled)) {
-    const reason = compiled.left instanceof Error ? compiled.left.message.replace(/^error parsing regexp: /, "") : ""
+  const compiled = Result.try(() => RE2JS.compile(translated.success))
+  if (Result.isFailure(compiled)) {
+    const reason = compiled.failure instanceof Error ? compiled.failure.message.replace(/^error parsing regexp: /, "") : ""
     return unsupported(`a construct the bounded-time engine refuses (${reason})`)
   }
-  const re = compiled.right
-  return Either.right({ source, size: Math.max(1, re.programSize()), test: (text) => re.test(text) })
+  const re = compiled.success
+  return Result.succeed({ source, size: Math.max(1, re.programSize()), test: (text) => re.test(text) })
 }

@@ -1,5 +1,5 @@
 /** @internal */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Dialect, Failure } from "./jsonSchemaModel.js"
 import { escapeToken } from "./jsonSchemaModel.js"
 import { has, isObject } from "./jsonSchemaValue.js"
@@ -33,20 +33,20 @@ export const dialectOfUri = (uri: string): Dialect | undefined => {
  *
  * @internal
  */
-export const dialectOf = (schema: unknown, fallback: Dialect): Either.Either<Dialect, Failure> => {
-  if (!isObject(schema) || !has(schema, "$schema")) return Either.right(fallback)
+export const dialectOf = (schema: unknown, fallback: Dialect): Result.Result<Dialect, Failure> => {
+  if (!isObject(schema) || !has(schema, "$schema")) return Result.succeed(fallback)
   const uri = schema.$schema
   if (typeof uri !== "string") {
-    return Either.left({ reason: "InvalidSchema", detail: "$schema must be a string", schemaPath: "#/$schema" })
+    return Result.fail({ reason: "InvalidSchema", detail: "$schema must be a string", schemaPath: "#/$schema" })
   }
   const dialect = dialectOfUri(uri)
   return dialect === undefined
-    ? Either.left({
+    ? Result.fail({
       reason: "UnsupportedDialect",
       detail: `unsupported JSON Schema dialect ${JSON.stringify(uri)} (supported: 2020-12, draft-07)`,
       schemaPath: "#/$schema"
     })
-    : Either.right(dialect)
+    : Result.succeed(dialect)
 }
 
 /**
@@ -105,7 +105,7 @@ const MAPS = ["properties", "patternProperties", "$defs", "definitions", "depend
 const ANCHOR = /^[A-Za-z_][-A-Za-z0-9._]*$/
 
 const resolveUri = (reference: string, base: string): URL | undefined =>
-  Either.getOrUndefined(Either.try(() => new URL(reference, base)))
+  Result.getOrUndefined(Result.try(() => new URL(reference, base)))
 
 const withoutFragment = (url: URL): string => {
   const copy = new URL(url.href)
@@ -130,7 +130,7 @@ export const indexDocument = (
   root: unknown,
   dialect: Dialect,
   maxDepth: number
-): Either.Either<DocumentIndex, Failure> => {
+): Result.Result<DocumentIndex, Failure> => {
   const resources = new Map<string, Resource>()
   const placements = new Map<object, Placement>()
   const dynamicAnchors = new Map<string, number>()
@@ -140,7 +140,7 @@ export const indexDocument = (
   const resourceOf = new Map<string, Resource>([[DEFAULT_BASE, rootResource]])
   const stack: Array<Pending> = [{ schema: root, base: DEFAULT_BASE, location: "#", depth: 0 }]
   const fail = (reason: Failure["reason"], detail: string, schemaPath: string) =>
-    Either.left<Failure>({ reason, detail, schemaPath })
+    Result.fail<Failure>({ reason, detail, schemaPath })
 
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { depth, location, schema } = item
@@ -216,7 +216,7 @@ export const indexDocument = (
       for (const name of Object.keys(map)) push(map[name], `${location}/${keyword}/${escapeToken(name)}`)
     }
   }
-  return Either.right({ resources, placements, usesUnevaluated, dynamicAnchors })
+  return Result.succeed({ resources, placements, usesUnevaluated, dynamicAnchors })
 }
 
 /**
@@ -245,7 +245,7 @@ export const resolveRef = (
   reference: string,
   base: string,
   schemaPath: string
-): Either.Either<Target, Failure> => {
+): Result.Result<Target, Failure> => {
   let resourceUri: string
   let rawFragment: string
   if (reference.startsWith("#")) {
@@ -254,31 +254,31 @@ export const resolveRef = (
   } else {
     const url = resolveUri(reference, base)
     if (url === undefined) {
-      return Either.left({ reason: "RemoteRef", detail: `remote $ref not fetched: ${reference}`, schemaPath })
+      return Result.fail({ reason: "RemoteRef", detail: `remote $ref not fetched: ${reference}`, schemaPath })
     }
     rawFragment = url.hash.slice(1)
     resourceUri = withoutFragment(url)
   }
   const resource = index.resources.get(resourceUri)
   if (resource === undefined) {
-    return Either.left({ reason: "RemoteRef", detail: `remote $ref not fetched: ${reference}`, schemaPath })
+    return Result.fail({ reason: "RemoteRef", detail: `remote $ref not fetched: ${reference}`, schemaPath })
   }
-  const fragment = Either.getOrUndefined(Either.try(() => decodeURIComponent(rawFragment)))
+  const fragment = Result.getOrUndefined(Result.try(() => decodeURIComponent(rawFragment)))
   if (fragment === undefined) {
-    return Either.left({ reason: "InvalidSchema", detail: `malformed $ref ${JSON.stringify(reference)}`, schemaPath })
+    return Result.fail({ reason: "InvalidSchema", detail: `malformed $ref ${JSON.stringify(reference)}`, schemaPath })
   }
   const unresolved = () =>
-    Either.left<Failure>({ reason: "UnresolvedRef", detail: `$ref ${reference} points at nothing`, schemaPath })
+    Result.fail<Failure>({ reason: "UnresolvedRef", detail: `$ref ${reference} points at nothing`, schemaPath })
   const placed = (schema: unknown, fallbackLocation: string): Target => {
     const placement = isObject(schema) ? index.placements.get(schema) : undefined
     return placement !== undefined
       ? { schema, base: placement.base, location: placement.location }
       : { schema, base: resource.uri, location: fallbackLocation }
   }
-  if (fragment === "") return Either.right(placed(resource.root, resource.location))
+  if (fragment === "") return Result.succeed(placed(resource.root, resource.location))
   if (!fragment.startsWith("/")) {
     const anchored = resource.anchors.get(fragment)
-    return anchored === undefined ? unresolved() : Either.right(placed(anchored, resource.location))
+    return anchored === undefined ? unresolved() : Result.succeed(placed(anchored, resource.location))
   }
   let current: unknown = resource.root
   for (const raw of fragment.slice(1).split("/")) {
@@ -293,5 +293,5 @@ export const resolveRef = (
     }
   }
   const pointerLocation = resource.location === "#" ? `#${fragment}` : `${resource.location}${fragment}`
-  return Either.right(placed(current, pointerLocation))
+  return Result.succeed(placed(current, pointerLocation))
 }

@@ -10,7 +10,6 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Scope from "effect/Scope"
 
 /** @internal */
@@ -25,11 +24,11 @@ export interface MadeOnUse<A> {
 export const madeOnUse = <A>(
   make: Effect.Effect<A, never, Scope.Scope>
 ): Effect.Effect<MadeOnUse<A>, never, Scope.Scope> =>
-  Effect.map(Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.sequential)), (scope) => {
+  Effect.map(Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, "sequential")), (scope) => {
     let made: A | undefined
     return {
       use: Effect.suspend(() =>
-        made !== undefined ? Effect.succeed(made) : Effect.map(Scope.extend(make, scope), (part) => (made ??= part))
+        made !== undefined ? Effect.succeed(made) : Effect.map(Scope.provide(make, scope), (part) => (made ??= part))
       ),
       ifMade: (f, none) => Effect.suspend(() => made === undefined ? Effect.succeed(none) : f(made))
     }

@@ -5,25 +5,39 @@
  * @internal
  */
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /**
- * Decoding options for MCP results: members a schema does not name are kept.
+ * Decoding options for MCP results: the first issue is reported. Members a schema does not name are kept by the
+ * MCP object schemas themselves (see {@link Open}), whatever the options.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const preserve = { onExcessProperty: "preserve", errors: "first" } as const
+export const preserve: SchemaAST.ParseOptions = { errors: "first" }
 
 /** @internal */
-export const Meta = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 /** @internal */
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export const Meta = Schema.optional(JsonObject)
+
+/**
+ * An MCP object: the members it names are decoded, every other member is kept as it came (a later revision's
+ * additions reach the caller). Effect 4's decoding options can only drop or refuse unknown members, so the schemas
+ * carry this themselves, as a string index signature of unknown values. The JSON-RPC envelope is not open: its
+ * decoding drops what it does not name.
+ *
+ * @internal
+ */
+export const Open = <const Fields extends Schema.Struct.Fields>(fields: Fields) =>
+  Schema.StructWithRest(Schema.Struct(fields), [JsonObject])
 
 /**
  * @since 0.1.0
  * @category models
  */
-export const Icon = Schema.Struct({
+export const Icon = Open({
   src: Schema.String,
   mimeType: Schema.optional(Schema.String),
   sizes: Schema.optional(Schema.Array(Schema.String)),
@@ -65,11 +79,15 @@ export const isSafeIcon = (icon: Icon): boolean => {
  * @since 0.1.0
  * @category icons
  */
-export const Icons = Schema.transform(Schema.Array(Icon), Schema.Array(Icon), {
-  strict: true,
-  decode: (icons) => icons.filter(isSafeIcon),
-  encode: (icons) => icons
-})
+export const Icons = Schema.Array(Icon).pipe(
+  Schema.decodeTo(
+    Schema.Array(Icon),
+    SchemaTransformation.transform<ReadonlyArray<Icon>, ReadonlyArray<Icon>>({
+      decode: (icons) => icons.filter(isSafeIcon),
+      encode: (icons) => icons
+    })
+  )
+)
 
 /**
  * Name and version of a client or server (self-reported: for display and logs only).
@@ -77,7 +95,7 @@ export const Icons = Schema.transform(Schema.Array(Icon), Schema.Array(Icon), {
  * @since 0.1.0
  * @category models
  */
-export const Implementation = Schema.Struct({
+export const Implementation = Open({
   name: Schema.String,
   version: Schema.String,
   title: Schema.optional(Schema.String),
@@ -96,11 +114,11 @@ export type Implementation = typeof Implementation.Type
  * @since 0.1.0
  * @category models
  */
-export const ServerCapabilities = Schema.Struct({
-  tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
-  prompts: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+export const ServerCapabilities = Open({
+  tools: Schema.optional(Open({ listChanged: Schema.optional(Schema.Boolean) })),
+  prompts: Schema.optional(Open({ listChanged: Schema.optional(Schema.Boolean) })),
   resources: Schema.optional(
-    Schema.Struct({ subscribe: Schema.optional(Schema.Boolean), listChanged: Schema.optional(Schema.Boolean) })
+    Open({ subscribe: Schema.optional(Schema.Boolean), listChanged: Schema.optional(Schema.Boolean) })
   ),
   completions: Schema.optional(JsonObject),
   logging: Schema.optional(JsonObject),
@@ -119,8 +137,8 @@ export type ServerCapabilities = typeof ServerCapabilities.Type
  * @since 0.1.0
  * @category models
  */
-export const ClientCapabilities = Schema.Struct({
-  roots: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+export const ClientCapabilities = Open({
+  roots: Schema.optional(Open({ listChanged: Schema.optional(Schema.Boolean) })),
   sampling: Schema.optional(JsonObject),
   elicitation: Schema.optional(JsonObject),
   experimental: Schema.optional(JsonObject),
@@ -138,7 +156,7 @@ export type ClientCapabilities = typeof ClientCapabilities.Type
  * @since 0.1.0
  * @category models
  */
-export const InitializeResult = Schema.Struct({
+export const InitializeResult = Open({
   protocolVersion: Schema.String,
   capabilities: ServerCapabilities,
   serverInfo: Implementation,
@@ -158,7 +176,7 @@ export type InitializeResult = typeof InitializeResult.Type
  * @since 0.1.0
  * @category models
  */
-export const DiscoverResult = Schema.Struct({
+export const DiscoverResult = Open({
   resultType: Schema.optional(Schema.String),
   supportedVersions: Schema.Array(Schema.String),
   capabilities: ServerCapabilities,
@@ -175,7 +193,7 @@ export const DiscoverResult = Schema.Struct({
 export type DiscoverResult = typeof DiscoverResult.Type
 
 /** @internal */
-export const Annotations = Schema.Struct({
+export const Annotations = Open({
   audience: Schema.optional(Schema.Array(Schema.String)),
   priority: Schema.optional(Schema.Number),
   lastModified: Schema.optional(Schema.String)
@@ -185,7 +203,7 @@ export const Annotations = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const TextContent = Schema.Struct({
+export const TextContent = Open({
   type: Schema.Literal("text"),
   text: Schema.String,
   annotations: Schema.optional(Annotations),
@@ -196,7 +214,7 @@ export const TextContent = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const ImageContent = Schema.Struct({
+export const ImageContent = Open({
   type: Schema.Literal("image"),
   data: Schema.String,
   mimeType: Schema.String,
@@ -208,7 +226,7 @@ export const ImageContent = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const AudioContent = Schema.Struct({
+export const AudioContent = Open({
   type: Schema.Literal("audio"),
   data: Schema.String,
   mimeType: Schema.String,
@@ -220,7 +238,7 @@ export const AudioContent = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const TextResourceContents = Schema.Struct({
+export const TextResourceContents = Open({
   uri: Schema.String,
   mimeType: Schema.optional(Schema.String),
   text: Schema.String,
@@ -231,7 +249,7 @@ export const TextResourceContents = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const BlobResourceContents = Schema.Struct({
+export const BlobResourceContents = Open({
   uri: Schema.String,
   mimeType: Schema.optional(Schema.String),
   blob: Schema.String,
@@ -242,7 +260,7 @@ export const BlobResourceContents = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const ResourceContents = Schema.Union(TextResourceContents, BlobResourceContents)
+export const ResourceContents = Schema.Union([TextResourceContents, BlobResourceContents])
 
 /**
  * @since 0.1.0
@@ -254,7 +272,7 @@ export type ResourceContents = typeof ResourceContents.Type
  * @since 0.1.0
  * @category models
  */
-export const EmbeddedResource = Schema.Struct({
+export const EmbeddedResource = Open({
   type: Schema.Literal("resource"),
   resource: ResourceContents,
   annotations: Schema.optional(Annotations),
@@ -265,7 +283,7 @@ export const EmbeddedResource = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const ResourceLink = Schema.Struct({
+export const ResourceLink = Open({
   type: Schema.Literal("resource_link"),
   uri: Schema.String,
   name: Schema.String,
@@ -283,20 +301,20 @@ export const ResourceLink = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const UnknownContent = Schema.Struct({ type: Schema.String })
+export const UnknownContent = Open({ type: Schema.String })
 
 /**
  * @since 0.1.0
  * @category models
  */
-export const ContentBlock = Schema.Union(
+export const ContentBlock = Schema.Union([
   TextContent,
   ImageContent,
   AudioContent,
   EmbeddedResource,
   ResourceLink,
   UnknownContent
-)
+])
 
 /**
  * @since 0.1.0

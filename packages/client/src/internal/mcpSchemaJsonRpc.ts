@@ -3,9 +3,9 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /**
  * A JSON-RPC request id: a string or an integer, never null.
@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category models
  */
-export const RequestId = Schema.Union(Schema.String, Schema.Int)
+export const RequestId = Schema.Union([Schema.String, Schema.Int])
 
 /**
  * @since 0.1.0
@@ -25,7 +25,7 @@ export type RequestId = typeof RequestId.Type
  * @since 0.1.0
  * @category models
  */
-export const ProgressToken = Schema.Union(Schema.String, Schema.Number)
+export const ProgressToken = Schema.Union([Schema.String, Schema.Number])
 
 /**
  * @since 0.1.0
@@ -128,7 +128,7 @@ export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure
  * @since 0.1.0
  * @category models
  */
-export const JsonRpcMessage = Schema.Union(JsonRpcRequest, JsonRpcSuccess, JsonRpcFailure, JsonRpcNotification)
+export const JsonRpcMessage = Schema.Union([JsonRpcRequest, JsonRpcSuccess, JsonRpcFailure, JsonRpcNotification])
 
 /**
  * @since 0.1.0
@@ -136,17 +136,13 @@ export const JsonRpcMessage = Schema.Union(JsonRpcRequest, JsonRpcSuccess, JsonR
  */
 export type JsonRpcMessage = typeof JsonRpcMessage.Type
 
-const decodeRequest = Schema.decodeUnknownEither(JsonRpcRequest)
-const decodeNotification = Schema.decodeUnknownEither(JsonRpcNotification)
-const decodeSuccess = Schema.decodeUnknownEither(JsonRpcSuccess)
-const decodeFailure = Schema.decodeUnknownEither(JsonRpcFailure)
+const decodeRequest = Schema.decodeUnknownResult(JsonRpcRequest)
+const decodeNotification = Schema.decodeUnknownResult(JsonRpcNotification)
+const decodeSuccess = Schema.decodeUnknownResult(JsonRpcSuccess)
+const decodeFailure = Schema.decodeUnknownResult(JsonRpcFailure)
 
 const notAMessage = (input: unknown) =>
-  Either.left(
-    new ParseResult.ParseError({
-      issue: new ParseResult.Type(JsonRpcMessage.ast, input, "not a JSON-RPC 2.0 message")
-    })
-  )
+  Result.fail(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: "not a JSON-RPC 2.0 message" }, input)))
 
 /**
  * Decodes one parsed JSON value as a JSON-RPC message. The shape picks the one member schema that applies
@@ -156,7 +152,7 @@ const notAMessage = (input: unknown) =>
  * @since 0.1.0
  * @category decoding
  */
-export const decodeMessage = (input: unknown): Either.Either<JsonRpcMessage, ParseResult.ParseError> => {
+export const decodeMessage = (input: unknown): Result.Result<JsonRpcMessage, Schema.SchemaError> => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return notAMessage(input)
   // The usual envelopes are checked by hand, to the same result as their schemas (members in schema order, other
   // members dropped); anything else, valid or not, goes through the schemas.
@@ -165,23 +161,29 @@ export const decodeMessage = (input: unknown): Either.Either<JsonRpcMessage, Par
     if (valid && typeof input.method === "string") {
       const method = input.method
       const params = hasOwn(input, "params") ? { params: "params" in input ? input.params : undefined } : {}
-      if (!("id" in input)) return Either.right({ jsonrpc: "2.0", method, ...params })
+      if (!("id" in input)) return Result.succeed({ jsonrpc: "2.0", method, ...params })
       const id = input.id
-      if (isRequestId(id) && hasOwn(input, "id")) return Either.right({ jsonrpc: "2.0", id, method, ...params })
+      if (isRequestId(id) && hasOwn(input, "id")) return Result.succeed({ jsonrpc: "2.0", id, method, ...params })
     }
-    return "id" in input ? decodeRequest(input) : decodeNotification(input)
+    return "id" in input ? decodeRequest(own(input)) : decodeNotification(own(input))
   }
   if ("result" in input) {
     if (valid && "id" in input && isRequestId(input.id) && hasOwn(input, "id") && hasOwn(input, "result")) {
-      return Either.right({ jsonrpc: "2.0", id: input.id, result: input.result })
+      return Result.succeed({ jsonrpc: "2.0", id: input.id, result: input.result })
     }
-    return decodeSuccess(input)
+    return decodeSuccess(own(input))
   }
-  if ("error" in input) return decodeFailure(input)
+  if ("error" in input) return decodeFailure(own(input))
   return notAMessage(input)
 }
 
 const hasOwn = (input: object, key: string): boolean => Object.prototype.hasOwnProperty.call(input, key)
+
+/**
+ * The members a message has are its own, as JSON.parse makes them. Effect 4's struct decoding also reads inherited
+ * members, so an object with another prototype is decoded through a copy of its own members.
+ */
+const own = (input: object): object => Object.getPrototypeOf(input) === Object.prototype ? input : { ...input }
 
 const isRequestId = (id: unknown): id is RequestId =>
   typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id))

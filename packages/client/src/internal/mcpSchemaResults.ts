@@ -4,15 +4,16 @@
  *
  * @internal
  */
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Annotations, ContentBlock, Icons, JsonObject, Meta, ResourceContents } from "./mcpSchemaCore.js"
+import { Annotations, ContentBlock, Icons, JsonObject, Meta, Open, ResourceContents } from "./mcpSchemaCore.js"
 import { ProgressToken } from "./mcpSchemaJsonRpc.js"
 
 /**
  * @since 0.1.0
  * @category models
  */
-export const Tool = Schema.Struct({
+export const Tool = Open({
   name: Schema.String,
   title: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
@@ -24,7 +25,7 @@ export const Tool = Schema.Struct({
    * How the tool may run (2025-11-25): `taskSupport` is `forbidden` (the default), `optional` or `required`. Kept
    * as any string: a value this client does not know counts as `forbidden`.
    */
-  execution: Schema.optional(Schema.Struct({ taskSupport: Schema.optional(Schema.String) })),
+  execution: Schema.optional(Open({ taskSupport: Schema.optional(Schema.String) })),
   _meta: Meta
 })
 
@@ -46,7 +47,7 @@ const Paginated = {
  * @since 0.1.0
  * @category models
  */
-export const ListToolsResult = Schema.Struct({ tools: Schema.Array(Tool), ...Paginated })
+export const ListToolsResult = Open({ tools: Schema.Array(Tool), ...Paginated })
 
 /**
  * @since 0.1.0
@@ -58,8 +59,8 @@ export type ListToolsResult = typeof ListToolsResult.Type
  * @since 0.1.0
  * @category models
  */
-export const CallToolResult = Schema.Struct({
-  content: Schema.optionalWith(Schema.Array(ContentBlock), { default: () => [] }),
+export const CallToolResult = Open({
+  content: Schema.Array(ContentBlock).pipe(Schema.withDecodingDefaultType(Effect.sync(() => []))),
   structuredContent: Schema.optional(Schema.Unknown),
   isError: Schema.optional(Schema.Boolean),
   resultType: Schema.optional(Schema.String),
@@ -76,7 +77,7 @@ export type CallToolResult = typeof CallToolResult.Type
  * @since 0.1.0
  * @category models
  */
-export const Resource = Schema.Struct({
+export const Resource = Open({
   uri: Schema.String,
   name: Schema.String,
   title: Schema.optional(Schema.String),
@@ -98,7 +99,7 @@ export type Resource = typeof Resource.Type
  * @since 0.1.0
  * @category models
  */
-export const ListResourcesResult = Schema.Struct({ resources: Schema.Array(Resource), ...Paginated })
+export const ListResourcesResult = Open({ resources: Schema.Array(Resource), ...Paginated })
 
 /**
  * @since 0.1.0
@@ -110,7 +111,7 @@ export type ListResourcesResult = typeof ListResourcesResult.Type
  * @since 0.1.0
  * @category models
  */
-export const ResourceTemplate = Schema.Struct({
+export const ResourceTemplate = Open({
   uriTemplate: Schema.String,
   name: Schema.String,
   title: Schema.optional(Schema.String),
@@ -131,7 +132,7 @@ export type ResourceTemplate = typeof ResourceTemplate.Type
  * @since 0.1.0
  * @category models
  */
-export const ListResourceTemplatesResult = Schema.Struct({
+export const ListResourceTemplatesResult = Open({
   resourceTemplates: Schema.Array(ResourceTemplate),
   ...Paginated
 })
@@ -146,7 +147,7 @@ export type ListResourceTemplatesResult = typeof ListResourceTemplatesResult.Typ
  * @since 0.1.0
  * @category models
  */
-export const ReadResourceResult = Schema.Struct({
+export const ReadResourceResult = Open({
   contents: Schema.Array(ResourceContents),
   ttlMs: Schema.optional(Schema.Number),
   cacheScope: Schema.optional(Schema.String),
@@ -164,7 +165,7 @@ export type ReadResourceResult = typeof ReadResourceResult.Type
  * @since 0.1.0
  * @category models
  */
-export const PromptArgument = Schema.Struct({
+export const PromptArgument = Open({
   name: Schema.String,
   title: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
@@ -175,7 +176,7 @@ export const PromptArgument = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const Prompt = Schema.Struct({
+export const Prompt = Open({
   name: Schema.String,
   title: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
@@ -194,7 +195,7 @@ export type Prompt = typeof Prompt.Type
  * @since 0.1.0
  * @category models
  */
-export const ListPromptsResult = Schema.Struct({ prompts: Schema.Array(Prompt), ...Paginated })
+export const ListPromptsResult = Open({ prompts: Schema.Array(Prompt), ...Paginated })
 
 /**
  * @since 0.1.0
@@ -206,8 +207,8 @@ export type ListPromptsResult = typeof ListPromptsResult.Type
  * @since 0.1.0
  * @category models
  */
-export const PromptMessage = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
+export const PromptMessage = Open({
+  role: Schema.Literals(["user", "assistant"]),
   content: ContentBlock
 })
 
@@ -215,7 +216,7 @@ export const PromptMessage = Schema.Struct({
  * @since 0.1.0
  * @category models
  */
-export const GetPromptResult = Schema.Struct({
+export const GetPromptResult = Open({
   description: Schema.optional(Schema.String),
   messages: Schema.Array(PromptMessage),
   resultType: Schema.optional(Schema.String),
@@ -234,10 +235,10 @@ export type GetPromptResult = typeof GetPromptResult.Type
  * @since 0.1.0
  * @category models
  */
-export const CompleteReference = Schema.Union(
+export const CompleteReference = Schema.Union([
   Schema.Struct({ type: Schema.Literal("ref/prompt"), name: Schema.String }),
   Schema.Struct({ type: Schema.Literal("ref/resource"), uri: Schema.String })
-)
+])
 
 /**
  * @since 0.1.0
@@ -249,8 +250,8 @@ export type CompleteReference = typeof CompleteReference.Type
  * @since 0.1.0
  * @category models
  */
-export const CompleteResult = Schema.Struct({
-  completion: Schema.Struct({
+export const CompleteResult = Open({
+  completion: Open({
     values: Schema.Array(Schema.String),
     total: Schema.optional(Schema.Number),
     hasMore: Schema.optional(Schema.Boolean)
@@ -268,7 +269,7 @@ export type CompleteResult = typeof CompleteResult.Type
  * @since 0.1.0
  * @category models
  */
-export const EmptyResult = Schema.Struct({ _meta: Meta })
+export const EmptyResult = Open({ _meta: Meta })
 
 /**
  * @since 0.1.0
@@ -293,7 +294,7 @@ export type Progress = typeof ProgressParams.Type
  * @since 0.1.0
  * @category models
  */
-export const LoggingLevel = Schema.Literal(
+export const LoggingLevel = Schema.Literals([
   "debug",
   "info",
   "notice",
@@ -302,7 +303,7 @@ export const LoggingLevel = Schema.Literal(
   "critical",
   "alert",
   "emergency"
-)
+])
 
 /**
  * @since 0.1.0

@@ -1,6 +1,6 @@
 /** @internal */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
@@ -16,9 +16,9 @@ export type ProbeVerdict =
   | { readonly _tag: "Legacy"; readonly version: McpSchema.LegacyVersion | undefined }
   | { readonly _tag: "Fail"; readonly error: McpError.ProtocolError | McpError.TransportFailure }
 
-const decodeDiscover = Schema.decodeUnknownEither(McpSchema.DiscoverResult, McpSchema.preserve)
+const decodeDiscover = Schema.decodeUnknownResult(McpSchema.DiscoverResult, McpSchema.preserve)
 const SupportedData = Schema.Struct({ supported: Schema.Array(Schema.String) })
-const decodeSupported = Schema.decodeUnknownEither(SupportedData)
+const decodeSupported = Schema.decodeUnknownResult(SupportedData)
 
 /**
  * The newest version present in both lists, if any.
@@ -68,11 +68,11 @@ export const classifyProbeResult = (
   supported: ReadonlyArray<McpSchema.ProtocolVersion>
 ): ProbeVerdict => {
   const decoded = decodeDiscover(result)
-  if (Either.isLeft(decoded)) {
+  if (Result.isFailure(decoded)) {
     // Something answered the method but not with a DiscoverResult: not a modern server.
     return { _tag: "Legacy", version: undefined }
   }
-  const discover = decoded.right
+  const discover = decoded.success
   return fromVersionList(
     discover.supportedVersions,
     supported,
@@ -95,9 +95,9 @@ export const classifyProbeError = (
 ): ProbeVerdict => {
   if (error.code === McpSchema.ErrorCode.UnsupportedProtocolVersion) {
     const data = decodeSupported(error.data)
-    if (Either.isLeft(data)) return { _tag: "Legacy", version: undefined }
+    if (Result.isFailure(data)) return { _tag: "Legacy", version: undefined }
     return fromVersionList(
-      data.right.supported,
+      data.success.supported,
       supported,
       (version) =>
         retried
@@ -110,7 +110,7 @@ export const classifyProbeError = (
             })
           }
           : { _tag: "RetryModern", version },
-      () => noSharedVersion(data.right.supported, supported)
+      () => noSharedVersion(data.success.supported, supported)
     )
   }
   if (
@@ -154,13 +154,13 @@ export const classifyProbeFailure = (
   return { _tag: "Fail", error }
 }
 
-const ErrorBody = Schema.parseJson(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
-const decodeErrorBody = Schema.decodeUnknownEither(ErrorBody)
+const ErrorBody = Schema.fromJsonString(Schema.Struct({ error: McpSchema.JsonRpcErrorObject }))
+const decodeErrorBody = Schema.decodeUnknownResult(ErrorBody)
 
 const modernErrorInBody = (body: string): McpError.McpError | undefined => {
   const decoded = decodeErrorBody(body)
-  if (Either.isLeft(decoded)) return undefined
-  const error = decoded.right.error
+  if (Result.isFailure(decoded)) return undefined
+  const error = decoded.success.error
   if (
     error.code !== McpSchema.ErrorCode.UnsupportedProtocolVersion &&
     error.code !== McpSchema.ErrorCode.HeaderMismatch &&
@@ -176,8 +176,8 @@ const modernErrorInBody = (body: string): McpError.McpError | undefined => {
  */
 export const initializeNamesOnlyModern = (error: McpError.McpError): boolean => {
   const data = decodeSupported(error.data)
-  if (Either.isLeft(data) || data.right.supported.length === 0) return false
-  return data.right.supported.every(McpSchema.isModernVersion)
+  if (Result.isFailure(data) || data.success.supported.length === 0) return false
+  return data.success.supported.every(McpSchema.isModernVersion)
 }
 
 /** What a server that quit because of the probe tends to say about it. */
@@ -304,7 +304,7 @@ export interface Negotiator {
   readonly established: () => void
 }
 
-const decodeImplementation = Schema.decodeUnknownEither(McpSchema.Implementation, McpSchema.preserve)
+const decodeImplementation = Schema.decodeUnknownResult(McpSchema.Implementation, McpSchema.preserve)
 
 /** The negotiator's state: its configuration and what it learnt of the server. */
 interface State {
@@ -393,7 +393,7 @@ const modernSession = (
   return {
     era: "modern",
     protocolVersion: version,
-    serverInfo: Either.getOrUndefined(serverInfo),
+    serverInfo: Result.getOrUndefined(serverInfo),
     capabilities: result.capabilities,
     instructions: result.instructions
   }
@@ -446,10 +446,10 @@ const probe = Effect.fnUntraced(function*(state: State, channel: Channel) {
   let version: McpSchema.ModernVersion = state.supportedModern[state.supportedModern.length - 1] ?? "2026-07-28"
   let retried = false
   while (true) {
-    const outcome = yield* Effect.either(discover(state, channel, version))
-    const verdictNow = Either.isRight(outcome)
-      ? classifyProbeResult(outcome.right, state.config.supported)
-      : yield* classifyFailure(state, channel, outcome.left, retried)
+    const outcome = yield* Effect.result(discover(state, channel, version))
+    const verdictNow = Result.isSuccess(outcome)
+      ? classifyProbeResult(outcome.success, state.config.supported)
+      : yield* classifyFailure(state, channel, outcome.failure, retried)
     switch (verdictNow._tag) {
       case "Modern":
         state.verdict = "modern"
@@ -507,7 +507,7 @@ export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
         const known = channel.knownEra ?? state.verdict
         if (known === "legacy") return initialize(state, channel, undefined)
         if (known === "modern" && eraOption !== "auto") return discoverPinned(state, channel)
-        return Effect.zipRight(config.onProbe, probe(state, channel))
+        return Effect.andThen(config.onProbe, probe(state, channel))
       }),
     initialize: (channel, version) => initialize(state, channel, version),
     turn: (signal) => {
@@ -529,7 +529,7 @@ export const makeNegotiator = (config: NegotiatorConfig): Negotiator => {
   }
 }
 
-const decodeInitializeResult = Schema.decodeUnknownEither(McpSchema.InitializeResult, McpSchema.preserve)
+const decodeInitializeResult = Schema.decodeUnknownResult(McpSchema.InitializeResult, McpSchema.preserve)
 
 /** The answer to `initialize`: a complete result decoded with the schema, or a ProtocolError. */
 const decodeInitialize = (raw: unknown): Effect.Effect<McpSchema.InitializeResult, McpError.ProtocolError> => {
@@ -552,11 +552,11 @@ const decodeInitialize = (raw: unknown): Effect.Effect<McpSchema.InitializeResul
       })
     )
   }
-  return Either.match(decodeInitializeResult(raw), {
-    onLeft: (cause) =>
+  return Result.match(decodeInitializeResult(raw), {
+    onFailure: (cause) =>
       Effect.fail(
         new McpError.ProtocolError({ reason: "InvalidResult", method: "initialize", detail: cause.message, cause })
       ),
-    onRight: Effect.succeed
+    onSuccess: Effect.succeed
   })
 }

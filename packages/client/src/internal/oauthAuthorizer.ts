@@ -4,13 +4,14 @@
  *
  * @internal
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import type * as AuthorizationHandler from "../AuthorizationHandler.js"
 import type * as HostResolver from "../HostResolver.js"
 import * as McpError from "../McpError.js"
@@ -42,8 +43,8 @@ interface Tracker {
   lastWasAuthorization: boolean
 }
 
-const decodeTokens = Schema.decodeUnknownOption(Schema.parseJson(TokenStore.StoredTokens))
-const encodeTokens = Schema.encodeSync(Schema.parseJson(TokenStore.StoredTokens))
+const decodeTokens = Schema.decodeUnknownOption(Schema.fromJsonString(TokenStore.StoredTokens))
+const encodeTokens = Schema.encodeSync(Schema.fromJsonString(TokenStore.StoredTokens))
 
 const storeFailure = (e: TokenStore.TokenStoreError) => oauthError("Storage", e.message)
 
@@ -99,7 +100,7 @@ export const make = <const O extends OAuth.OAuthOptions<unknown> = {}>(
     yield* validateOptions(options)
     const client = yield* HttpClient.HttpClient
     const store = yield* TokenStore.TokenStore
-    const handler = Option.fromNullable(yield* given(options.authorization))
+    const handler = Option.fromNullishOr(yield* given(options.authorization))
     const resolver = yield* given(options.hostResolver)
     if (resolver === undefined) {
       yield* Effect.logWarning(
@@ -114,7 +115,7 @@ export const make = <const O extends OAuth.OAuthOptions<unknown> = {}>(
       ).pipe(Effect.annotateLogs({ module: "OAuth" }))
     }
     const authorizers = new Map<string, OAuth.Authorizer>()
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     return {
       ...(options.grant?._tag === "ClientCredentials"
         ? { extensions: { "io.modelcontextprotocol/oauth-client-credentials": {} } }
@@ -157,7 +158,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     const defaults = defaultPolicy(server)
     const settings: HttpSettings = {
       client: base.client,
-      timeout: options.requestTimeout !== undefined ? Duration.decode(options.requestTimeout) : defaultTimeout,
+      timeout: options.requestTimeout !== undefined ? Duration.fromInputUnsafe(options.requestTimeout) : defaultTimeout,
       maxBytes: options.maxResponseBytes ?? defaultMaxBytes,
       policy: {
         allowLoopback: defaults.allowLoopback || options.allowLoopback === true,
@@ -171,7 +172,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     const grant = options.grant ?? { _tag: "AuthorizationCode" as const }
     const maxAuthorizations = options.maxAuthorizations ?? 3
     const skew = Duration.toMillis(options.refreshSkew ?? Duration.seconds(30))
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const state: {
       loaded: boolean
       discovery: Discovery | undefined
@@ -219,7 +220,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
       tokenType: current.stored.tokenType,
       fingerprint: current.fingerprint,
       scope: splitScope(current.stored.scope),
-      expiresAt: Option.fromNullable(current.stored.expiresAt),
+      expiresAt: Option.fromNullishOr(current.stored.expiresAt),
       refreshable: current.stored.refreshToken !== undefined
     })
 
@@ -274,7 +275,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         Option.none()
       ).pipe(
         Effect.mapError(storeFailure),
-        Effect.zipRight(Effect.sync(() => {
+        Effect.andThen(Effect.sync(() => {
           if (state.current === current) state.current = undefined
         }))
       )
@@ -302,8 +303,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     }
 
     /** Discovery, client identification and the configured grant. Runs under the lock. */
-    const fullAuthorization = (challenges: ReadonlyArray<McpError.Challenge>, scopeOverride?: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
+    const fullAuthorization = Effect.fn("OAuth.authorize")(
+      function*(challenges: ReadonlyArray<McpError.Challenge>, scopeOverride?: ReadonlyArray<string>) {
+        yield* Effect.annotateCurrentSpan({ "oauth.resource": resource, "oauth.grant": grant._tag })
         const challenge = authChallenge(challenges)
         const discovery = yield* discoveryFor(challenge, true)
         let scope: Array<string> = scopeOverride !== undefined
@@ -337,9 +339,8 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return current
-      }).pipe(
-        Effect.withSpan("OAuth.authorize", { attributes: { "oauth.resource": resource, "oauth.grant": grant._tag } })
-      )
+      }
+    )
 
     const runGrant = (discovery: Discovery, scope: ReadonlyArray<string>, dpopKey: DpopKey | undefined) => {
       switch (grant._tag) {
@@ -357,8 +358,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
     }
 
     /** One refresh. Runs under the lock. `InvalidGrant` means the refresh token is dead. */
-    const refreshNow = (current: Current) =>
-      Effect.gen(function*() {
+    const refreshNow = Effect.fn("OAuth.refresh")(
+      function*(current: Current) {
+        yield* Effect.annotateCurrentSpan({ "oauth.resource": resource, "oauth.token": current.fingerprint })
         const stored = yield* store.get(TokenStore.tokensKey(current.stored.issuer, resource)).pipe(
           Effect.mapError(storeFailure)
         )
@@ -389,11 +391,8 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           annotate
         )
         return next
-      }).pipe(
-        Effect.withSpan("OAuth.refresh", {
-          attributes: { "oauth.resource": resource, "oauth.token": current.fingerprint }
-        })
-      )
+      }
+    )
 
     /** Refreshes unless another fiber already replaced the token `seen`. */
     const refreshOnce = (seen: string) =>
@@ -416,7 +415,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           const seen = current.fingerprint
           if (current.stored.refreshToken !== undefined) {
             current = yield* refreshOnce(seen).pipe(
-              Effect.catchAll((e) =>
+              Effect.catch((e) =>
                 Effect.as(
                   Effect.logDebug("OAuth proactive refresh failed").pipe(
                     Effect.annotateLogs({ reason: printable(e.reason) }),
@@ -431,7 +430,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
               state.current !== undefined && state.current.fingerprint !== seen
                 ? Effect.succeed(state.current)
                 : fullAuthorization([])
-            )).pipe(Effect.catchAll(() => Effect.succeed(state.current)))
+            )).pipe(Effect.catch(() => Effect.succeed(state.current)))
           }
         }
         if (current === undefined) return { headers: {}, fingerprint: undefined }
@@ -476,7 +475,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           }
           return yield* fail(refusal, "the server keeps asking for a DPoP nonce")
         }
-        yield* ensureLoaded.pipe(Effect.orElse(() => Effect.void))
+        yield* ensureLoaded.pipe(Effect.catch(() => Effect.void))
         if (refusal.status === 403) {
           if (error !== "insufficient_scope") return yield* fail(refusal, "the server refused the request (403)")
           if (grant._tag === "ClientCredentials" || grant._tag === "JwtBearer") {
@@ -497,7 +496,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
             const wanted = union(state.requested, splitScope(challenge?.params["scope"]))
             tracker.authorizations++
             yield* fullAuthorization(refusal.challenges, wanted).pipe(
-              Effect.catchAll((e) => fail(refusal, e.message, e))
+              Effect.catch((e) => fail(refusal, e.message, e))
             )
             tracker.lastWasAuthorization = true
           }))
@@ -516,9 +515,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
             tracker.refreshed = true
             const refreshed = yield* refreshNow(current).pipe(
               Effect.map(() => true),
-              Effect.catchAll((e) =>
+              Effect.catch((e) =>
                 e.reason === "InvalidGrant"
-                  ? Effect.as(dropTokens(current).pipe(Effect.orElse(() => Effect.void)), false)
+                  ? Effect.as(dropTokens(current).pipe(Effect.catch(() => Effect.void)), false)
                   : fail(refusal, e.message, e)
               )
             )
@@ -526,7 +525,7 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           }
           tracker.authorizations++
           tracker.lastWasAuthorization = true
-          yield* fullAuthorization(refusal.challenges).pipe(Effect.catchAll((e) => fail(refusal, e.message, e)))
+          yield* fullAuthorization(refusal.challenges).pipe(Effect.catch((e) => fail(refusal, e.message, e)))
         }))
       }).pipe(annotate)
 
@@ -565,9 +564,9 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
           const tracker = yield* begin
           while (true) {
             const credentials = yield* tracker.headersFor(request)
-            const outcome = yield* Effect.either(send(credentials))
-            if (outcome._tag === "Right") return outcome.right
-            const error = outcome.left
+            const outcome = yield* Effect.result(send(credentials))
+            if (outcome._tag === "Success") return outcome.success
+            const error = outcome.failure
             if (isOther(error)) return yield* Effect.fail(error)
             if (isUnauthorized(error)) {
               yield* tracker.onUnauthorized({
@@ -580,10 +579,10 @@ const makeAuthorizer = (base: Base, server: URL): Effect.Effect<OAuth.Authorizer
         }),
       authorize: (request) =>
         lock.withPermits(1)(fullAuthorization(request?.challenges ?? [], request?.scope)).pipe(Effect.map(info)),
-      current: Effect.map(ensureLoaded, () => Option.map(Option.fromNullable(state.current), info)),
+      current: Effect.map(ensureLoaded, () => Option.map(Option.fromNullishOr(state.current), info)),
       observeNonce: (nonce) => Effect.sync(() => { state.serverNonce = nonce }),
       // the stored tokens are read first, so a fresh process can log out of what an earlier one stored
-      logout: Effect.zipRight(
+      logout: Effect.andThen(
         ensureLoaded,
         lock.withPermits(1)(Effect.suspend(() => {
           const current = state.current

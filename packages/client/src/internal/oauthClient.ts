@@ -40,8 +40,8 @@ export interface ClientIdentity {
 
 const storeFailure = (e: TokenStore.TokenStoreError) => oauthError("Storage", e.message)
 
-const decodeStoredClient = Schema.decodeUnknownOption(Schema.parseJson(TokenStore.StoredClient))
-const encodeStoredClient = Schema.encodeSync(Schema.parseJson(TokenStore.StoredClient))
+const decodeStoredClient = Schema.decodeUnknownOption(Schema.fromJsonString(TokenStore.StoredClient))
+const encodeStoredClient = Schema.encodeSync(Schema.fromJsonString(TokenStore.StoredClient))
 
 const isAuthMethod = (value: string | undefined): value is OAuth.ClientAuthMethod =>
   value === "client_secret_basic" || value === "client_secret_post" || value === "none" ||
@@ -163,7 +163,7 @@ const register = (
   purpose: ClientPurpose
 ): Effect.Effect<ClientIdentity, OAuthError> =>
   Effect.gen(function*() {
-    const url = yield* checkUrl(endpoint, context.settings.policy, "registration endpoint")
+    const url = yield* Effect.fromResult(checkUrl(endpoint, context.settings.policy, "registration endpoint"))
     const supported = discovery.metadata.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]
     const preference: ReadonlyArray<OAuth.ClientAuthMethod> = ["client_secret_basic", "client_secret_post", "none"]
     const requested = preference.find((m) => supported.includes(m)) ??

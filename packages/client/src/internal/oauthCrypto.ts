@@ -7,9 +7,10 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
+import * as Base64 from "effect/encoding/Base64"
+import * as Base64Url from "effect/encoding/Base64Url"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { fingerprint, sha256 } from "./digest.js"
 import { oauthError, type OAuthError } from "./oauthError.js"
@@ -26,11 +27,11 @@ const utf8 = new TextEncoder()
 export const randomBytes = (size: number): Uint8Array => globalThis.crypto.getRandomValues(new Uint8Array(size))
 
 /** A URL-safe random string carrying `bytes` bytes of entropy. @internal */
-export const randomString = (bytes = 32): string => Encoding.encodeBase64Url(randomBytes(bytes))
+export const randomString = (bytes = 32): string => Base64Url.encode(randomBytes(bytes))
 
 /** @internal */
 export const sha256Base64Url = (input: string): Effect.Effect<string> =>
-  Effect.map(sha256(input), Encoding.encodeBase64Url)
+  Effect.map(sha256(input), Base64Url.encode)
 
 /** @internal */
 export interface Pkce {
@@ -45,7 +46,7 @@ export const makePkce: Effect.Effect<Pkce> = Effect.suspend(() => {
 })
 
 /** The signing algorithms this module can use for JWS. @internal */
-export const SigningAlgorithm = Schema.Literal("ES256", "ES384", "RS256", "PS256")
+export const SigningAlgorithm = Schema.Literals(["ES256", "ES384", "RS256", "PS256"])
 
 /** @internal */
 export type SigningAlgorithm = typeof SigningAlgorithm.Type
@@ -99,17 +100,17 @@ export const importPkcs8Pem = (
   if (match === null) {
     return Effect.fail(oauthError("InvalidOption", "the private key is not a PKCS#8 PEM (BEGIN PRIVATE KEY) document"))
   }
-  const der = Encoding.decodeBase64(match[1].replace(/\s+/g, ""))
-  if (Either.isLeft(der)) {
+  const der = Base64.decode(match[1].replace(/\s+/g, ""))
+  if (Result.isFailure(der)) {
     return Effect.fail(oauthError("InvalidOption", "the private key PEM body is not valid base64"))
   }
   return Effect.tryPromise({
-    try: () => globalThis.crypto.subtle.importKey("pkcs8", der.right, importParams(alg), false, ["sign"]),
+    try: () => globalThis.crypto.subtle.importKey("pkcs8", der.success, importParams(alg), false, ["sign"]),
     catch: () => oauthError("InvalidOption", `the private key cannot be used with ${alg}`)
   }).pipe(Effect.map((key): SigningKey => ({ alg, key, kid })))
 }
 
-const encodeSegment = (value: unknown): string => Encoding.encodeBase64Url(JSON.stringify(value))
+const encodeSegment = (value: unknown): string => Base64Url.encode(JSON.stringify(value))
 
 /** Signs a compact JWS. @internal */
 export const signJwt = (
@@ -121,7 +122,7 @@ export const signJwt = (
   return Effect.map(
     Effect.promise(() => globalThis.crypto.subtle.sign(signParams(key.alg), key.key, utf8.encode(input))),
     // WebCrypto's ECDSA signature is already the fixed-size r || s form JWS requires
-    (signature) => `${input}.${Encoding.encodeBase64Url(new Uint8Array(signature))}`
+    (signature) => `${input}.${Base64Url.encode(new Uint8Array(signature))}`
   )
 }
 
@@ -164,13 +165,13 @@ export const generateDpopKey: Effect.Effect<DpopKey> = Effect.gen(function*() {
     globalThis.crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])
   )
   const exported = yield* Effect.promise(() => globalThis.crypto.subtle.exportKey("jwk", pair.privateKey))
-  const jwk = yield* Schema.decodeUnknown(PrivateEcJwk)(exported).pipe(Effect.orDie)
+  const jwk = yield* Schema.decodeUnknownEffect(PrivateEcJwk)(exported).pipe(Effect.orDie)
   return yield* dpopKeyFromJwk(jwk)
 })
 
 /** Restores a DPoP key saved with its token; `None`-like `undefined` when the saved form is unusable. @internal */
 export const importDpopKey = (exported: Redacted.Redacted<string>): Effect.Effect<DpopKey | undefined> =>
-  Schema.decodeUnknown(Schema.parseJson(PrivateEcJwk))(Redacted.value(exported)).pipe(
+  Schema.decodeUnknownEffect(Schema.fromJsonString(PrivateEcJwk))(Redacted.value(exported)).pipe(
     Effect.flatMap(dpopKeyFromJwk),
     Effect.orElseSucceed(() => undefined)
   )

@@ -41,14 +41,14 @@ export interface DiscoveryOptions {
   readonly preferredIssuer?: string | undefined
 }
 
-const decodePrm = Schema.decodeUnknownEither(ProtectedResourceMetadata)
-const decodeAsm = Schema.decodeUnknownEither(AuthorizationServerMetadata)
+const decodePrm = Schema.decodeUnknownResult(ProtectedResourceMetadata)
+const decodeAsm = Schema.decodeUnknownResult(AuthorizationServerMetadata)
 
 const findProtectedResource = (settings: HttpSettings, server: URL, options: DiscoveryOptions) =>
   Effect.gen(function*() {
     const candidates: Array<URL> = []
     if (options.resourceMetadataUrl !== undefined) {
-      candidates.push(yield* checkUrl(options.resourceMetadataUrl, settings.policy, "resource_metadata URL"))
+      candidates.push(yield* Effect.fromResult(checkUrl(options.resourceMetadataUrl, settings.policy, "resource_metadata URL")))
     }
     for (const url of protectedResourceMetadataUrls(server)) {
       if (!candidates.some((c) => c.href === url.href)) candidates.push(url)
@@ -57,38 +57,38 @@ const findProtectedResource = (settings: HttpSettings, server: URL, options: Dis
       const outcome = yield* fetchDocument(settings, url, "protected resource metadata")
       if (outcome._tag === "Missing") continue
       const decoded = decodePrm(outcome.body)
-      if (decoded._tag === "Left") {
+      if (decoded._tag === "Failure") {
         return yield* oauthError("Discovery", `the protected resource metadata at ${url.href} is not valid`)
       }
-      return Option.some(decoded.right)
+      return Option.some(decoded.success)
     }
     return Option.none<ProtectedResourceMetadata>()
   })
 
 const findAuthorizationServer = (settings: HttpSettings, issuer: string) =>
   Effect.gen(function*() {
-    const issuerUrl = yield* checkUrl(issuer, settings.policy, "authorization server issuer")
+    const issuerUrl = yield* Effect.fromResult(checkUrl(issuer, settings.policy, "authorization server issuer"))
     let mismatched: string | undefined
     for (const url of authorizationServerMetadataUrls(issuerUrl)) {
       const outcome = yield* fetchDocument(settings, url, "authorization server metadata")
       if (outcome._tag === "Missing") continue
       const decoded = decodeAsm(outcome.body)
-      if (decoded._tag === "Left") {
+      if (decoded._tag === "Failure") {
         return yield* oauthError("Discovery", `the authorization server metadata at ${url.href} is not valid`)
       }
       // exact comparison: no normalisation of case, port or trailing slash
-      if (decoded.right.issuer !== issuer) {
-        mismatched = decoded.right.issuer
+      if (decoded.success.issuer !== issuer) {
+        mismatched = decoded.success.issuer
         yield* Effect.logWarning("discarding authorization server metadata with a different issuer").pipe(
           Effect.annotateLogs({
             url: printable(url.href),
             expected: printable(issuer),
-            declared: printable(decoded.right.issuer)
+            declared: printable(decoded.success.issuer)
           })
         )
         continue
       }
-      return decoded.right
+      return decoded.success
     }
     return yield* mismatched !== undefined
       ? oauthError("IssuerMismatch", `the metadata of ${issuer} declares the issuer ${mismatched}`)
@@ -103,16 +103,16 @@ const legacyAuthorizationServer = (settings: HttpSettings, server: URL) =>
     const outcome = yield* fetchDocument(settings, url, "authorization server metadata")
     if (outcome._tag === "Found") {
       const decoded = decodeAsm(outcome.body)
-      if (decoded._tag === "Left") {
+      if (decoded._tag === "Failure") {
         return yield* oauthError("Discovery", `the authorization server metadata at ${url.href} is not valid`)
       }
-      if (decoded.right.issuer !== origin && decoded.right.issuer !== `${origin}/`) {
+      if (decoded.success.issuer !== origin && decoded.success.issuer !== `${origin}/`) {
         return yield* oauthError(
           "IssuerMismatch",
-          `the metadata at ${origin} declares the issuer ${decoded.right.issuer}`
+          `the metadata at ${origin} declares the issuer ${decoded.success.issuer}`
         )
       }
-      return { issuer: decoded.right.issuer, metadata: decoded.right }
+      return { issuer: decoded.success.issuer, metadata: decoded.success }
     }
     const metadata: AuthorizationServerMetadata = {
       issuer: origin,
@@ -132,12 +132,13 @@ const legacyAuthorizationServer = (settings: HttpSettings, server: URL) =>
  *
  * @internal
  */
-export const discover = (
+export const discover: (
   settings: HttpSettings,
   server: URL,
   options: DiscoveryOptions
-): Effect.Effect<Discovery, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Discovery, OAuthError> = Effect.fn("OAuth.discover")(
+  function*(settings, server, options) {
+    yield* Effect.annotateCurrentSpan("oauth.resource", canonicalResource(server))
     const prm = yield* findProtectedResource(settings, server, options)
     if (Option.isNone(prm)) {
       const legacy = yield* legacyAuthorizationServer(settings, server)
@@ -174,4 +175,5 @@ export const discover = (
       metadata,
       legacy: false
     }
-  }).pipe(Effect.withSpan("OAuth.discover", { attributes: { "oauth.resource": canonicalResource(server) } }))
+  }
+)

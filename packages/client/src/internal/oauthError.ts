@@ -7,7 +7,7 @@
 import * as Schema from "effect/Schema"
 
 /** @internal */
-export const OAuthErrorReason = Schema.Literal(
+export const OAuthErrorReason = Schema.Literals([
   "InvalidOption",
   "InsecureUrl",
   "Discovery",
@@ -27,7 +27,7 @@ export const OAuthErrorReason = Schema.Literal(
   "Storage",
   "Cancelled",
   "Unsupported"
-)
+])
 
 /**
  * An OAuth step failed. The message never contains a token, a code, a verifier or a secret: only endpoints,

@@ -7,7 +7,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -99,17 +99,21 @@ const classify = (response: FormResponse, what: string): OAuthError => {
  *
  * @internal
  */
-export const requestToken = (
+export const requestToken: (
   context: FlowContext,
   discovery: Discovery,
   client: ClientIdentity | undefined,
   params: ReadonlyArray<readonly [string, string]>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.tokenRequest")(
+  function*(context, discovery, client, params, dpopKey) {
+    yield* Effect.annotateCurrentSpan({
+      "oauth.issuer": discovery.issuer,
+      "oauth.grant_type": params.find(([k]) => k === "grant_type")?.[1]
+    })
     const endpoint = discovery.metadata.token_endpoint
     if (endpoint === undefined) return yield* oauthError("Discovery", `${discovery.issuer} has no token endpoint`)
-    const url = yield* checkUrl(endpoint, context.settings.policy, "token endpoint")
+    const url = yield* Effect.fromResult(checkUrl(endpoint, context.settings.policy, "token endpoint"))
     const what = `the token endpoint ${url.origin}${url.pathname}`
     for (let attempt = 0; attempt < 2; attempt++) {
       const auth = yield* authenticate(client, discovery.issuer)
@@ -154,9 +158,8 @@ export const requestToken = (
       return yield* classify(response, what)
     }
     return yield* oauthError("TokenRequest", `${what} kept asking for a new DPoP nonce`)
-  }).pipe(Effect.withSpan("OAuth.tokenRequest", {
-    attributes: { "oauth.issuer": discovery.issuer, "oauth.grant_type": params.find(([k]) => k === "grant_type")?.[1] }
-  }))
+  }
+)
 
 const scopeParam = (scope: ReadonlyArray<string>): Array<[string, string]> =>
   scope.length > 0 ? [["scope", scope.join(" ")]] : []
@@ -165,19 +168,19 @@ const scopeParam = (scope: ReadonlyArray<string>): Array<[string, string]> =>
 export const validateCallback = (
   params: URLSearchParams,
   expected: { readonly state: string; readonly issuer: string; readonly issSupported: boolean }
-): Either.Either<string, OAuthError> => {
+): Result.Result<string, OAuthError> => {
   if (params.get("state") !== expected.state) {
-    return Either.left(oauthError("StateMismatch", "the authorization response does not carry the state we sent"))
+    return Result.fail(oauthError("StateMismatch", "the authorization response does not carry the state we sent"))
   }
   const iss = params.get("iss")
   if (iss !== null && iss !== expected.issuer) {
     // error, error_description and error_uri of a response from an unexpected issuer are not shown
-    return Either.left(
+    return Result.fail(
       oauthError("IssuerResponseMismatch", `the authorization response comes from ${iss}, not ${expected.issuer}`)
     )
   }
   if (iss === null && expected.issSupported) {
-    return Either.left(
+    return Result.fail(
       oauthError("IssuerResponseMismatch", `the authorization response of ${expected.issuer} has no iss`)
     )
   }
@@ -185,13 +188,13 @@ export const validateCallback = (
   if (error !== null) {
     const description = params.get("error_description")
     const shown = description !== null ? `: ${description}` : ""
-    return Either.left(oauthError("AuthorizationDenied", `authorization refused${shown}`, { error }))
+    return Result.fail(oauthError("AuthorizationDenied", `authorization refused${shown}`, { error }))
   }
   const code = params.get("code")
   if (code === null || code === "") {
-    return Either.left(oauthError("InvalidCallback", "the authorization response carries no code"))
+    return Result.fail(oauthError("InvalidCallback", "the authorization response carries no code"))
   }
-  return Either.right(code)
+  return Result.succeed(code)
 }
 
 const needHandler = (context: FlowContext, grant: string) =>
@@ -201,19 +204,20 @@ const needHandler = (context: FlowContext, grant: string) =>
   })
 
 /** Authorization code with PKCE S256, `resource`, `state` and `iss` checks (OAuth 2.1, RFC 9207). @internal */
-export const authorizationCode = (
+export const authorizationCode: (
   context: FlowContext,
   discovery: Discovery,
   scope: ReadonlyArray<string>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.scoped(Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.authorizationCode")(
+  function*(context, discovery, scope, dpopKey) {
+    yield* Effect.annotateCurrentSpan("oauth.issuer", discovery.issuer)
     const metadata = discovery.metadata
     const handler = yield* needHandler(context, "authorization code")
     if (metadata.authorization_endpoint === undefined) {
       return yield* oauthError("Discovery", `${discovery.issuer} has no authorization endpoint`)
     }
-    const endpoint = yield* checkUrl(metadata.authorization_endpoint, context.settings.policy, "authorization endpoint")
+    const endpoint = yield* Effect.fromResult(checkUrl(metadata.authorization_endpoint, context.settings.policy, "authorization endpoint"))
     if (metadata.response_types_supported !== undefined && !metadata.response_types_supported.includes("code")) {
       return yield* oauthError("Unsupported", `${discovery.issuer} does not support the code response type`)
     }
@@ -258,11 +262,11 @@ export const authorizationCode = (
       })
     )
     const callback = yield* pending.complete(url)
-    const code = yield* validateCallback(callback, {
+    const code = yield* Effect.fromResult(validateCallback(callback, {
       state,
       issuer: discovery.issuer,
       issSupported: metadata.authorization_response_iss_parameter_supported === true
-    })
+    }))
     return yield* requestToken(context, discovery, client, [
       ["grant_type", "authorization_code"],
       ["code", code],
@@ -270,7 +274,9 @@ export const authorizationCode = (
       ["code_verifier", Redacted.value(pkce.verifier)],
       ["resource", discovery.resource]
     ], dpopKey)
-  })).pipe(Effect.withSpan("OAuth.authorizationCode", { attributes: { "oauth.issuer": discovery.issuer } }))
+  },
+  Effect.scoped
+)
 
 /** @internal */
 export const refresh = (
@@ -349,7 +355,7 @@ export const identityAssertion = (
   dpopKey: DpopKey | undefined
 ): Effect.Effect<IssuedToken, OAuthError> =>
   Effect.gen(function*() {
-    const idp = yield* checkUrl(grant.idpTokenEndpoint, context.settings.policy, "identity provider token endpoint")
+    const idp = yield* Effect.fromResult(checkUrl(grant.idpTokenEndpoint, context.settings.policy, "identity provider token endpoint"))
     const idToken = yield* grant.idToken
     const idpAuth: { params: Array<[string, string]>; headers: Record<string, string> } =
       grant.idpClientId === undefined
@@ -400,18 +406,19 @@ const clamp = (value: number, low: number, high: number): number =>
   Number.isFinite(value) ? Math.min(high, Math.max(low, value)) : high
 
 /** RFC 8628: device authorization, then polling at the announced interval (slowing down when asked). @internal */
-export const deviceCode = (
+export const deviceCode: (
   context: FlowContext,
   discovery: Discovery,
   scope: ReadonlyArray<string>,
   dpopKey: DpopKey | undefined
-): Effect.Effect<IssuedToken, OAuthError> =>
-  Effect.gen(function*() {
+) => Effect.Effect<IssuedToken, OAuthError> = Effect.fn("OAuth.deviceCode")(
+  function*(context, discovery, scope, dpopKey) {
+    yield* Effect.annotateCurrentSpan("oauth.issuer", discovery.issuer)
     const endpoint = discovery.metadata.device_authorization_endpoint
     if (endpoint === undefined) {
       return yield* oauthError("Unsupported", `${discovery.issuer} has no device authorization endpoint`)
     }
-    const url = yield* checkUrl(endpoint, context.settings.policy, "device authorization endpoint")
+    const url = yield* Effect.fromResult(checkUrl(endpoint, context.settings.policy, "device authorization endpoint"))
     const client = yield* resolveClient(context, discovery, {
       grantTypes: [DEVICE_CODE, "refresh_token"],
       responseTypes: []
@@ -427,11 +434,11 @@ export const deviceCode = (
     if (started.status !== 200) return yield* classify(started, what)
     const device = Option.flatMap(started.json, Schema.decodeUnknownOption(DeviceAuthorizationResponse))
     if (Option.isNone(device)) return yield* oauthError("TokenRequest", `${what} answered an invalid response`)
-    const verification = yield* checkUrl(device.value.verification_uri, context.settings.policy, "verification URI")
+    const verification = yield* Effect.fromResult(checkUrl(device.value.verification_uri, context.settings.policy, "verification URI"))
     // (the complete URI is shown normalised, as the other is, or not at all)
     const complete = Option.flatMap(
-      Option.fromNullable(device.value.verification_uri_complete),
-      (uri) => Either.getRight(checkUrl(uri, context.settings.policy, "verification URI"))
+      Option.fromNullishOr(device.value.verification_uri_complete),
+      (uri) => Result.getSuccess(checkUrl(uri, context.settings.policy, "verification URI"))
     )
     const lifetime = clamp(device.value.expires_in, 1, DEVICE_MAX_LIFETIME_SECONDS)
     const code: AuthorizationHandler.DeviceCode = {
@@ -452,15 +459,16 @@ export const deviceCode = (
         ["grant_type", DEVICE_CODE],
         ["device_code", device.value.device_code],
         ["resource", discovery.resource]
-      ], dpopKey).pipe(Effect.either)
-      if (Either.isRight(outcome)) return outcome.right
-      const error = outcome.left.error
+      ], dpopKey).pipe(Effect.result)
+      if (Result.isSuccess(outcome)) return outcome.success
+      const error = outcome.failure.error
       if (error === "authorization_pending") continue
       if (error === "slow_down") {
         interval = Math.min(interval + 5, DEVICE_MAX_INTERVAL_SECONDS)
         continue
       }
-      return yield* outcome.left
+      return yield* outcome.failure
     }
     return yield* oauthError("Cancelled", "the device code expired before the user approved it")
-  }).pipe(Effect.withSpan("OAuth.deviceCode", { attributes: { "oauth.issuer": discovery.issuer } }))
+  }
+)

@@ -6,17 +6,16 @@
  *
  * @internal
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import type * as Headers from "@effect/platform/Headers"
-import type * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
-import * as FiberRef from "effect/FiberRef"
+import * as Base64 from "effect/encoding/Base64"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import type * as Headers from "effect/http/Headers"
+import type * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Body from "./httpResponse.js"
@@ -121,15 +120,17 @@ export const send = (
     const init = yield* Effect.serviceOption(FetchHttpClient.RequestInit)
     const response = yield* client.execute(request).pipe(
       Effect.provideService(FetchHttpClient.RequestInit, { ...Option.getOrElse(init, () => ({})), redirect: "manual" }),
-      Effect.mapError((e) => oauthError(failure, `${request.method} ${describe(url)} failed: ${e.reason}`))
+      Effect.mapError((e) =>
+        oauthError(failure, `${request.method} ${describe(url)} failed: ${Body.reasonName(e.reason)}`)
+      )
     )
     const text = yield* readBounded(response, settings.maxBytes, url, failure)
     return { status: response.status, headers: response.headers, text, url }
   }).pipe(
     Effect.scoped,
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: settings.timeout,
-      onTimeout: () => oauthError(failure, `${request.method} ${describe(url)} timed out`)
+      orElse: () => Effect.fail(oauthError(failure, `${request.method} ${describe(url)} timed out`))
     })
   )
 
@@ -155,7 +156,7 @@ export type DocumentOutcome =
   | { readonly _tag: "Found"; readonly body: unknown; readonly url: URL }
   | { readonly _tag: "Missing"; readonly status: number; readonly url: URL }
 
-const decodeJson = Schema.decodeUnknownEither(Schema.parseJson())
+const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
 
 /**
  * GETs a JSON metadata document. A 4xx answer is `Missing` (the caller moves on to the next location); a 5xx,
@@ -170,9 +171,9 @@ export const fetchDocument = (
 ): Effect.Effect<DocumentOutcome, OAuthError> =>
   Effect.gen(function*() {
     let url = start
-    const version = (yield* FiberRef.get(requestProtocolVersion)) ?? settings.protocolVersion
+    const version = (yield* requestProtocolVersion) ?? settings.protocolVersion
     for (let hop = 0; hop <= 3; hop++) {
-      yield* checkUrl(url, settings.policy, what)
+      yield* Effect.fromResult(checkUrl(url, settings.policy, what))
       let request = HttpClientRequest.get(url).pipe(HttpClientRequest.acceptJson)
       if (version !== undefined) request = HttpClientRequest.setHeader(request, "mcp-protocol-version", version)
       const response = yield* send(settings, request, url, "Discovery")
@@ -199,8 +200,8 @@ export const fetchDocument = (
         })
       }
       const body = decodeJson(response.text)
-      if (Either.isLeft(body)) return yield* oauthError("Discovery", `${what} ${describe(url)} is not JSON`)
-      return { _tag: "Found", body: body.right, url }
+      if (Result.isFailure(body)) return yield* oauthError("Discovery", `${what} ${describe(url)} is not JSON`)
+      return { _tag: "Found", body: body.success, url }
     }
     return yield* oauthError("Discovery", `${what} ${describe(start)} redirects too many times`)
   })
@@ -220,7 +221,7 @@ export const postForm = (
   headers: Readonly<Record<string, string>>
 ): Effect.Effect<FormResponse, OAuthError> =>
   Effect.gen(function*() {
-    yield* checkUrl(endpoint, settings.policy, "token endpoint")
+    yield* Effect.fromResult(checkUrl(endpoint, settings.policy, "token endpoint"))
     const request = HttpClientRequest.post(endpoint).pipe(
       HttpClientRequest.acceptJson,
       HttpClientRequest.setHeaders(headers),
@@ -228,7 +229,7 @@ export const postForm = (
     )
     const response = yield* send(settings, request, endpoint, "Transient")
     const json = decodeJson(response.text)
-    return { status: response.status, headers: response.headers, json: Either.getRight(json) }
+    return { status: response.status, headers: response.headers, json: Result.getSuccess(json) }
   })
 
 /** POSTs a JSON body (dynamic client registration). @internal */
@@ -238,14 +239,14 @@ export const postJson = (
   body: unknown
 ): Effect.Effect<FormResponse, OAuthError> =>
   Effect.gen(function*() {
-    yield* checkUrl(endpoint, settings.policy, "registration endpoint")
+    yield* Effect.fromResult(checkUrl(endpoint, settings.policy, "registration endpoint"))
     const request = HttpClientRequest.post(endpoint).pipe(
       HttpClientRequest.acceptJson,
-      HttpClientRequest.bodyUnsafeJson(body)
+      HttpClientRequest.bodyJsonUnsafe(body)
     )
     const response = yield* send(settings, request, endpoint, "Transient")
     const json = decodeJson(response.text)
-    return { status: response.status, headers: response.headers, json: Either.getRight(json) }
+    return { status: response.status, headers: response.headers, json: Result.getSuccess(json) }
   })
 
 /** Default limits: 10 s per exchange, 1 MiB per answer. @internal */
@@ -255,7 +256,7 @@ export const defaultMaxBytes = 1024 * 1024
 
 /** Basic credentials as RFC 6749 §2.3.1 encodes them (form-urlencoded, then base64). @internal */
 export const basicCredentials = (clientId: string, secret: string): string =>
-  `Basic ${Encoding.encodeBase64(`${formEncode(clientId)}:${formEncode(secret)}`)}`
+  `Basic ${Base64.encode(`${formEncode(clientId)}:${formEncode(secret)}`)}`
 
 const formEncode = (value: string): string => new URLSearchParams([["", value]]).toString().slice(1)
 

@@ -5,11 +5,18 @@
  * @internal
  */
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
 
-const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+/** An optional member for which `null` counts as absent (Effect 3's `optionalWith(schema, { nullable: true })`). */
+const opt = <S extends Schema.Top>(schema: S) =>
+  Schema.optional(Schema.NullOr(schema)).pipe(Schema.decodeTo(Schema.optional(schema), {
+    decode: SchemaGetter.transformOptional(Option.filter(Predicate.isNotNull)),
+    encode: SchemaGetter.passthrough({ strict: false })
+  }))
 const Strings = Schema.Array(Schema.String)
-const Seconds = Schema.Union(Schema.Number, Schema.NumberFromString)
+const Seconds = Schema.Union([Schema.Number, Schema.NumberFromString])
 
 /** RFC 9728 Protected Resource Metadata. @internal */
 export const ProtectedResourceMetadata = Schema.Struct({

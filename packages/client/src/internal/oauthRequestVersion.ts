@@ -5,11 +5,15 @@
  *
  * @internal
  */
-import * as FiberRef from "effect/FiberRef"
-import { globalValue } from "effect/GlobalValue"
+import * as Context from "effect/Context"
 
-/** @internal */
-export const requestProtocolVersion: FiberRef.FiberRef<string | undefined> = globalValue(
-  Symbol.for("@conduit-mcp/client/oauthHttp/requestProtocolVersion"),
-  () => FiberRef.unsafeMake<string | undefined>(undefined)
+/**
+ * Set with `Effect.provideService(requestProtocolVersion, version)`. References are found by their key, so two
+ * copies of this module agree.
+ *
+ * @internal
+ */
+export const requestProtocolVersion: Context.Reference<string | undefined> = Context.Reference<string | undefined>(
+  "@conduit-mcp/client/oauthHttp/requestProtocolVersion",
+  { defaultValue: () => undefined }
 )

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { oauthError, type OAuthError } from "./oauthError.js"
 
 /** @internal */
@@ -186,25 +186,25 @@ export const checkUrl = (
   input: string | URL,
   policy: UrlPolicy,
   what: string
-): Either.Either<URL, OAuthError> => {
+): Result.Result<URL, OAuthError> => {
   const url = typeof input === "string" ? parseUrl(input) : input
-  if (url === undefined) return Either.left(oauthError("InsecureUrl", `${what} is not a valid URL`))
+  if (url === undefined) return Result.fail(oauthError("InsecureUrl", `${what} is not a valid URL`))
   const shown = `${url.origin}${url.pathname}`
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return Either.left(oauthError("InsecureUrl", `${what} uses the ${url.protocol} scheme; only https is allowed`))
+    return Result.fail(oauthError("InsecureUrl", `${what} uses the ${url.protocol} scheme; only https is allowed`))
   }
   if (url.username !== "" || url.password !== "") {
-    return Either.left(oauthError("InsecureUrl", `${what} carries credentials in the URL`))
+    return Result.fail(oauthError("InsecureUrl", `${what} carries credentials in the URL`))
   }
   const kind = hostClass(url)
   if (kind === "loopback" && !policy.allowLoopback) {
-    return Either.left(oauthError("InsecureUrl", `${what} ${shown} points to a loopback address`))
+    return Result.fail(oauthError("InsecureUrl", `${what} ${shown} points to a loopback address`))
   }
   if (kind === "private" && !policy.allowPrivate) {
-    return Either.left(oauthError("InsecureUrl", `${what} ${shown} points to a private network address`))
+    return Result.fail(oauthError("InsecureUrl", `${what} ${shown} points to a private network address`))
   }
   if (url.protocol === "http:" && kind !== "loopback") {
-    return Either.left(oauthError("InsecureUrl", `${what} ${shown} is not https`))
+    return Result.fail(oauthError("InsecureUrl", `${what} ${shown} is not https`))
   }
-  return Either.right(url)
+  return Result.succeed(url)
 }

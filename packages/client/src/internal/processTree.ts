@@ -4,23 +4,23 @@
  * those by their parent links. On Linux it reads `/proc` (through the platform's `FileSystem`, when the application
  * provides one): from the server down through `/proc/<pid>/task/<tid>/children`, so the cost follows the size of
  * the tree, not of the machine, or, on a kernel without those files, every `/proc/<pid>/stat`. Where `/proc` is
- * absent (macOS, the BSDs) it runs `ps -A -o pid=,ppid=,lstart=`; on Windows it does nothing (the executor's
+ * absent (macOS, the BSDs) it runs `ps -A -o pid=,ppid=,lstart=`; on Windows it does nothing (the spawner's
  * `taskkill /T` ends the tree there).
  *
  * A snapshot taken while the server still runs keeps its descendants by pid and start time, so one re-parented to
  * init when the server exits is still found; a process whose start time no longer matches (its pid reused) is left
  * alone. Where the listing holds session ids (a whole `/proc` scan), the members of the server's session (the
- * executor makes the server a session leader) are included too, wherever their parent links lead. Every step is
+ * spawner makes the server a session leader) are included too, wherever their parent links lead. Every step is
  * bounded: a listing by time, entries and bytes, the walk by a number of rounds.
  *
  * @internal
  */
-import * as Command from "@effect/platform/Command"
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as ChildProcess from "effect/process/ChildProcess"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Stream from "effect/Stream"
 
 /** One process of a listing. `start` tells a process from a later one given the same pid. */
@@ -137,12 +137,15 @@ export const procWalk = (fs: FileSystem.FileSystem): Lister => (roots) =>
   })
 
 /** Every process of the machine, as `ps` lists them. */
-export const psLister = (executor: CommandExecutor.CommandExecutor): Lister => () =>
+export const psLister = (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]): Lister => () =>
   Effect.scoped(Effect.gen(function*() {
-    const command = Command.make("ps", "-A", "-o", "pid=,ppid=,lstart=").pipe(
-      Command.env({ LC_ALL: "C" })
-    )
-    const proc = yield* executor.start(command)
+    const command = ChildProcess.make("ps", ["-A", "-o", "pid=,ppid=,lstart="], {
+      env: { LC_ALL: "C" },
+      extendEnv: true,
+      // (released when the listing is cut short: the spawner's release waits for the exit, bounded by this)
+      forceKillAfter: listTimeout
+    })
+    const proc = yield* spawner.spawn(command)
     let bytes = 0
     const text = yield* proc.stdout.pipe(
       Stream.takeWhile((chunk) => (bytes += chunk.length) <= maxPsBytes),
@@ -159,7 +162,7 @@ const platform = (): string | undefined => typeof process === "undefined" ? unde
  * The lister for this machine: `/proc` when it can be read (down the children files where the kernel has them),
  * `ps` elsewhere except on Windows; each listing is bounded by a second.
  */
-export const makeLister = (executor: CommandExecutor.CommandExecutor): Effect.Effect<Lister> =>
+export const makeLister = (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]): Effect.Effect<Lister> =>
   Effect.gen(function*() {
     if (typeof process === "undefined" || platform() === "win32") return () => Effect.succeed(Option.none())
     const found = yield* Effect.serviceOption(FileSystem.FileSystem)
@@ -167,12 +170,12 @@ export const makeLister = (executor: CommandExecutor.CommandExecutor): Effect.Ef
     const exists = (path: string) =>
       fs === undefined ? Effect.succeed(false) : fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     const list: Lister = fs === undefined || !(yield* exists("/proc/self/stat"))
-      ? psLister(executor)
+      ? psLister(spawner)
       : (yield* exists("/proc/thread-self/children"))
       ? procWalk(fs)
       : procScan(fs)
     return (roots) =>
-      list(roots).pipe(Effect.timeoutTo({ duration: listTimeout, onTimeout: Option.none, onSuccess: (all) => all }))
+      list(roots).pipe(Effect.timeoutOption(listTimeout), Effect.map(Option.flatten))
   })
 
 /**

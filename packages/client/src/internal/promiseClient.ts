@@ -9,18 +9,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
-import type * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
 import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Tracer from "effect/Tracer"
 import * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
 import type * as McpPromiseClient from "../McpPromiseClient.js"
@@ -32,23 +25,20 @@ import type * as Requester from "./client/requester.js"
 const rejection = <E>(cause: Cause.Cause<E>): unknown => Cause.squash(cause)
 
 /**
- * What every fiber the runtime starts reads: `Runtime.runFork` gives a new fiber the runtime's fiber refs, and its
- * context as the current one. A runtime's fiber refs never change, so each is looked up once (a call reads five).
+ * What every fiber started in the context reads: `Effect.runForkWith` gives a new fiber the context, references
+ * (clock, tracer, tracer flags, span annotations, metric attributes) included. A context never changes, so each
+ * reference is looked up once (a call reads several).
  */
-const viewOf = (runtime: Runtime.Runtime<never>): Requester.FiberView => {
-  const services = FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices)
+const viewOf = (context: Context.Context<never>): Requester.FiberView => {
   const values = new Map<unknown, unknown>()
   return {
-    getFiberRef: <A>(ref: FiberRef.FiberRef<A>): A => {
+    context,
+    getRef: <A>(ref: Context.Reference<A>): A => {
       if (values.has(ref)) return values.get(ref) as A
-      const value = FiberRefs.getOrDefault(runtime.fiberRefs, ref)
+      const value = Context.get(context, ref)
       values.set(ref, value)
       return value
-    },
-    currentContext: runtime.context,
-    currentDefaultServices: services,
-    currentTracer: Context.get(services, Tracer.Tracer),
-    currentSpan: Option.getOrUndefined(Context.getOption(runtime.context, Tracer.ParentSpan))
+    }
   }
 }
 
@@ -75,14 +65,14 @@ const requestOptions = (
 
 /** @internal */
 export const fromRuntime = <R>(
-  runtime: Runtime.Runtime<R | McpClient.McpClient>,
+  context: Context.Context<R | McpClient.McpClient>,
   dispose?: () => Promise<void>
 ): McpPromiseClient.McpPromiseClient<R | McpClient.McpClient> => {
-  const client = Context.get(runtime.context, McpClient.McpClient)
+  const client = Context.get(context, McpClient.McpClient)
   const direct = Direct.of(client)
-  const runFork = Runtime.runFork(runtime)
+  const runFork = Effect.runForkWith(context)
   // every fiber started for a caller, so that closing the client ends what still waits
-  const fibers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  const fibers = new Set<Fiber.Fiber<unknown, unknown>>()
   let closed = false
   const start = <A, E>(effect: Effect.Effect<A, E, R | McpClient.McpClient>, onExit: (exit: Exit.Exit<A, E>) => void) => {
     const fiber = runFork(effect)
@@ -94,10 +84,10 @@ export const fromRuntime = <R>(
     return fiber
   }
   const directRuntime: FastPath.DirectRuntime = {
-    fiber: viewOf(runtime as Runtime.Runtime<never>),
+    fiber: viewOf(context as Context.Context<never>),
     run: (effect, onExit) => {
       const fiber = start(effect, onExit)
-      return () => fiber.unsafeInterruptAsFork(FiberId.none)
+      return () => fiber.interruptUnsafe()
     }
   }
   const closedError = () =>
@@ -156,7 +146,7 @@ export const fromRuntime = <R>(
         stop = handle.abort
       } else {
         const fiber = start(effect(wire), onExit)
-        stop = () => fiber.unsafeInterruptAsFork(FiberId.none)
+        stop = () => fiber.interruptUnsafe()
       }
       if (stopRequested && !done) stop()
     })
@@ -211,7 +201,7 @@ export const make = <R, E>(
   layer: Layer.Layer<R | McpClient.McpClient, E>
 ): Promise<McpPromiseClient.McpPromiseClient<R | McpClient.McpClient>> => {
   const managed = ManagedRuntime.make(layer)
-  return Effect.runPromiseExit(managed.runtimeEffect).then((exit) =>
+  return Effect.runPromiseExit(managed.contextEffect).then((exit) =>
     Exit.isSuccess(exit)
       ? fromRuntime<R>(exit.value, () => managed.dispose())
       : managed.dispose().then(() => Promise.reject(rejection(exit.cause)))

@@ -12,8 +12,6 @@
  *
  * @internal
  */
-import type * as PlatformError from "@effect/platform/Error"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
@@ -21,7 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -32,17 +30,17 @@ import * as protoKeys from "./protoKeys.js"
 
 const Lookup = Data.taggedEnum<ResultCache.Lookup>()
 
-const StoredEntry = Schema.parseJson(Schema.Struct({
+const StoredEntry = Schema.fromJsonString(Schema.Struct({
   version: Schema.Literal(1),
   storedAt: Schema.Number,
   ttlMs: Schema.Number,
-  cacheScope: Schema.Literal("public", "private"),
+  cacheScope: Schema.Literals(["public", "private"]),
   markers: Schema.Array(Schema.NullOr(Schema.String)),
   result: Schema.Unknown
 }))
 type StoredEntry = typeof StoredEntry.Type
-const decodeEntry = Schema.decode(StoredEntry)
-const encodeEntry = Schema.encode(StoredEntry)
+const decodeEntry = Schema.decodeEffect(StoredEntry)
+const encodeEntry = Schema.encodeEffect(StoredEntry)
 
 /** @internal */
 export const normalizeHints = (
@@ -96,7 +94,7 @@ const isInvalidCursor = (key: ResultCache.CacheKey, error: unknown): boolean =>
   error.code === -32602
 
 interface Flight {
-  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly fiber: Fiber.Fiber<unknown, unknown>
   readonly key: ResultCache.CacheKey
   waiters: number
 }
@@ -108,11 +106,11 @@ export const make = (
 ): Effect.Effect<ResultCache.ResultCacheShape, never, KeyValueStore.KeyValueStore | Scope.Scope> =>
   Effect.gen(function*() {
     const store = KeyValueStore.prefix(yield* KeyValueStore.KeyValueStore, options?.prefix ?? "conduit-cache:")
-    const keepStale = Duration.toMillis(Duration.decode(options?.keepStale ?? Duration.hours(1)))
+    const keepStale = Duration.toMillis(Duration.fromInputUnsafe(options?.keepStale ?? Duration.hours(1)))
     const scope = yield* Effect.scope
     const flights = new Map<string, Flight>()
 
-    const failed = (operation: string) => (error: PlatformError.PlatformError | ParseResult.ParseError) =>
+    const failed = (operation: string) => (error: KeyValueStore.KeyValueStoreError | Schema.SchemaError) =>
       Effect.logWarning(printable(`result cache: ${operation} failed`), printable(error.message)).pipe(
         Effect.annotateLogs({ module: "ResultCache", method: printable(operation) })
       )
@@ -159,29 +157,27 @@ export const make = (
     /** The current values of the key's markers; `None` when the store could not be read. */
     const readMarkers = (key: ResultCache.CacheKey): Effect.Effect<Option.Option<ReadonlyArray<string | null>>> =>
       Effect.flatMap(markerKeys(key), (names) => Effect.forEach(names, store.get, { concurrency: "unbounded" })).pipe(
-        Effect.map((values) => Option.some(values.map(Option.getOrNull))),
-        Effect.catchAll((error) => Effect.as(failed("read markers")(error), Option.none()))
+        Effect.map((values) => Option.some(values.map((value) => value ?? null))),
+        Effect.catch((error) => Effect.as(failed("read markers")(error), Option.none()))
       )
 
-    const remove = (name: string) => Effect.catchAll(store.remove(name), failed("remove"))
+    const remove = (name: string) => Effect.catch(store.remove(name), failed("remove"))
 
     const readEntry = (name: string): Effect.Effect<Option.Option<StoredEntry>> =>
       store.get(name).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.succeedNone,
-          onSome: (text) =>
-            decodeEntry(text).pipe(
-              // a shared store may have been written by something else: its result is made as prototype-safe as
-              // a server's frame (see protoKeys)
-              Effect.map((stored) => {
-                if (protoKeys.mayHold(text)) protoKeys.remove(stored.result)
-                return Option.some(stored)
-              }),
-              // written by something else, or by an older layout: drop it
-              Effect.catchAll(() => Effect.as(remove(name), Option.none<StoredEntry>()))
-            )
-        })),
-        Effect.catchAll((error) => Effect.as(failed("get")(error), Option.none<StoredEntry>()))
+        Effect.flatMap((text) =>
+          text === undefined ? Effect.succeedNone : decodeEntry(text).pipe(
+            // a shared store may have been written by something else: its result is made as prototype-safe as
+            // a server's frame (see protoKeys)
+            Effect.map((stored) => {
+              if (protoKeys.mayHold(text)) protoKeys.remove(stored.result)
+              return Option.some(stored)
+            }),
+            // written by something else, or by an older layout: drop it
+            Effect.catch(() => Effect.as(remove(name), Option.none<StoredEntry>()))
+          )
+        ),
+        Effect.catch((error) => Effect.as(failed("get")(error), Option.none<StoredEntry>()))
       )
 
     const toEntry = (stored: StoredEntry): ResultCache.Entry => ({
@@ -247,7 +243,7 @@ export const make = (
         }).pipe(
           Effect.flatMap((text) => store.set(name, text)),
           Effect.as(true),
-          Effect.catchAll((error) => Effect.as(failed("set")(error), false))
+          Effect.catch((error) => Effect.as(failed("set")(error), false))
         )
       })
 
@@ -259,7 +255,7 @@ export const make = (
         const name = yield* selectorKey(selector)
         if (Option.isNone(name)) return
         const now = yield* Clock.currentTimeMillis
-        yield* Effect.catchAll(store.set(name.value, keys.freshMarkerValue(now)), failed("invalidate"))
+        yield* Effect.catch(store.set(name.value, keys.freshMarkerValue(now)), failed("invalidate"))
       })
 
     const invalidateForNotification = (
@@ -312,7 +308,7 @@ export const make = (
         const keepIfAllowed = (ticket: ResultCache.Ticket) => (result: unknown) =>
           Option.match(hintsOf(result), {
             onNone: () => Effect.void,
-            onSome: (hints) => store_(key, result, hints, ticket)
+            onSome: (hints) => Effect.asVoid(store_(key, result, hints, ticket))
           })
         const onError = (error: E) => isInvalidCursor(key, error)
           ? invalidate({ _tag: "Method", server: key.server, method: key.method })
@@ -328,7 +324,7 @@ export const make = (
         const serveStale = cachedOptions?.serveStaleOnError ?? false
         return yield* coalesce(key, Effect.tap(fetch, keepIfAllowed(found.ticket))).pipe(
           Effect.tapError(onError),
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             found._tag === "Stale" && (serveStale === true || (typeof serveStale === "function" && serveStale(error)))
               ? Effect.as(Effect.annotateCurrentSpan("mcp.cache", "stale"), found.entry.result)
               : Effect.fail(error)

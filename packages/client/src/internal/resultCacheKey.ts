@@ -5,7 +5,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
+import * as Hex from "effect/encoding/Hex"
 
 /** The methods whose complete results carry `ttlMs` and `cacheScope` (2026-07-28 caching page). @internal */
 export const cacheableMethods: ReadonlySet<string> = new Set([
@@ -163,7 +163,7 @@ const sha256 = (bytes: Uint8Array): Effect.Effect<Uint8Array> =>
 
 /** Store keys are SHA-256 digests, so parameters, URIs and credential ids never appear in them. @internal */
 export const digest = (name: string): Effect.Effect<string> =>
-  Effect.map(sha256(utf8.encode(name)), Encoding.encodeHex)
+  Effect.map(sha256(utf8.encode(name)), Hex.encode)
 
 /**
  * The digests naming the invalidation scopes of `uri` on `server`, one per end of `ends` (see {@link scopeEnds}),
@@ -189,7 +189,7 @@ export const scopeDigests = (
       input.set(previous)
       input.set(piece, previous.length)
       previous = yield* sha256(input)
-      digests.push(Encoding.encodeHex(previous))
+      digests.push(Hex.encode(previous))
       start = end
     }
     return digests
@@ -197,4 +197,4 @@ export const scopeDigests = (
 
 /** A new value for an invalidation marker: unique across the instances that share a store. @internal */
 export const freshMarkerValue = (now: number): string =>
-  `${now.toString(36)}.${Encoding.encodeHex(globalThis.crypto.getRandomValues(new Uint8Array(12)))}`
+  `${now.toString(36)}.${Hex.encode(globalThis.crypto.getRandomValues(new Uint8Array(12)))}`

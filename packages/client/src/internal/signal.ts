@@ -10,9 +10,8 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 
 /** @internal */
@@ -34,7 +33,7 @@ export const make = <A>(initial: A): Signal<A> => {
     value = next
     version++
     // (an unbounded hub takes every offer while open; once shut down nobody is listening)
-    if (hub !== undefined) Queue.unsafeOffer(hub, [version, next])
+    if (hub !== undefined) PubSub.publishUnsafe(hub, [version, next])
   }
 
   // the first hub made wins: two first subscribers may both make one, and the other is dropped unused
@@ -48,16 +47,16 @@ export const make = <A>(initial: A): Signal<A> => {
     get: Effect.sync(() => value),
     set: (next) => Effect.sync(() => unsafeSet(next)),
     update: (f) => Effect.sync(() => unsafeSet(f(value))),
-    changes: Stream.unwrapScoped(
+    changes: Stream.unwrap(
       Effect.flatMap(hubOf, (opened) =>
-        Effect.map(PubSub.subscribe(opened), (dequeue) => {
-          // read in the step after subscribing: what is set from now on is in the dequeue, numbered after `seen`
+        Effect.map(PubSub.subscribe(opened), (subscription) => {
+          // read in the step after subscribing: what is set from now on is in the subscription, numbered after `seen`
           const seen = version
           return Stream.concat(
             Stream.succeed(value),
             Stream.filterMap(
-              Stream.fromQueue(dequeue),
-              ([published, next]) => published > seen ? Option.some(next) : Option.none()
+              Stream.fromSubscription(subscription),
+              ([published, next]) => published > seen ? Result.succeed(next) : Result.failVoid
             )
           )
         }))

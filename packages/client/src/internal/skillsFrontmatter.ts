@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 /** @internal */
 export type Yaml = null | boolean | number | string | ReadonlyArray<Yaml> | { readonly [key: string]: Yaml }
@@ -408,13 +408,13 @@ class Parser {
  *
  * @internal
  */
-export const parse = (text: string): Either.Either<{ readonly [key: string]: Yaml }, string> => {
+export const parse = (text: string): Result.Result<{ readonly [key: string]: Yaml }, string> => {
   const lines: Array<Line> = []
   const source = text.split(/\r?\n/)
   for (let i = 0; i < source.length; i++) {
     const raw = source[i]
     const indentation = /^[ \t]*/.exec(raw)?.[0] ?? ""
-    if (indentation.includes("\t") && raw.trim().length > 0) return Either.left(`line ${i + 1}: tab indentation`)
+    if (indentation.includes("\t") && raw.trim().length > 0) return Result.fail(`line ${i + 1}: tab indentation`)
     const content = raw.slice(indentation.length)
     const text = stripComment(content)
     // blank and comment-only lines are kept empty so that block scalars see them
@@ -424,13 +424,13 @@ export const parse = (text: string): Either.Either<{ readonly [key: string]: Yam
   const significant = keepBlankLinesInBlockScalars(lines)
   const parser = new Parser(significant)
   const first = significant[0]
-  if (first === undefined) return Either.right({})
-  if (first.text === "---" || first.text === "...") return Either.left("multiple YAML documents")
+  if (first === undefined) return Result.succeed({})
+  if (first.text === "---" || first.text === "...") return Result.fail("multiple YAML documents")
   const value = parser.block(first.indent, 0)
-  if (isFailure(value)) return Either.left(value.message)
+  if (isFailure(value)) return Result.fail(value.message)
   const left = parser.rest()
-  if (left !== undefined) return Either.left(`line ${left.number}: unexpected content`)
-  return isMapping(value) ? Either.right(value) : Either.left("the frontmatter is not a mapping")
+  if (left !== undefined) return Result.fail(`line ${left.number}: unexpected content`)
+  return isMapping(value) ? Result.succeed(value) : Result.fail("the frontmatter is not a mapping")
 }
 
 const isMapping = (value: Yaml): value is { readonly [key: string]: Yaml } =>

@@ -3,7 +3,7 @@
  * their command, arguments, environment or working directory may get different answers to the same request (an
  * `ACCOUNT_TOKEN` in the environment is a credential), so their private cached results are kept apart.
  *
- * The identity is taken from the command the executor starts, as it starts it: its variables, and the parent's
+ * The identity is taken from the command the spawner starts, as it starts it: its variables, and the parent's
  * under them when the environment extends the parent's (`envPolicy: "inherit"`), read at that moment; its working
  * directory, and the parent's (which a relative one, and a command found through `PATH` or by a relative path,
  * depend on). It is hashed only when the cache asks for it, with a key of this process's own
@@ -12,10 +12,9 @@
  *
  * @internal
  */
-import type * as Command from "@effect/platform/Command"
 import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
-import * as Option from "effect/Option"
+import type * as ChildProcess from "effect/process/ChildProcess"
+import * as Redacted from "effect/Redacted"
 import { processDigest } from "./digest.js"
 
 interface Parent {
@@ -23,7 +22,7 @@ interface Parent {
   readonly cwd?: (() => string) | undefined
 }
 
-/** The running process, where there is one (the executor's environment and working directory default to it). */
+/** The running process, where there is one (the spawner's environment and working directory default to it). */
 const parentProcess = (): Parent | undefined => (globalThis as { readonly process?: Parent | undefined }).process
 
 const parentDirectory = (parent: Parent | undefined): string | null => {
@@ -41,21 +40,26 @@ const parentDirectory = (parent: Parent | undefined): string | null => {
  *
  * @internal
  */
-export const identityText = (command: Command.StandardCommand): string => {
+export const identityText = (command: ChildProcess.StandardCommand): string => {
   const parent = parentProcess()
+  const { cwd, env, extendEnv } = command.options
   const environment = new Map<string, string>()
-  if (command.extendEnv) {
+  // (as the spawner builds it: no `env` is the parent's environment; else `env`, over the parent's with `extendEnv`)
+  if (env === undefined || extendEnv === true) {
     for (const [name, value] of Object.entries(parent?.env ?? {})) {
       if (value !== undefined) environment.set(name, value)
     }
   }
-  for (const [name, value] of HashMap.toEntries(command.env)) environment.set(name, value)
+  for (const [name, value] of Object.entries(env ?? {})) {
+    if (value === undefined) environment.delete(name)
+    else environment.set(name, Redacted.isRedacted(value) ? Redacted.value(value) : value)
+  }
   const sorted = [...environment].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
   return JSON.stringify([
     "stdio",
     command.command,
-    command.args,
-    [parentDirectory(parent), Option.getOrNull(command.cwd)],
+    command.args.map((arg) => Redacted.isRedacted(arg) ? Redacted.value(arg) : arg),
+    [parentDirectory(parent), cwd ?? null],
     sorted
   ])
 }
@@ -66,7 +70,7 @@ export const identityText = (command: Command.StandardCommand): string => {
  *
  * @internal
  */
-export const partitionOf = (command: Command.Command): Effect.Effect<Effect.Effect<string>> => {
+export const partitionOf = (command: ChildProcess.Command): Effect.Effect<Effect.Effect<string>> => {
   if (command._tag !== "StandardCommand") {
     // (the transport starts one command; a pipeline has no single identity: it is given a partition of its own)
     return Effect.succeed(Effect.succeed(`stdio-own:${globalThis.crypto.randomUUID()}`))

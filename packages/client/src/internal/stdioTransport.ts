@@ -4,25 +4,25 @@
  *
  * @internal
  */
-import * as Command from "@effect/platform/Command"
-import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import type { PlatformError } from "@effect/platform/Error"
+import type * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Mailbox from "effect/Mailbox"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as PubSub from "effect/PubSub"
+import * as Pull from "effect/Pull"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
@@ -91,30 +91,30 @@ export interface Resolved {
   readonly termTimeout: Duration.Duration
 }
 
-const invalid = (option: string, detail: string) => Either.left(new McpError.InvalidOption({ option, detail }))
+const invalid = (option: string, detail: string) => Result.fail(new McpError.InvalidOption({ option, detail }))
 
 const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n > 0
 
 const duration = (
   option: string,
-  input: Duration.DurationInput | undefined,
+  input: Duration.Input | undefined,
   fallback: Duration.Duration
-): Either.Either<Duration.Duration, McpError.InvalidOption> => {
-  if (input === undefined) return Either.right(fallback)
+): Result.Result<Duration.Duration, McpError.InvalidOption> => {
+  if (input === undefined) return Result.succeed(fallback)
   // Duration would read NaN and negative numbers as zero
   if ((typeof input === "number" || typeof input === "bigint") && !(input >= 0)) {
     return invalid(option, "must be a non-negative duration")
   }
-  const decoded = Duration.decodeUnknown(input)
+  const decoded = Duration.fromInput(input)
   if (Option.isNone(decoded)) return invalid(option, "not a duration")
   if (!Duration.isFinite(decoded.value)) return invalid(option, "must be finite")
-  return Either.right(decoded.value)
+  return Result.succeed(decoded.value)
 }
 
 /** The options checked, with their defaults: an invalid one fails with `InvalidOption`. */
 export const resolve = (
   options: StdioTransport.StdioTransportOptions
-): Either.Either<Resolved, McpError.InvalidOption> => {
+): Result.Result<Resolved, McpError.InvalidOption> => {
   // The options may come from Config or from untyped callers: check shapes as well as values.
   const { command } = options
   if (typeof command !== "string" || command.length === 0) return invalid("command", "must be a non-empty string")
@@ -153,13 +153,13 @@ export const resolve = (
   if (!(stderrTailLines === 0 || isPositiveInteger(stderrTailLines))) {
     return invalid("stderrTailLines", "must be a non-negative integer")
   }
-  return Either.flatMap(
-    Either.all([
+  return Result.flatMap(
+    Result.all([
       duration("closeTimeout", options.closeTimeout, defaults.closeTimeout),
       duration("termTimeout", options.termTimeout, defaults.termTimeout)
     ]),
     ([closeTimeout, termTimeout]) =>
-      Either.right({
+      Result.succeed({
         command,
         args,
         cwd,
@@ -180,25 +180,27 @@ export const quote = (word: string): string => /^[\w@%+=:,./-]+$/.test(word) ? w
 
 const readMinimalEnvironment: Effect.Effect<Record<string, string>> = Effect.map(
   Effect.forEach(minimalEnvironment, (name) =>
-    Effect.map(Effect.option(Config.string(name)), Option.map((value) => [name, value] as const))),
+    Effect.map(Effect.option(Config.String(name)), Option.map((value) => [name, value] as const))),
   (entries) => Object.fromEntries(entries.flatMap(Option.toArray))
 )
 
-/** The command the options describe, its environment after the policy. */
-export const buildCommand = (options: Resolved): Effect.Effect<Command.Command> =>
+/**
+ * The command the options describe, its environment after the policy. Released by its Scope while it still runs
+ * (the shutdown below is bounded step by step; this bounds the spawner's own release), the child's process group
+ * gets SIGTERM, then SIGKILL after `termTimeout`.
+ */
+export const buildCommand = (options: Resolved): Effect.Effect<ChildProcess.StandardCommand> =>
   Effect.gen(function*() {
-    let command = Command.make(options.command, ...options.args)
-    if (options.cwd !== undefined) command = Command.workingDirectory(command, options.cwd)
-    switch (options.envPolicy) {
-      case "inherit":
-        return Command.env(command, options.env)
-      case "minimal": {
-        const base = yield* readMinimalEnvironment
-        return Command.env(command, { ...base, ...options.env }, { extendEnv: false })
-      }
-      case "custom":
-        return Command.env(command, options.env, { extendEnv: false })
-    }
+    const env = options.envPolicy === "minimal"
+      ? { ...(yield* readMinimalEnvironment), ...options.env }
+      : { ...options.env }
+    return ChildProcess.make(options.command, options.args, {
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env,
+      extendEnv: options.envPolicy === "inherit",
+      killSignal: "SIGTERM",
+      forceKillAfter: options.termTimeout
+    })
   })
 
 // How long the end of stdout, the end of stderr and the exit of the child may trail each other before the
@@ -238,9 +240,9 @@ const encoder = new TextEncoder()
 /** The body of `StdioTransport.make`: the transport and the process diagnostics service. */
 export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<typeof StdioTransport.make> =>
   Effect.gen(function*() {
-    const resolved = yield* resolve(options)
-    const executor = yield* CommandExecutor.CommandExecutor
-    const listProcesses = yield* ProcessTree.makeLister(executor)
+    const resolved = yield* Effect.fromResult(resolve(options))
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const listProcesses = yield* ProcessTree.makeLister(spawner)
     // The stderr hub is made by the first subscription: a subscriber only sees the lines written after it
     // subscribed anyway, so until then nothing is published, and a server nobody watches holds no hub (its ring of
     // 1 024 slots is the largest piece of a connection's heap Conduit chooses). It is shut down with the layer; one
@@ -255,11 +257,10 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
       for (const line of lines) tail.push(line)
       return stderrHub.ifMade(
         (hub) =>
-          Effect.forEach(
-            lines,
-            (line) => Effect.unlessEffect(PubSub.publish(hub, line), PubSub.isShutdown(hub)),
-            { discard: true }
-          ),
+          Effect.sync(() => {
+            // (a sliding hub takes every line; once shut down, nobody is listening)
+            for (const line of lines) if (!PubSub.isShutdownUnsafe(hub)) PubSub.publishUnsafe(hub, line)
+          }),
         undefined
       )
     }
@@ -269,12 +270,32 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
     // plain timeout fires.
     const bounded = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.Duration) =>
       Effect.timeoutOption(Effect.interruptible(Effect.exit(self)), timeout)
+    // Signals the child's process group, then waits (bounded) for the child itself. Not the spawner's `kill`: that
+    // also waits for every member of the group to be gone, and an unreaped zombie (no init reaping in a container)
+    // would hold each step for its whole bound. On Windows `kill` is `taskkill /T`, which waits for the child only.
+    const signalGroup = (
+      proc: ChildProcessSpawner.ChildProcessHandle,
+      killSignal: "SIGTERM" | "SIGKILL",
+      timeout: Duration.Duration
+    ) =>
+      globalThis.process.platform === "win32"
+        ? bounded(proc.kill({ killSignal }), timeout)
+        : Effect.andThen(
+          Effect.sync(() => {
+            try {
+              globalThis.process.kill(-proc.pid, killSignal)
+            } catch {
+              // the group is gone
+            }
+          }),
+          bounded(proc.exitCode, timeout)
+        )
     const shutdown = (
-      proc: CommandExecutor.Process,
+      proc: ChildProcessSpawner.ChildProcessHandle,
       closed: Deferred.Deferred<McpError.TransportError>,
       onClosed: () => void,
-      outbox: Mailbox.Mailbox<string>,
-      processScope: Scope.CloseableScope
+      outbox: Queue.Queue<string, Cause.Done>,
+      processScope: Scope.Closeable
     ) =>
       Effect.gen(function*() {
         const isRunning = Effect.orElseSucceed(proc.isRunning, () => true)
@@ -283,7 +304,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           // the fields are this module's own: the schema's check on construction (~40 µs a close) is skipped
           new McpError.TransportError(
             { transport: "stdio", reason: "Closed", detail: "the connection was closed" },
-            { disableValidation: true }
+            { disableChecks: true }
           )
         )
         if (first) onClosed()
@@ -295,18 +316,18 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             (exit) => Exit.isSuccess(exit) ? exit.value : Option.none()
           )
           : Option.none()
-        yield* outbox.end
+        yield* Queue.end(outbox)
         if (Option.isNone(yield* bounded(proc.exitCode, resolved.closeTimeout))) {
           yield* Effect.logDebug("the server did not exit after its stdin closed: sending SIGTERM")
-          yield* bounded(proc.kill("SIGTERM"), resolved.termTimeout)
+          yield* signalGroup(proc, "SIGTERM", resolved.termTimeout)
           if (yield* isRunning) {
             yield* Effect.logDebug("the server did not exit after SIGTERM: sending SIGKILL")
-            yield* bounded(proc.kill("SIGKILL"), killTimeout)
+            yield* signalGroup(proc, "SIGKILL", killTimeout)
           }
         }
         // The server is gone; what it started in its process group must not outlive it, nor what it started
         // elsewhere (a new session, a detached child).
-        yield* bounded(proc.kill("SIGKILL"), killTimeout)
+        yield* signalGroup(proc, "SIGKILL", killTimeout)
         const ended = yield* bounded(
           ProcessTree.terminate(listProcesses, proc.pid, before, resolved.termTimeout),
           Duration.sum(resolved.termTimeout, Duration.times(killTimeout, 2))
@@ -315,7 +336,11 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         if (descendants > 0) {
           yield* Effect.logDebug(`signalled ${descendants} descendant(s) of the server that outlived its process group`)
         }
-        yield* bounded(Effect.disconnect(Scope.close(processScope, Exit.void)), killTimeout)
+        // The spawner's release signals the group again and waits for all of it, zombies included: the group was
+        // dealt with above, so it is told the child is no longer held (after an exit by a signal or with code 0,
+        // its release then does nothing). In a fiber of its own: the bound stops the wait, not the release.
+        yield* bounded(proc.unref, killTimeout)
+        yield* bounded(Effect.flatMap(Effect.forkDetach(Scope.close(processScope, Exit.void)), Fiber.join), killTimeout)
       }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
 
     const connect = (emit: Transport.Emit) =>
@@ -323,11 +348,11 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const unsafeEmit = Hooks.fastEmitOf(emit)
         const callerScope = yield* Effect.scope
         // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
-        // (in `fibers`, so stderr keeps draining during shutdown), then runs the executor's own release (in
-        // `processScope`), which would wait for the exit without a bound were the child still running.
-        const scope = yield* Scope.fork(callerScope, ExecutionStrategy.sequential)
-        const processScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-        const fibers = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        // (in `fibers`, so stderr keeps draining during shutdown), then runs the spawner's own release (in
+        // `processScope`), which waits for the exit of the child's process group (up to `termTimeout` and a SIGKILL).
+        const scope = yield* Scope.fork(callerScope, "sequential")
+        const processScope = yield* Scope.fork(scope, "sequential")
+        const fibers = yield* Scope.fork(scope, "sequential")
         const tail = makeRing(resolved.stderrTailLines)
         yield* Ref.set(currentTail, tail)
 
@@ -338,15 +363,20 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const onClosed = () => {
           isClosed = true
         }
-        const outbox = yield* Mailbox.make<string>({ capacity: outboxCapacity })
+        const outbox = yield* Queue.bounded<string, Cause.Done>(outboxCapacity)
+        // what was queued is dropped and the writer ends (closing the child's stdin); later offers are refused
+        const discardOutbox = Effect.sync(() => {
+          Queue.endUnsafe(outbox)
+          Queue.shutdownUnsafe(outbox)
+        })
         const stdoutDone = yield* Deferred.make<void>()
         const stderrDone = yield* Deferred.make<void>()
 
         const command = yield* buildCommand(resolved)
         // what the child is made of, as it is started: the partition of its private cached results
         const identity = yield* StdioIdentity.partitionOf(command)
-        const proc = yield* executor.start(command).pipe(
-          Scope.extend(processScope),
+        const proc = yield* spawner.spawn(command).pipe(
+          Scope.provide(processScope),
           Effect.tap((proc) => Scope.addFinalizer(scope, shutdown(proc, closed, onClosed, outbox, processScope))),
           Effect.uninterruptible,
           Effect.mapError((cause) =>
@@ -364,13 +394,13 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           Effect.flatMap(Deferred.succeed(closed, error), (first) => {
             if (!first) return Effect.void
             onClosed()
-            return Effect.zipRight(outbox.shutdown, emit(Transport.TransportEvent.Closed({ error })))
+            return Effect.andThen(discardOutbox, emit(Transport.TransportEvent.Closed({ error })))
           })
 
         const drop = (reason: string) => Effect.logWarning(printable(`dropped a line from the server: ${reason}`))
         // the lines the server may send that are dropped (see `maxRefusedFrames`)
-        const clock = yield* Effect.clock
-        const refused = codec.refusedFrames(resolved.maxRefusedFrames, () => clock.unsafeCurrentTimeMillis())
+        const clock = yield* Clock.Clock
+        const refused = codec.refusedFrames(resolved.maxRefusedFrames, () => clock.currentTimeMillisUnsafe())
         // The lines read in one chunk, in order: each line's invalid parts are logged, then its messages emitted,
         // one after the other, as long as the connection is open. What can be handled at once (answers to pending
         // requests, the usual lines) is handled when called; the first item that needs an effect (a log, a message
@@ -393,9 +423,9 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
           const rest = (): Effect.Effect<void, McpError.TransportError> => {
             while (index < items.length) {
               const item = items[index++]
-              if (typeof item === "string") return Effect.zipRight(drop(item), Effect.suspend(rest))
+              if (typeof item === "string") return Effect.andThen(drop(item), Effect.suspend(rest))
               if (isClosed) continue
-              if (unsafeEmit?.(item) !== true) return Effect.zipRight(emit(item), Effect.suspend(rest))
+              if (unsafeEmit?.(item) !== true) return Effect.andThen(emit(item), Effect.suspend(rest))
             }
             return spent === undefined ? Effect.void : Effect.fail(spent)
           }
@@ -413,29 +443,30 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const onResult = (result: lineDecoder.PushResult) =>
           result._tag === "Lines"
             ? deliver(result.lines)
-            : Effect.zipRight(deliver(result.lines), Effect.fail(frameTooLarge(result.size)))
+            : Effect.andThen(deliver(result.lines), Effect.fail(frameTooLarge(result.size)))
         // the buffers read at once: their lines go out together
-        const onChunk = (chunk: Chunk.Chunk<Uint8Array>): Effect.Effect<void, McpError.TransportError> => {
-          if (chunk.length === 1) return onResult(frames.push(Chunk.unsafeGet(chunk, 0)))
+        const onChunk = (chunk: Arr.NonEmptyReadonlyArray<Uint8Array>): Effect.Effect<void, McpError.TransportError> => {
+          if (chunk.length === 1) return onResult(frames.push(chunk[0]))
           const lines: Array<string> = []
           for (const bytes of chunk) {
             const result = frames.push(bytes)
             for (const line of result.lines) lines.push(line)
             if (result._tag === "Overflow") {
-              return Effect.zipRight(deliver(lines), Effect.fail(frameTooLarge(result.size)))
+              return Effect.andThen(deliver(lines), Effect.fail(frameTooLarge(result.size)))
             }
           }
           return deliver(lines)
         }
-        // (pulled chunk by chunk: no sink between the platform's stream and the frames)
-        const readAll = Effect.flatMap(Channel.toPull(Stream.toChannel(proc.stdout)), (pull) => {
-          const loop: Effect.Effect<void, McpError.TransportError | PlatformError> = Effect.flatMap(pull, (next) => {
-            if (Either.isLeft(next)) return Effect.void
-            const delivered = onChunk(next.right)
-            // (all of it handled at once, the usual case: straight on to the next chunk)
-            return delivered === Effect.void ? loop : Effect.zipRight(delivered, loop)
-          })
-          return loop
+        // (pulled chunk by chunk: no sink between the platform's stream and the frames; the end of stdout ends the
+        // loop, caught before the other failures)
+        const readAll = Effect.flatMap(Stream.toPull(proc.stdout), (pull) => {
+          const loop: Effect.Effect<void, McpError.TransportError | PlatformError.PlatformError | Cause.Done> = Effect
+            .flatMap(pull, (next) => {
+              const delivered = onChunk(next)
+              // (all of it handled at once, the usual case: straight on to the next chunk)
+              return delivered === Effect.void ? loop : Effect.andThen(delivered, loop)
+            })
+          return Pull.catchDone(loop, () => Effect.void)
         })
         yield* Effect.scoped(readAll).pipe(
           Effect.mapError((error) =>
@@ -443,13 +474,13 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
               ? error
               : new McpError.TransportError({ transport: "stdio", reason: "Read", detail: error.message, cause: error })
           ),
-          Effect.zipRight(Effect.suspend(() => onResult(frames.end()))),
-          Effect.catchAllCause((cause) =>
-            Option.match(Cause.failureOption(cause), {
+          Effect.andThen(Effect.suspend(() => onResult(frames.end()))),
+          Effect.catchCause((cause) =>
+            Option.match(Cause.findErrorOption(cause), {
               // a defect (a bug in delivering what was read) closes the connection, which fails what is pending,
               // rather than ending the reading in silence
               onNone: () =>
-                Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+                Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.andThen(
                   Effect.logError("reading the server's output failed unexpectedly", cause),
                   closeWith(
                     new McpError.TransportError({
@@ -474,8 +505,8 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const onStderr = publishStderr(tail)
         yield* proc.stderr.pipe(
           Stream.runForEach((chunk) => Effect.suspend(() => onStderr(stderrLines.push(chunk).lines))),
-          Effect.zipRight(Effect.suspend(() => onStderr(stderrLines.end().lines))),
-          Effect.catchAll((cause) => Effect.logDebug(printable(`stderr of the server failed: ${cause.message}`))),
+          Effect.andThen(Effect.suspend(() => onStderr(stderrLines.end().lines))),
+          Effect.catch((cause) => Effect.logDebug(printable(`stderr of the server failed: ${cause.message}`))),
           Effect.ensuring(Deferred.succeed(stderrDone, undefined)),
           Effect.annotateLogs({ module: "StdioTransport", method: "stderr", pid: proc.pid }),
           Effect.interruptible,
@@ -483,21 +514,16 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         )
 
         // stdin: one writer, so lines never interleave
-        // the lines queued since the last write go out as one buffer: one write instead of one per message
-        // (joined from the chunk's array: `Chunk.join` walks the chunk through its iterator)
-        const writes: Channel.Channel<Chunk.Chunk<Uint8Array>> = Channel.flatMap(outbox.takeAll, ([lines, done]) => {
-          const write = lines.length === 0
-            ? Channel.void
-            : Channel.write(Chunk.of(encoder.encode(Chunk.toReadonlyArray(lines).join(""))))
-          return done ? write : Channel.zipRight(write, writes)
-        })
-        yield* Channel.pipeTo(writes, Sink.toChannel(proc.stdin)).pipe(
-          Channel.runDrain,
-          Effect.catchAll((cause) =>
+        // the lines queued since the last write go out as one buffer: one write instead of one per message (the
+        // queue's stream gives every line waiting as one array); the end of the outbox closes the child's stdin
+        yield* Stream.fromQueue(outbox).pipe(
+          Stream.mapArray((lines) => [encoder.encode(lines.join(""))]),
+          Stream.run(proc.stdin),
+          Effect.catch((cause) =>
             Effect.logDebug(printable(`writing to the server failed: ${cause.message}`)).pipe(
               // an exit usually explains a broken pipe better: give the exit monitor the first word
-              Effect.zipRight(Effect.sleep(exitGrace)),
-              Effect.zipRight(
+              Effect.andThen(Effect.sleep(exitGrace)),
+              Effect.andThen(
                 closeWith(
                   new McpError.TransportError({
                     transport: "stdio",
@@ -544,7 +570,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         }).pipe(Effect.interruptible, Effect.forkIn(fibers))
 
         const offer = (line: string): Effect.Effect<void, McpError.TransportError> =>
-          Effect.flatMap(outbox.offer(line), (accepted) =>
+          Effect.flatMap(Queue.offer(outbox, line), (accepted) =>
             accepted ? Effect.void : Effect.flatMap(Deferred.await(closed), (reason) =>
               Effect.fail(
                 new McpError.TransportError({
@@ -558,7 +584,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         const send = (message: McpSchema.JsonRpcMessage): Effect.Effect<void, McpError.TransportError> =>
           Effect.suspend(() => {
             const line = `${codec.encode(message)}\n`
-            return outbox.unsafeOffer(line) ? Effect.void : offer(line)
+            return Queue.offerUnsafe(outbox, line) ? Effect.void : offer(line)
           })
 
         const era = yield* Ref.make<McpSchema.Era | undefined>(undefined)
@@ -585,7 +611,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
             // (a value JSON cannot hold: `request` fails the call with it)
             return false
           }
-          return outbox.unsafeOffer(line)
+          return Queue.offerUnsafe(outbox, line)
         })
       }).pipe(
         Effect.withSpan("StdioTransport.connect", {

@@ -1,6 +1,4 @@
 /** @internal */
-import * as Context from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Tracer from "effect/Tracer"
@@ -11,7 +9,16 @@ import * as Tracer from "effect/Tracer"
  *
  * @internal
  */
-export const nativeTracer: Tracer.Tracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
+export const nativeTracer: Tracer.Tracer = Tracer.nativeTracer
+
+/**
+ * The tracer a fiber traces with: `fiber.cache` holds what the fiber's context resolves to (no tracer there means
+ * the default, {@link nativeTracer}).
+ *
+ * @internal
+ */
+export const tracerOf = (fiber: Pick<Fiber.Fiber<unknown, unknown>, "cache">): Tracer.Tracer =>
+  fiber.cache.tracer ?? nativeTracer
 
 /**
  * True when nothing can observe a span this fiber would start: the fiber traces with Effect's own tracer and runs
@@ -20,8 +27,8 @@ export const nativeTracer: Tracer.Tracer = Context.get(DefaultServices.liveServi
  *
  * @internal
  */
-export const untraced = (fiber: Pick<Fiber.RuntimeFiber<unknown, unknown>, "currentTracer" | "currentSpan">): boolean =>
-  fiber.currentTracer === nativeTracer && fiber.currentSpan === undefined
+export const untraced = (fiber: Pick<Fiber.Fiber<unknown, unknown>, "cache">): boolean =>
+  fiber.cache.span === undefined && tracerOf(fiber) === nativeTracer
 
 /**
  * `Effect.withSpan`, made only when something can observe the span (see {@link untraced}): under Effect's own
@@ -31,4 +38,4 @@ export const untraced = (fiber: Pick<Fiber.RuntimeFiber<unknown, unknown>, "curr
  */
 export const withObservedSpan = (name: string, options: Tracer.SpanOptions) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => untraced(fiber) ? self : Effect.withSpan(self, name, options))
+  Effect.withFiber((fiber) => untraced(fiber) ? self : Effect.withSpan(self, name, options))

@@ -5,11 +5,9 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as AST from "effect/SchemaAST"
-import * as Either from "effect/Either"
-import * as JSONSchema from "effect/JSONSchema"
-import type * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import type * as McpSchema from "../McpSchema.js"
 import * as Codec from "./codec.js"
 import * as protoKeys from "./protoKeys.js"
@@ -246,19 +244,108 @@ const compareObjects = (
   }
 }
 
-/** The JSON Schema of what a Schema encodes to, with its own definitions. */
-export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): Json => {
-  const encoded = AST.encodedAST(schema.ast)
+// What Effect 4 generates for a schema describes its JSON codec (`Schema.toCodecJson`): a `Number` also takes the
+// strings "NaN", "Infinity" and "-Infinity", and an `optional` member also takes `null`. The parameters are
+// encoded with the schema itself, which gives neither, so the comparison must not see those branches (it would
+// report a WrongType the Schema can never produce). The server's `jsonSchemaOf` leaves out the same branches.
+const isNonFiniteBranch = (member: unknown): boolean => {
+  if (!isObject(member) || member.type !== "string" || !Array.isArray(member.enum)) return false
+  const values = member.enum as ReadonlyArray<unknown>
+  return values.length === 3 && ["NaN", "Infinity", "-Infinity"].every((value) => values.includes(value))
+}
+
+const isNullBranch = (member: unknown): boolean =>
+  isObject(member) && member.type === "null" && Object.keys(member).length === 1
+
+// an `optional(NullOr(X))` member is `X | null | undefined`: one `null` branch is enough
+const secondNullBranch = () => {
+  let seen = false
+  return (member: unknown): boolean => {
+    if (!isNullBranch(member)) return false
+    if (seen) return true
+    seen = true
+    return false
+  }
+}
+
+/** An `anyOf` without the given branches: the one branch left in its place when a single one remains. */
+const withoutBranches = (node: Json, drop: (member: unknown) => boolean): Json => {
+  if (!Array.isArray(node.anyOf)) return node
+  const kept = (node.anyOf as ReadonlyArray<unknown>).filter((member) => !drop(member))
+  if (kept.length === node.anyOf.length) return node
+  const rest = Object.fromEntries(Object.entries(node).filter(([key]) => key !== "anyOf"))
+  return kept.length === 1 && isObject(kept[0]) ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
+}
+
+const takesNull = (ast: AST.AST): boolean => AST.isNull(ast) || (AST.isUnion(ast) && ast.types.some(takesNull))
+
+// whether a member's type takes `undefined` but not `null` (an `optional` member, not a `NullOr` one)
+const takesUndefinedOnly = (ast: AST.AST): boolean =>
+  AST.isUnion(ast) && ast.types.some(AST.isUndefined) && !takesNull(ast)
+
+const unsuspend = (ast: AST.AST | undefined): AST.AST | undefined => {
+  let current = ast
+  for (let i = 0; current !== undefined && AST.isSuspend(current) && i < MAX_DEPTH; i++) current = current.thunk()
+  return current
+}
+
+/** The AST of a keyword's subschema, where the encoded AST says which one it is; undefined when it does not. */
+const childAst = (ast: AST.AST | undefined, key: string): ((index: number) => AST.AST | undefined) | undefined => {
+  if (ast === undefined) return undefined
+  if (AST.isArrays(ast)) {
+    if (key === "items" && ast.rest.length === 1) return () => ast.rest[0]
+    if (key === "prefixItems") return (index) => ast.elements[index]
+  }
+  if (AST.isObjects(ast) && key === "additionalProperties" && ast.indexSignatures.length === 1) {
+    return () => ast.indexSignatures[0].type
+  }
+  return undefined
+}
+
+/** Leaves out the codec's branches, everywhere in the document; `ast` follows it through objects and arrays. */
+const forEncoding = (node: unknown, ast: AST.AST | undefined, depth = 0): unknown => {
+  if (Array.isArray(node)) return node.map((item) => forEncoding(item, undefined, depth + 1))
+  if (!isObject(node)) return node
+  const resolved = depth > MAX_DEPTH ? undefined : unsuspend(ast)
+  const objects = resolved !== undefined && AST.isObjects(resolved) ? resolved : undefined
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(withoutBranches(node, isNonFiniteBranch))) {
+    if (key === "properties" && isObject(value)) {
+      const properties: Record<string, unknown> = {}
+      for (const [name, property] of Object.entries(value)) {
+        const signature = objects?.propertySignatures.find((candidate) => candidate.name === name)
+        const optional = signature !== undefined && AST.isOptional(signature.type) &&
+          takesUndefinedOnly(signature.type)
+        const cleaned = !isObject(property) ? property : optional
+          ? withoutBranches(property, isNullBranch)
+          : withoutBranches(property, secondNullBranch())
+        properties[name] = forEncoding(cleaned, signature?.type, depth + 1)
+      }
+      out[key] = properties
+    } else {
+      const child = childAst(resolved, key)
+      out[key] = Array.isArray(value)
+        ? value.map((item, index) => forEncoding(item, child?.(index), depth + 1))
+        : forEncoding(value, child?.(0), depth + 1)
+    }
+  }
+  return out
+}
+
+/**
+ * The JSON Schema of what a Schema encodes to (objects closed, as Effect 3 wrote them), with its own definitions
+ * under `$defs`.
+ */
+export const jsonSchemaOf = <S extends Schema.Top>(schema: S): Json => {
+  const encoded = AST.toEncoded(schema.ast)
   // Effect reads an empty struct as "any non-nullish value"; as tool arguments it can only be an empty object
-  if (AST.isTypeLiteral(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
+  if (AST.isObjects(encoded) && encoded.propertySignatures.length === 0 && encoded.indexSignatures.length === 0) {
     return { type: "object", properties: {} }
   }
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const out: Record<string, unknown> = {
-    ...JSONSchema.fromAST(schema.ast, { definitions, topLevelReferenceStrategy: "skip" })
-  }
-  if (Object.keys(definitions).length > 0) out.$defs = definitions
-  return out
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const root = forEncoding(document.schema, encoded) as Json
+  const definitions = forEncoding(document.definitions, undefined) as Json
+  return Object.keys(definitions).length > 0 ? { ...root, $defs: definitions } : root
 }
 
 /** Every way `ours` may send what `advertised.inputSchema` refuses. */
@@ -283,15 +370,15 @@ export const errorText = textOf
  * (`Codec.scanFrame`), else it decodes as the string alone.
  */
 export const decodeResult = <R, RI>(
-  schema: Schema.Schema<R, RI>,
+  schema: Schema.Codec<R, RI>,
   result: McpSchema.CallToolResult
-): Effect.Effect<R, ParseResult.ParseError> => {
-  const decode = Schema.decodeUnknown(schema)
+): Effect.Effect<R, Schema.SchemaError> => {
+  const decode = Schema.decodeUnknownEffect(schema)
   if (result.structuredContent !== undefined) return decode(result.structuredContent)
   const text = textOf(result)
-  return Effect.catchAll(decode(text), (asText) => {
+  return Effect.catch(decode(text), (asText) => {
     if (Codec.scanFrame(text, Codec.defaultLimits) !== undefined) return Effect.fail(asText)
-    const parsed = Either.try(() => protoKeys.parse(text))
-    return Either.isRight(parsed) ? decode(parsed.right) : Effect.fail(asText)
+    const parsed = Result.try(() => protoKeys.parse(text))
+    return Result.isSuccess(parsed) ? decode(parsed.success) : Effect.fail(asText)
   })
 }

@@ -1,6 +1,6 @@
 // The README's hub example, kept here so that the type checker compiles it; HubExample.test.ts runs `program`.
 import { McpHub } from "@conduit-mcp/client"
-import { NodeContext, NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 
 export const program = Effect.gen(function*() {
@@ -22,6 +22,6 @@ export const Hub = McpHub.layer({
     McpHub.http("demo", { url: "http://127.0.0.1:8080/mcp" })
   ],
   idleTimeToLive: "5 minutes" // a server unused this long is closed (its process ends) until its next use
-}).pipe(Layer.provide(NodeContext.layer), Layer.provide(NodeHttpClient.layerUndici))
+}).pipe(Layer.provide(NodeServices.layer), Layer.provide(NodeHttpClient.layerUndici))
 
 if (process.argv[1] === new URL(import.meta.url).pathname) program.pipe(Effect.provide(Hub), NodeRuntime.runMain)

@@ -1,5 +1,5 @@
 /**
- * Interop: `@effect/ai`'s `McpServer` (legacy revisions) over stdio and HTTP.
+ * Interop: Effect's own `McpServer` (`effect/ai`, its legacy revisions) over stdio and Streamable HTTP.
  */
 import * as Effect from "effect/Effect"
 import * as Interop from "../utils/interop.js"
@@ -15,10 +15,16 @@ const profile: Interop.Profile = {
   completion: { prompt: "greet", argument: "name", value: "al", expected: ["alice", "albert"] }
 }
 
-const http = Effect.map(
-  Interop.startHttp((port) => [script, "http", String(port)], "interop server listening"),
-  (port) => `http://127.0.0.1:${port}/mcp`
-)
+const http = (...extra: ReadonlyArray<string>) =>
+  Effect.map(
+    Interop.startHttp((port) => [script, "http", String(port), ...extra], "interop server listening"),
+    (port) => `http://127.0.0.1:${port}/mcp`
+  )
 
-Interop.suite("@effect/ai McpServer over stdio", Interop.overStdio([script, "stdio"]), profile)
-Interop.suite("@effect/ai McpServer over HTTP", Interop.overHttp(http), profile)
+Interop.suite("effect/ai McpServer over stdio", Interop.overStdio([script, "stdio"]), profile)
+Interop.suite("effect/ai McpServer over HTTP", Interop.overHttp(http()), profile)
+
+// Effect 4's server also speaks 2026-07-28: offered with the legacy revisions, the probe must find it
+const modern: Interop.Profile = { ...profile, era: "modern" }
+Interop.suite("effect/ai McpServer over stdio, modern", Interop.overStdio([script, "stdio", "modern"]), modern)
+Interop.suite("effect/ai McpServer over HTTP, modern", Interop.overHttp(http("modern")), modern)

@@ -2,7 +2,7 @@
  * Interop: `@modelcontextprotocol/server-filesystem` (legacy, stdio only), started without directories: it asks the
  * client for its roots (`roots/list`) after the handshake and serves only inside them.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { afterAll, assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -39,7 +39,7 @@ const clientLayer = McpClient.layer({
   clientInfo: { name: "conduit-interop", version: "0.1.0" }
 }).pipe(
   Layer.provide(StdioTransport.layer({ command: process.execPath, args: [entry], closeTimeout: "1 second" })),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeServices.layer)
 )
 
 describe("server-filesystem over stdio (roots)", () => {

@@ -6,7 +6,6 @@
  * clock: the server works in real time.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
@@ -57,7 +56,7 @@ for (const [binding, clientLayer] of bindings) {
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
           const handle = yield* client.tasks.callTool({ name: "countdown", arguments: { steps: 4 } })
-          const statuses = Chunk.toReadonlyArray(yield* Stream.runCollect(handle.status))
+          const statuses = yield* Stream.runCollect(handle.status)
           assert.strictEqual(statuses[statuses.length - 1]?.status, "completed")
           assert.isTrue(statuses.some((state) => /^step \d of 4$/.test(state.statusMessage ?? "")), JSON.stringify(statuses))
           assert.strictEqual(textOf(yield* handle.result), "counted to 4")
@@ -69,7 +68,7 @@ for (const [binding, clientLayer] of bindings) {
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
           const handle = yield* client.tasks.callTool({ name: "countdown", arguments: { steps: 500 } })
-          const waiting = yield* Effect.fork(handle.result)
+          const waiting = yield* Effect.forkChild(handle.result)
           yield* Effect.sleep("300 millis")
           yield* Fiber.interrupt(waiting)
           const state = yield* client.tasks.get(handle.taskId)

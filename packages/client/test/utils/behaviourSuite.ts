@@ -17,10 +17,10 @@ import { validateClientMessage } from "./schemaValidator.js"
 import * as Recording from "./recordingTransport.js"
 
 /** What the suite needs to see on the server's side. */
-export class ServerSide extends Context.Tag("test/ServerSide")<ServerSide, {
+export class ServerSide extends Context.Service<ServerSide, {
   /** Waits until the server has seen request `id` interrupted (its handler stopped). */
   readonly awaitInterrupted: (id: McpSchema.RequestId) => Effect.Effect<void>
-}>() {}
+}>()("test/ServerSide") {}
 
 const textOf = (result: McpSchema.CallToolResult) =>
   result.content.flatMap((block) => (block.type === "text" && "text" in block ? [block.text] : [])).join("")
@@ -39,10 +39,10 @@ const lastToolCall = (name: string) =>
 const startHang = (client: McpClient.McpClientService, options: McpClient.RequestOptions = {}) =>
   Effect.gen(function*() {
     let started: (() => void) | undefined
-    const running = Effect.async<void>((resume) => {
+    const running = Effect.callback<void>((resume) => {
       started = () => resume(Effect.void)
     })
-    const fiber = yield* Effect.fork(
+    const fiber = yield* Effect.forkChild(
       client.callTool({ name: "hang" }, { ...options, onProgress: () => Effect.sync(() => started?.()) })
     )
     yield* running
@@ -195,7 +195,7 @@ export const behaviourSuite = <E>(
             Stream.filter((n) => n.method === "notifications/message"),
             Stream.take(5),
             Stream.runCollect,
-            Effect.fork
+            Effect.forkChild
           )
           yield* client.callTool({ name: "log" })
           const levels = [...(yield* Fiber.join(logs))].map((n) => (n.params as { level: string }).level)

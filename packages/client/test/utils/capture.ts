@@ -6,7 +6,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 
 const text = (value: unknown): string => {
@@ -33,12 +33,13 @@ export const makeCapture = () => {
     spans.push(...lines)
     seen.push(...lines)
   }
-  const logger = Logger.make(({ annotations, cause, message }) => {
-    log(text(message), text([...annotations]), Cause.pretty(cause))
+  const logger = Logger.make(({ cause, fiber, message }) => {
+    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    log(text(message), text(Object.entries(annotations)), Cause.pretty(cause))
   })
   let id = 0
   const tracer = Tracer.make({
-    span: (name, parent, context, links, _startTime, kind) => {
+    span: ({ annotations, kind, links, name, parent }) => {
       const attributes = new Map<string, unknown>()
       const created: Tracer.Span = {
         _tag: "Span",
@@ -46,7 +47,7 @@ export const makeCapture = () => {
         spanId: `span-${id++}`,
         traceId: "trace",
         parent,
-        context,
+        annotations,
         status: { _tag: "Started", startTime: 0n },
         attributes,
         links,
@@ -64,16 +65,15 @@ export const makeCapture = () => {
         addLinks: () => {}
       }
       return created
-    },
-    context: (f) => f()
+    }
   })
   /** Runs `effect` with the capturing logger (every level) and tracer; its failures are kept too. */
   const observe = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
-      Effect.tapErrorCause((cause) => Effect.sync(() => seen.push(Cause.pretty(cause), JSON.stringify(cause)))),
+      Effect.tapCause((cause) => Effect.sync(() => seen.push(Cause.pretty(cause), JSON.stringify(cause)))),
       Effect.withTracer(tracer),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-      Logger.withMinimumLogLevel(LogLevel.All)
+      Effect.provide(Logger.layer([logger])),
+      Effect.provideService(References.MinimumLogLevel, "All")
     )
   return { seen, logs, spans, observe }
 }

@@ -2,11 +2,10 @@
  * Waiting on forked fibers without sleeping: turns of the event loop until a condition holds.
  */
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import type * as Supervisor from "effect/Supervisor"
+import type * as Fiber from "effect/Fiber"
 
 /** One turn of the event loop, so that promises (WebCrypto digests, sockets) can settle. */
-export const turn = Effect.async<void>((resume) => {
+export const turn = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
@@ -18,36 +17,24 @@ export const eventually = (condition: Effect.Effect<boolean>) =>
       if (yield* condition) return
       yield* turn
     }
-    return yield* Effect.dieMessage("condition never held")
+    return yield* Effect.die(new Error("condition never held"))
   })
 
-/** Waits until every fiber is suspended on another fiber (for instance: each caller joined a shared run). */
-export const blockedOnFibers = (fibers: ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>) =>
-  eventually(Effect.map(
-    Effect.forEach(fibers, (fiber) => Fiber.status(fiber)),
-    // FiberId.isNone recurses forever on a runtime id, so read the tag
-    (statuses) => statuses.every((status) => status._tag === "Suspended" && status.blockingOn._tag !== "None")
-  ))
-
 /**
- * Waits until `count` of the fibers `supervisor` tracks are suspended awaiting one same fiber that it tracks as well
- * (for instance: callers joined to one shared request, each waiting on the request's fiber).
+ * Waits until every fiber has settled: none of them is done and none has anything left to run (for instance: each
+ * caller joined a shared run). Effect 4 has no public fiber status (no `Fiber.status`, no `Supervisor`), so this
+ * cannot ask what a fiber is blocked on: it gives the fibers a bounded number of scheduler yields and event-loop
+ * turns, and dies if one of them ended (a fiber meant to block must not finish before the test releases it).
  */
-export const awaitingOneFiber = (
-  supervisor: Supervisor.Supervisor<ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>>,
-  count: number
-) =>
-  eventually(Effect.gen(function*() {
-    const fibers = yield* supervisor.value
-    const tracked = new Set(fibers.map((fiber) => fiber.id().id))
-    const awaiting = new Map<number, number>()
-    for (const fiber of fibers) {
-      const status = yield* Fiber.status(fiber)
-      // (a fiber awaiting another is blocked on that fiber's id; read the tags, as above)
-      if (status._tag !== "Suspended" || status.blockingOn._tag !== "Runtime") continue
-      // (a fiber awaiting a Deferred it made itself shows as blocked on itself)
-      const on = status.blockingOn.id
-      if (tracked.has(on) && on !== fiber.id().id) awaiting.set(on, (awaiting.get(on) ?? 0) + 1)
+export const blockedOnFibers = (fibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>>) =>
+  Effect.gen(function*() {
+    // (each yield runs every task scheduled before it; a turn lets timers and promises in between)
+    for (let i = 0; i < 50; i++) {
+      yield* Effect.yieldNow
+      if (i % 10 === 9) yield* turn
     }
-    return [...awaiting.values()].some((n) => n >= count)
-  }))
+    const done = fibers.filter((fiber) => fiber.pollUnsafe() !== undefined)
+    if (done.length > 0) {
+      return yield* Effect.die(new Error(`${done.length} of ${fibers.length} fibers ended instead of blocking`))
+    }
+  })

@@ -2,9 +2,9 @@
  * The standard fixture server of the tests, served in-process (InProcessTransport) and over stdio
  * (test/fixtures/server.ts), plus a scripted peer that talks to a server connection directly.
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -48,8 +48,8 @@ export const tools = (options: FixtureOptions = {}) => [
     name: "slow",
     description: "Reports progress `steps` times, waiting `delayMs` before each report, then answers.",
     parameters: Schema.Struct({
-      steps: Schema.optionalWith(Schema.Int, { default: () => 3 }),
-      delayMs: Schema.optionalWith(Schema.Number, { default: () => 10 })
+      steps: Schema.Int.pipe(Schema.withDecodingDefaultType(Effect.succeed(3))),
+      delayMs: Schema.Number.pipe(Schema.withDecodingDefaultType(Effect.succeed(10)))
     }),
     handler: ({ delayMs, steps }) =>
       Effect.gen(function*() {
@@ -63,7 +63,7 @@ export const tools = (options: FixtureOptions = {}) => [
   McpServer.tool({
     name: "fail",
     description: "Always fails (isError result).",
-    parameters: Schema.Struct({ message: Schema.optionalWith(Schema.String, { default: () => "requested failure" }) }),
+    parameters: Schema.Struct({ message: Schema.String.pipe(Schema.withDecodingDefaultType(Effect.succeed("requested failure"))) }),
     handler: ({ message }) => Effect.fail(new McpServer.ToolError({ message }))
   }),
   McpServer.tool({
@@ -72,7 +72,7 @@ export const tools = (options: FixtureOptions = {}) => [
     parameters: Schema.Struct({}),
     handler: () =>
       Effect.flatMap(McpServer.RequestContext, (request) =>
-        Effect.zipRight(request.progress(0, { message: "hanging" }), Effect.never).pipe(
+        Effect.andThen(request.progress(0, { message: "hanging" }), Effect.never).pipe(
           Effect.onInterrupt(() => options.onHangInterrupted?.(request.requestId) ?? Effect.void)
         ))
   }),
@@ -93,7 +93,7 @@ export const tools = (options: FixtureOptions = {}) => [
   McpServer.tool({
     name: "confirm",
     description: "Asks the user to confirm an action (a form: a boolean and a choice of environment).",
-    parameters: Schema.Struct({ action: Schema.optionalWith(Schema.String, { default: () => "deploy" }) }),
+    parameters: Schema.Struct({ action: Schema.String.pipe(Schema.withDecodingDefaultType(Effect.succeed("deploy"))) }),
     handler: ({ action }) =>
       Effect.map(McpServer.elicit({ message: `Confirm: ${action}?`, requestedSchema: CONFIRM_SCHEMA }), (answer) => {
         const approve = answer.content?.approve === true
@@ -231,8 +231,8 @@ export interface Peer {
 
 export const open = (server: McpServer.Server): Effect.Effect<Peer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const outbound = yield* SubscriptionRef.make(Chunk.empty<McpSchema.JsonRpcMessage>())
-    const connection = yield* server.connect((message) => SubscriptionRef.update(outbound, Chunk.append(message)))
+    const outbound = yield* SubscriptionRef.make<ReadonlyArray<McpSchema.JsonRpcMessage>>([])
+    const connection = yield* server.connect((message) => SubscriptionRef.update(outbound, (all) => [...all, message]))
     let nextId = 0
     const start = (method: string, params?: unknown) =>
       Effect.suspend(() => {
@@ -243,16 +243,19 @@ export const open = (server: McpServer.Server): Effect.Effect<Peer, never, Scope
         return Effect.as(connection.handle(message), id)
       })
     const response = (id: McpSchema.RequestId) =>
-      outbound.changes.pipe(
-        Stream.filterMap(Chunk.findFirst((message): message is McpSchema.JsonRpcResponse =>
-          McpSchema.isResponse(message) && message.id === id
-        )),
+      SubscriptionRef.changes(outbound).pipe(
+        Stream.filterMap((all) => {
+          const found = all.find((message): message is McpSchema.JsonRpcResponse =>
+            McpSchema.isResponse(message) && message.id === id
+          )
+          return found === undefined ? Result.failVoid : Result.succeed(found)
+        }),
         Stream.runHead,
         Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
       )
     const request = (method: string, params?: unknown) => Effect.flatMap(start(method, params), response)
-    const notificationsOf = (method: string | undefined) => (all: Chunk.Chunk<McpSchema.JsonRpcMessage>) =>
-      Chunk.toReadonlyArray(all).filter((message): message is McpSchema.JsonRpcNotification =>
+    const notificationsOf = (method: string | undefined) => (all: ReadonlyArray<McpSchema.JsonRpcMessage>) =>
+      all.filter((message): message is McpSchema.JsonRpcNotification =>
         McpSchema.isNotification(message) && (method === undefined || message.method === method)
       )
     return {
@@ -264,18 +267,18 @@ export const open = (server: McpServer.Server): Effect.Effect<Peer, never, Scope
         Effect.flatMap(request(method, params), (message) =>
           "result" in message && typeof message.result === "object" && message.result !== null
             ? Effect.succeed({ ...message.result })
-            : Effect.dieMessage(`expected a result for ${method}, got ${JSON.stringify(message)}`)),
+            : Effect.die(new Error(`expected a result for ${method}, got ${JSON.stringify(message)}`))),
       error: (method, params) =>
         Effect.flatMap(request(method, params), (message) =>
           "error" in message
             ? Effect.succeed(message.error)
-            : Effect.dieMessage(`expected an error for ${method}, got ${JSON.stringify(message)}`)),
+            : Effect.die(new Error(`expected an error for ${method}, got ${JSON.stringify(message)}`))),
       notify: (method, params) =>
         connection.handle(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }),
-      sent: Effect.map(SubscriptionRef.get(outbound), Chunk.toReadonlyArray),
+      sent: SubscriptionRef.get(outbound),
       notifications: (method) => Effect.map(SubscriptionRef.get(outbound), notificationsOf(method)),
       awaitNotifications: (method, count = 1) =>
-        outbound.changes.pipe(
+        SubscriptionRef.changes(outbound).pipe(
           Stream.map(notificationsOf(method)),
           Stream.filter((found) => found.length >= count),
           Stream.runHead,

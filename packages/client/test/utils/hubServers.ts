@@ -69,7 +69,7 @@ export const growingServer = (name: string) =>
     }
     const { transport } = yield* InProcessTransport.make(peer)
     const add = (tool: McpSchema.Tool) =>
-      Effect.zipRight(
+      Effect.andThen(
         Ref.update(added, (current) => [...current, tool]),
         server.publish(McpServer.Change.ListChanged({ list: "tools" }))
       )

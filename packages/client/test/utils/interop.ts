@@ -4,7 +4,7 @@
  * era probe, tools listed and called, a resource read, a prompt got, a completion, a slow call cancelled (the client
  * stays usable, and the server hears of it when the framework reports cancellations).
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -50,7 +50,7 @@ export interface Profile {
 export const fixture = (file: string): string =>
   Url.fileURLToPath(new URL(`../fixtures/interop/${file}`, import.meta.url))
 
-export const freePort: Effect.Effect<number> = Effect.async((resume) => {
+export const freePort: Effect.Effect<number> = Effect.callback((resume) => {
   const probe = Net.createServer()
   probe.listen(0, "127.0.0.1", () => {
     const address = probe.address()
@@ -79,13 +79,13 @@ export const startHttp = (
         })
       ),
       (child) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
           child.once("exit", () => resume(Effect.void))
           child.kill("SIGKILL")
         })
     )
-    yield* Effect.async<void>((resume) => {
+    yield* Effect.callback<void>((resume) => {
       let done = false
       const watch = (chunk: Buffer) => {
         output.push(chunk.toString("utf8"))
@@ -99,11 +99,14 @@ export const startHttp = (
       child.once("exit", (code) => {
         if (!done) {
           done = true
-          resume(Effect.dieMessage(`the server exited with code ${code} before listening: ${output.join("")}`))
+          resume(Effect.die(new Error(`the server exited with code ${code} before listening: ${output.join("")}`)))
         }
       })
     }).pipe(
-      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => `the server did not start: ${output.join("")}` }),
+      Effect.timeoutOrElse({
+        duration: "30 seconds",
+        orElse: () => Effect.fail(`the server did not start: ${output.join("")}`)
+      }),
       Effect.orDie
     )
     return port
@@ -125,12 +128,12 @@ export const overStdio = (
 ) =>
   McpClient.layer({ ...clientOptions, ...client }).pipe(
     Layer.provide(StdioTransport.layer({ command: process.execPath, args, closeTimeout: "1 second", ...options })),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeServices.layer)
   )
 
 /** The client over HTTP, to the URL the effect gives (a server it starts in the layer's scope). */
 export const overHttp = <E>(url: Effect.Effect<string, E, Scope.Scope>, client: McpClient.McpClientOptions = {}) =>
-  Layer.unwrapScoped(Effect.map(url, (url) =>
+  Layer.unwrap(Effect.map(url, (url) =>
     McpClient.layer({ ...clientOptions, ...client }).pipe(
       Layer.provide(HttpTransport.layer({ url })),
       Layer.provide(NodeHttpClient.layerUndici)
@@ -208,10 +211,10 @@ export const suite = <E>(
         it.effect("a slow call is cancelled (interrupted), and the client goes on", () =>
           Effect.gen(function*() {
             const client = yield* McpClient.McpClient
-            const call = yield* Effect.fork(client.callTool({ name: slow.name, arguments: slow.arguments }))
+            const call = yield* Effect.forkChild(client.callTool({ name: slow.name, arguments: slow.arguments }))
             // (on the real clock: the server runs the call meanwhile)
             yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
-            assert.isNull(call.unsafePoll(), "the slow call still runs")
+            assert.isUndefined(call.pollUnsafe(), "the slow call still runs")
             yield* Fiber.interrupt(call)
             const result = yield* client.callTool({ name: profile.echo.name, arguments: profile.echo.arguments })
             assert.include(textOf(result.content), profile.echo.text)

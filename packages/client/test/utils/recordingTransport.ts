@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpSchema from "../../src/McpSchema.js"
@@ -55,7 +56,7 @@ export const receivedEvent = (entry: Entry): Option.Option<Transport.TransportEv
 /**
  * Read access to what the wrapped transport carried.
  */
-export class Recorder extends Context.Tag("@conduit-mcp/client/test/Recorder")<Recorder, {
+export class Recorder extends Context.Service<Recorder, {
   /** Everything, in order. */
   readonly entries: Effect.Effect<ReadonlyArray<Entry>>
   /** The messages the client sent (requests, notifications, responses), in order. */
@@ -75,10 +76,10 @@ export class Recorder extends Context.Tag("@conduit-mcp/client/test/Recorder")<R
   readonly waitFor: <A>(f: (entries: ReadonlyArray<Entry>) => Option.Option<A>) => Effect.Effect<A>
   /** Forgets everything recorded so far (the connection count is kept). */
   readonly clear: Effect.Effect<void>
-}>() {}
+}>()("@conduit-mcp/client/test/Recorder") {}
 
 interface Recording {
-  readonly recorder: Context.Tag.Service<Recorder>
+  readonly recorder: Recorder["Service"]
   readonly record: (entry: Entry) => Effect.Effect<void>
   readonly nextConnection: Effect.Effect<number>
 }
@@ -91,7 +92,7 @@ const makeRecording: Effect.Effect<Recording> = Effect.gen(function*() {
     (entry._tag === "Request" || entry._tag === "Notify") && entry.message.method === method
       ? Option.some(entry.message)
       : Option.none()
-  const recorder: Context.Tag.Service<Recorder> = {
+  const recorder: Recorder["Service"] = {
     entries,
     sent: Effect.map(entries, (all) => all.flatMap((entry) => Option.toArray(sentMessage(entry)))),
     received: Effect.map(entries, (all) => all.flatMap((entry) => Option.toArray(receivedEvent(entry)))),
@@ -99,8 +100,8 @@ const makeRecording: Effect.Effect<Recording> = Effect.gen(function*() {
       Effect.map(entries, (all) => all.flatMap((entry) => Option.toArray(hasMethod(method)(entry)))),
     connections: Ref.get(count),
     waitFor: (f) =>
-      log.changes.pipe(
-        Stream.filterMap(f),
+      SubscriptionRef.changes(log).pipe(
+        Stream.filterMap((entries) => Result.fromOption(f(entries), () => undefined)),
         Stream.runHead,
         // `changes` never ends, so the stream only stops once `f` found something
         Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
@@ -115,28 +116,28 @@ const makeRecording: Effect.Effect<Recording> = Effect.gen(function*() {
 })
 
 const wrap = (
-  transport: Context.Tag.Service<Transport.Transport>,
+  transport: Transport.Transport["Service"],
   { nextConnection, record }: Recording
-): Context.Tag.Service<Transport.Transport> =>
+): Transport.Transport["Service"] =>
   withSameCredentials(transport, Transport.Transport.of({
     kind: transport.kind,
     connect: (emit) =>
       Effect.gen(function*() {
         const connection = yield* nextConnection
         const inner = yield* transport.connect((event) =>
-          Effect.zipRight(record(Entry.Received({ connection, event })), emit(event))
+          Effect.andThen(record(Entry.Received({ connection, event })), emit(event))
         )
         yield* record(Entry.Connected({ connection, info: inner.info }))
         return {
           info: inner.info,
           request: (message, options) =>
-            Effect.zipRight(record(Entry.Request({ connection, message, options })), inner.request(message, options)),
-          notify: (message) => Effect.zipRight(record(Entry.Notify({ connection, message })), inner.notify(message)),
-          respond: (message) => Effect.zipRight(record(Entry.Respond({ connection, message })), inner.respond(message)),
+            Effect.andThen(record(Entry.Request({ connection, message, options })), inner.request(message, options)),
+          notify: (message) => Effect.andThen(record(Entry.Notify({ connection, message })), inner.notify(message)),
+          respond: (message) => Effect.andThen(record(Entry.Respond({ connection, message })), inner.respond(message)),
           cancel: (id, reason) =>
-            Effect.zipRight(record(Entry.Cancel({ connection, id, reason })), inner.cancel(id, reason)),
+            Effect.andThen(record(Entry.Cancel({ connection, id, reason })), inner.cancel(id, reason)),
           setSession: (session) =>
-            Effect.zipRight(record(Entry.SetSession({ connection, session })), inner.setSession(session))
+            Effect.andThen(record(Entry.SetSession({ connection, session })), inner.setSession(session))
         } satisfies Transport.TransportConnection
       })
   }))
@@ -151,7 +152,7 @@ const withSameCredentials = <T extends object>(original: object, copy: T): T => 
  * Builds a recording copy of a transport service, with its recorder.
  */
 export const make = (
-  transport: Context.Tag.Service<Transport.Transport>
+  transport: Transport.Transport["Service"]
 ): Effect.Effect<Context.Context<Transport.Transport | Recorder>> =>
   Effect.map(makeRecording, (recording) =>
     Context.make(Recorder, recording.recorder).pipe(

@@ -30,14 +30,14 @@ export interface Sent {
   readonly message: McpSchema.JsonRpcMessage
 }
 
-export class ScriptLog extends Context.Tag("test/ScriptLog")<ScriptLog, {
+export class ScriptLog extends Context.Service<ScriptLog, {
   readonly sent: Ref.Ref<ReadonlyArray<Sent>>
   readonly cancels: Ref.Ref<ReadonlyArray<{ readonly id: McpSchema.RequestId; readonly reason: string }>>
   readonly connections: Ref.Ref<number>
   readonly sessions: Ref.Ref<ReadonlyArray<Transport.SessionInfo>>
   /** The live connection's context, to push messages from a test. */
   readonly current: Ref.Ref<ScriptContext | undefined>
-}>() {}
+}>()("test/ScriptLog") {}
 
 export const sentMethods = (sent: ReadonlyArray<Sent>): ReadonlyArray<string> =>
   sent.flatMap((s) => ("method" in s.message ? [s.message.method] : []))
@@ -101,9 +101,9 @@ export const layer = (
               if (!open) {
                 return Effect.fail(new McpError.TransportError({ transport: kind, reason: "Closed" }))
               }
-              return Effect.zipRight(
+              return Effect.andThen(
                 Ref.update(log.sent, (all) => [...all, { connection: n, message }]),
-                Effect.forkDaemon(script(message, context))
+                Effect.forkDetach(script(message, context))
               )
             }).pipe(Effect.asVoid)
           const connection = {

@@ -9,10 +9,10 @@
  * request on the server and report no answer for it; and once its Scope closes, take no more requests.
  */
 import { assert, describe, layer as withLayer } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -53,15 +53,21 @@ const textOf = (event: EventOf<"Response">): string => {
 const open = (expected: Expected) =>
   Effect.gen(function*() {
     const transport = yield* Transport.Transport
-    const events = yield* SubscriptionRef.make(Chunk.empty<Transport.TransportEvent>())
-    const connection = yield* transport.connect((event) => SubscriptionRef.update(events, Chunk.append(event)))
-    const all = Effect.map(SubscriptionRef.get(events), Chunk.toReadonlyArray)
+    const events = yield* SubscriptionRef.make<ReadonlyArray<Transport.TransportEvent>>([])
+    const connection = yield* transport.connect((event) => SubscriptionRef.update(events, (all) => [...all, event]))
+    const all = SubscriptionRef.get(events)
     const awaitEvent = <A extends Transport.TransportEvent>(predicate: (event: Transport.TransportEvent) => event is A) =>
-      events.changes.pipe(
-        Stream.filterMap(Chunk.findFirst(predicate)),
+      SubscriptionRef.changes(events).pipe(
+        Stream.filterMap((seen) => {
+          const found = seen.find(predicate)
+          return found === undefined ? Result.failVoid : Result.succeed(found)
+        }),
         Stream.runHead,
         Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed })),
-        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("no such event in 20 seconds") }),
+        Effect.timeoutOrElse({
+          duration: "20 seconds",
+          orElse: () => Effect.fail(new Error("no such event in 20 seconds"))
+        }),
         Effect.orDie
       )
     let nextId = 0
@@ -108,7 +114,7 @@ export const transportContract = <E>(
   describe(`Transport contract: ${name}`, () => {
     // real servers and real time
     withLayer(layer, { timeout: 60_000, excludeTestServices: true })((it) => {
-      it.scoped("reports its binding; a request gets exactly one answer, with its id", () =>
+      it.effect("reports its binding; a request gets exactly one answer, with its id", () =>
         Effect.gen(function*() {
           const peer = yield* open(expected)
           assert.strictEqual(peer.connection.info.binding, expected.binding)
@@ -121,7 +127,7 @@ export const transportContract = <E>(
           assert.strictEqual(answers.length, 1)
         }))
 
-      it.scoped("concurrent requests each get their own answer", () =>
+      it.effect("concurrent requests each get their own answer", () =>
         Effect.gen(function*() {
           const peer = yield* open(expected)
           const texts = Array.from({ length: 20 }, (_, n) => `text ${n}`)
@@ -133,7 +139,7 @@ export const transportContract = <E>(
           assert.deepStrictEqual(answers, texts)
         }))
 
-      it.scoped("what the server sends about a request comes before its answer, in order", () =>
+      it.effect("what the server sends about a request comes before its answer, in order", () =>
         Effect.gen(function*() {
           const peer = yield* open(expected)
           const id = yield* peer.start(
@@ -153,7 +159,7 @@ export const transportContract = <E>(
           assert.isFalse(events.slice(answer).some((event) => event._tag === "Notification"))
         }))
 
-      it.scoped("a JSON-RPC error is an answer, not a transport failure", () =>
+      it.effect("a JSON-RPC error is an answer, not a transport failure", () =>
         Effect.gen(function*() {
           const peer = yield* open(expected)
           const answer = yield* peer.call("no/such/method")
@@ -162,7 +168,7 @@ export const transportContract = <E>(
           assert.isFalse((yield* peer.events).some((event) => event._tag === "RequestFailed"))
         }))
 
-      it.scoped("takes a notification", () =>
+      it.effect("takes a notification", () =>
         Effect.gen(function*() {
           const peer = yield* open(expected)
           yield* peer.connection.notify({
@@ -174,7 +180,7 @@ export const transportContract = <E>(
           yield* peer.call("ping")
         }))
 
-      it.scoped("a cancelled request is stopped on the server and gets no answer", () =>
+      it.effect("a cancelled request is stopped on the server and gets no answer", () =>
         Effect.gen(function*() {
           const server = yield* ServerSide
           const peer = yield* open(expected)
@@ -193,7 +199,7 @@ export const transportContract = <E>(
       it.effect("once its Scope closes, the connection takes no more requests", () =>
         Effect.gen(function*() {
           const scope = yield* Scope.make()
-          const peer = yield* Scope.extend(open(expected), scope)
+          const peer = yield* Scope.provide(open(expected), scope)
           yield* Scope.close(scope, Exit.void)
           const exit = yield* Effect.exit(
             peer.connection.request({ jsonrpc: "2.0", id: 99, method: "ping", params: {} }, {})

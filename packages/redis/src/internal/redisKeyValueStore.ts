@@ -2,16 +2,17 @@
  * The Redis `KeyValueStore` over an ioredis client.
  *
  * ioredis errors are never kept as a cause: a reply error carries the command's arguments (`command.args`), which
- * hold stored values and, for AUTH, the password. Only the first line of their message is kept.
+ * hold stored values and, for AUTH, the password. Only the first line of their message is kept. A failure is a
+ * `KeyValueStoreError` whose `cause` is a `PlatformError` the store makes itself (its reason: `TimedOut`,
+ * `InvalidData`, `Unknown`, `BadArgument`), with the same text as its message.
  *
  * @internal
  */
-import * as PlatformError from "@effect/platform/Error"
-import * as KeyValueStore from "@effect/platform/KeyValueStore"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
-import * as Option from "effect/Option"
+import * as KeyValueStore from "effect/persistence/KeyValueStore"
+import * as PlatformError from "effect/PlatformError"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { Cluster, Redis } from "ioredis"
@@ -26,8 +27,21 @@ const defaultTimeout = Duration.seconds(2)
 const deleteBatch = 100
 const scanCount = 500
 
-const systemError = (method: string, reason: PlatformError.SystemErrorReason, description: string) =>
-  new PlatformError.SystemError({ module: "KeyValueStore", method, reason, description })
+/** The store's error: its cause is a `PlatformError` of ours (never an ioredis error), its message the description. */
+const storeError = (method: string, key: string | undefined, cause: PlatformError.PlatformError) =>
+  new KeyValueStore.KeyValueStoreError({
+    method,
+    ...(key === undefined ? {} : { key }),
+    message: cause.reason.description ?? cause.message,
+    cause
+  })
+
+const systemError = (
+  method: string,
+  key: string | undefined,
+  reason: PlatformError.SystemErrorTag,
+  description: string
+) => storeError(method, key, PlatformError.systemError({ _tag: reason, module: "KeyValueStore", method, description }))
 
 // C0 and C1 controls, DEL, and what a terminal draws as nothing or in another order (format characters, the other
 // default-ignorable code points, line and paragraph separators): the rule of the client's printable text, kept
@@ -83,7 +97,7 @@ const bulkReplyBytes = (size: number): number => 1 + String(size).length + 2 + s
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, "\\$&")
 
 const timeoutOf = (options: RedisKeyValueStore.StoreOptions | undefined): Duration.Duration =>
-  Duration.decode(options?.commandTimeout ?? defaultTimeout)
+  Duration.fromInputUnsafe(options?.commandTimeout ?? defaultTimeout)
 
 /** @internal */
 export const fromClient = (
@@ -102,10 +116,12 @@ const fromGuardedClient = (
   const clientPrefix = typeof client.options.keyPrefix === "string" ? client.options.keyPrefix : ""
   const pattern = `${escapeGlob(clientPrefix + keyPrefix)}*`
 
-  const command = <A>(method: string, operation: string, call: () => Promise<A>): Effect.Effect<
-    A,
-    PlatformError.PlatformError
-  > =>
+  const command = <A>(
+    method: string,
+    key: string | undefined,
+    operation: string,
+    call: () => Promise<A>
+  ): Effect.Effect<A, KeyValueStore.KeyValueStoreError> =>
     Effect.suspend(() => {
       const refusals = guard?.refusals ?? 0
       return Effect.tryPromise({
@@ -113,23 +129,24 @@ const fromGuardedClient = (
         catch: (error) =>
           guard !== undefined && guard.refusals !== refusals
             // our own text (a reason, a limit), not the server's
-            ? systemError(method, "InvalidData", `Redis: refused ${guard.lastRefusal}; the connection was closed`)
+            ? systemError(method, key, "InvalidData", `Redis: refused ${guard.lastRefusal}; the connection was closed`)
             : systemError(
               method,
+              key,
               error instanceof Error && error.message === "Command timed out" ? "TimedOut" : "Unknown",
               describeFailure(error)
             )
       })
     }).pipe(
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: timeout,
-        onTimeout: () => systemError(method, "TimedOut", `Redis did not answer within ${Duration.format(timeout)}`)
+        orElse: () =>
+          Effect.fail(systemError(method, key, "TimedOut", `Redis did not answer within ${Duration.format(timeout)}`))
       }),
       Effect.withSpan(`RedisKeyValueStore.${method}`, {
         kind: "client",
-        attributes: { "db.system.name": "redis", "db.operation.name": operation },
-        captureStackTrace: false
-      })
+        attributes: { "db.system.name": "redis", "db.operation.name": operation }
+      }, { captureStackTrace: false })
     )
 
   /** Every key under the prefix on one server, as the client names them (SCAN may repeat keys; the set does not). */
@@ -137,7 +154,7 @@ const fromGuardedClient = (
     Effect.gen(function*() {
       let cursor = "0"
       do {
-        const [next, keys] = yield* command(method, "SCAN", () => node.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
+        const [next, keys] = yield* command(method, undefined, "SCAN", () => node.scan(cursor, "MATCH", pattern, "COUNT", scanCount))
         for (const key of keys) found.add(key.slice(clientPrefix.length))
         cursor = next
       } while (cursor !== "0")
@@ -154,14 +171,14 @@ const fromGuardedClient = (
 
   const getBuffer = (method: string, key: string) =>
     Effect.map(
-      command(method, "GET", () => client.getBuffer(keyPrefix + key)),
+      command(method, key, "GET", () => client.getBuffer(keyPrefix + key)),
       // a copy: the reply parser may hand out views of a buffer it reuses
-      (value) => (value === null ? Option.none() : Option.some(new Uint8Array(value)))
+      (value) => (value === null ? undefined : new Uint8Array(value))
     )
 
   const clear = Effect.flatMap(scan("clear"), (found) =>
     client instanceof Cluster
-      ? Effect.forEach(found, (key) => command("clear", "DEL", () => client.del(key)), {
+      ? Effect.forEach(found, (key) => command("clear", undefined, "DEL", () => client.del(key)), {
         concurrency: 16,
         discard: true
       })
@@ -170,35 +187,40 @@ const fromGuardedClient = (
           { length: Math.ceil(found.length / deleteBatch) },
           (_, i) => found.slice(i * deleteBatch, (i + 1) * deleteBatch)
         ),
-        (batch) => command("clear", "DEL", () => client.del(...batch)),
+        (batch) => command("clear", undefined, "DEL", () => client.del(...batch)),
         { discard: true }
       ))
 
   return KeyValueStore.make({
-    get: (key) => Effect.map(command("get", "GET", () => client.get(keyPrefix + key)), Option.fromNullable),
+    get: (key) =>
+      Effect.map(command("get", key, "GET", () => client.get(keyPrefix + key)), (value) => value ?? undefined),
     getUint8Array: (key) => getBuffer("getUint8Array", key),
     set: (key, value) => {
       // a value whose reply would pass maxReplyBytes could be written but never read back
       const size = typeof value === "string" ? Buffer.byteLength(value) : value.byteLength
       if (guard !== undefined && bulkReplyBytes(size) > guard.limits.maxBytes) {
-        return Effect.fail(
-          new PlatformError.BadArgument({
+        return Effect.fail(storeError(
+          "set",
+          key,
+          PlatformError.badArgument({
             module: "KeyValueStore",
             method: "set",
             description: `Redis: a value of ${size} bytes is not stored: reading it back would pass maxReplyBytes (${guard.limits.maxBytes} bytes)`
           })
-        )
+        ))
       }
-      return Effect.asVoid(command("set", "SET", () =>
+      return Effect.asVoid(command("set", key, "SET", () =>
         client.set(
           keyPrefix + key,
           typeof value === "string" ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
         )))
     },
-    remove: (key) => Effect.asVoid(command("remove", "DEL", () => client.del(keyPrefix + key))),
-    has: (key) => Effect.map(command("has", "EXISTS", () => client.exists(keyPrefix + key)), (count) => count > 0),
+    remove: (key) => Effect.asVoid(command("remove", key, "DEL", () => client.del(keyPrefix + key))),
+    has: (key) => Effect.map(command("has", key, "EXISTS", () => client.exists(keyPrefix + key)), (count) => count > 0),
     clear,
-    size: Effect.map(scan("size"), (found) => found.length)
+    size: Effect.map(scan("size"), (found) => found.length),
+    // the keys as the store's caller names them, without the prefix
+    keys: Effect.map(scan("keys"), (found) => found.map((key) => key.slice(keyPrefix.length)))
   })
 }
 
@@ -273,7 +295,7 @@ const open = (
 
 /** Waits until the client is ready, at most `timeout`. */
 const ready = (client: Redis | Cluster, timeout: Duration.Duration) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     if (client.status === "ready") return resume(Effect.void)
     const onReady = () => resume(Effect.void)
     client.once("ready", onReady)
@@ -290,7 +312,7 @@ export const make = (
     const timeout = timeoutOf(options)
     const maxBytes = options?.maxReplyBytes ?? defaultMaxReplyBytes
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
-      return yield* Effect.dieMessage("RedisKeyValueStore: maxReplyBytes must be a positive integer")
+      return yield* Effect.die(new Error("RedisKeyValueStore: maxReplyBytes must be a positive integer"))
     }
     const guard: ReplyGuard = {
       limits: { maxBytes, maxDepth: maxReplyDepth, maxElements: maxReplyElements, maxLineBytes: maxReplyLineBytes },

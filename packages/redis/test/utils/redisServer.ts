@@ -3,27 +3,28 @@
  * caller's Scope (closing it stops the server). Also: a self-signed certificate made with `openssl` for a TLS
  * port, a cluster of two masters, and a sentinel watching a server.
  */
-import * as Command from "@effect/platform/Command"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Path from "effect/Path"
+import * as ChildProcess from "effect/process/ChildProcess"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
 import * as Net from "node:net"
 
 /** A port nothing listens on right now (the kernel picks it, the probe socket is closed again). */
-export const freePort: Effect.Effect<number> = Effect.async((resume) => {
+export const freePort: Effect.Effect<number> = Effect.callback((resume) => {
   const server = Net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const address = server.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(port === 0 ? Effect.dieMessage("no free port") : Effect.succeed(port)))
+    server.close(() => resume(port === 0 ? Effect.die(new Error("no free port")) : Effect.succeed(port)))
   })
 })
 
 const accepts = (port: number) =>
-  Effect.async<void, Error>((resume) => {
+  Effect.callback<void, Error>((resume) => {
     const socket = Net.createConnection({ host: "127.0.0.1", port })
     socket.once("connect", () => {
       socket.destroy()
@@ -66,8 +67,8 @@ export const startRedis = (
       "--tls-auth-clients",
       "no"
     ]
-    const process = yield* Command.make(
-      "redis-server",
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const process = yield* spawner.spawn(ChildProcess.make("redis-server", [
       ...listen,
       "--bind",
       "127.0.0.1",
@@ -78,11 +79,11 @@ export const startRedis = (
       "--loglevel",
       "warning",
       ...(options.args ?? [])
-    ).pipe(Command.start)
+    ], { forceKillAfter: "5 seconds" }))
     yield* Effect.forkScoped(Stream.runDrain(process.stdout))
     yield* Effect.forkScoped(Stream.runDrain(process.stderr))
     yield* accepts(port).pipe(
-      Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(200))),
+      Effect.retry(Schedule.max([Schedule.spaced("50 millis"), Schedule.recurs(200)])),
       Effect.orDie
     )
     return { port, process }
@@ -95,8 +96,8 @@ export const makeCertificate = Effect.gen(function*() {
   const directory = yield* fs.makeTempDirectoryScoped({ prefix: "conduit-redis-tls-" })
   const certFile = path.join(directory, "cert.pem")
   const keyFile = path.join(directory, "key.pem")
-  const code = yield* Command.make(
-    "openssl",
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  const code = yield* spawner.exitCode(ChildProcess.make("openssl", [
     "req",
     "-x509",
     "-newkey",
@@ -114,8 +115,8 @@ export const makeCertificate = Effect.gen(function*() {
     "/CN=localhost",
     "-addext",
     "subjectAltName=IP:127.0.0.1,DNS:localhost"
-  ).pipe(Command.stdout("inherit"), Command.stderr("inherit"), Command.exitCode)
-  if (code !== 0) return yield* Effect.dieMessage(`openssl exited with ${code}`)
+  ], { stdout: "inherit", stderr: "inherit" }))
+  if (code !== 0) return yield* Effect.die(new Error(`openssl exited with ${code}`))
   const pem = yield* fs.readFileString(certFile)
   return { certFile, keyFile, pem } satisfies Certificate
 })
@@ -164,7 +165,7 @@ export const startCluster = Effect.gen(function*() {
       () => "cluster not ready"
     )
   yield* Effect.zip(clusterOk(first.admin), clusterOk(second.admin)).pipe(
-    Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(400))),
+    Effect.retry(Schedule.max([Schedule.spaced("50 millis"), Schedule.recurs(400)])),
     Effect.orDie
   )
   return { nodes: [first, second] }
@@ -183,13 +184,14 @@ export const startSentinel = (masterPort: number, name: string) =>
       config,
       `port ${port}\nbind 127.0.0.1\ndir ${directory}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n`
     )
-    const process = yield* Command.make("redis-server", config, "--sentinel", "--loglevel", "warning").pipe(
-      Command.start
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const process = yield* spawner.spawn(
+      ChildProcess.make("redis-server", [config, "--sentinel", "--loglevel", "warning"], { forceKillAfter: "5 seconds" })
     )
     yield* Effect.forkScoped(Stream.runDrain(process.stdout))
     yield* Effect.forkScoped(Stream.runDrain(process.stderr))
     yield* accepts(port).pipe(
-      Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(200))),
+      Effect.retry(Schedule.max([Schedule.spaced("50 millis"), Schedule.recurs(200)])),
       Effect.orDie
     )
     return { port }

@@ -81,7 +81,7 @@ export const scriptedRedis = (hostile: HostileAnswer) =>
       }
     }
     const server = yield* Effect.acquireRelease(
-      Effect.async<Net.Server>((resume) => {
+      Effect.callback<Net.Server>((resume) => {
         const created = Net.createServer((socket) => {
           connections++
           sockets.add(socket)
@@ -108,7 +108,7 @@ export const scriptedRedis = (hostile: HostileAnswer) =>
         created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
       }),
       (server) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           for (const socket of sockets) socket.destroy()
           server.close(() => resume(Effect.void))
         })

@@ -5,7 +5,6 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as ElicitationHandler from "@conduit-mcp/client/ElicitationHandler"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
@@ -33,7 +32,7 @@ export const progress = (
   value: number,
   options?: { readonly total?: number | undefined; readonly message?: string | undefined }
 ): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.progress(value, options))
+  RequestContext.use((context) => context.progress(value, options))
 
 /**
  * Tells every connected client that asked about it that a list changed or a resource was updated.
@@ -42,7 +41,7 @@ export const progress = (
  * @category accessors
  */
 export const publish = (change: Change): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.publish(change))
+  RequestContext.use((context) => context.publish(change))
 
 /**
  * Sends a log message to the client of the current request.
@@ -55,7 +54,7 @@ export const log = (
   data: unknown,
   logger?: string
 ): Effect.Effect<void, never, RequestContext> =>
-  Effect.flatMap(RequestContext, (context) => context.log(level, data, logger))
+  RequestContext.use((context) => context.log(level, data, logger))
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input from the client
@@ -116,15 +115,15 @@ const ListRootsResult = Schema.Struct({
   roots: Schema.Array(Schema.Struct({ uri: Schema.String, name: Schema.optional(Schema.String) }))
 })
 
-const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
+const decodeAnswer = <A, I>(method: InputMethod, schema: Schema.Codec<A, I>) => {
+  const decode = Schema.decodeUnknownEffect(schema)
   return (answer: JsonObject): Effect.Effect<A, InputError> =>
     decode(answer).pipe(
       Effect.mapError((error) =>
         new InputError({
           method,
           reason: "InvalidResponse",
-          detail: `the client's answer is not valid: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          detail: `the client's answer is not valid: ${error.message}`
         })
       )
     )
@@ -163,8 +162,7 @@ const decodeListRootsResult = decodeAnswer("roots/list", ListRootsResult)
  * @category accessors
  */
 export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) =>
       Effect.flatMap(
         context.input("elicitation/create", {
@@ -184,8 +182,7 @@ export const elicit = (params: ElicitParams): Effect.Effect<ElicitResult, InputE
  * @category accessors
  */
 export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) =>
       Effect.flatMap(
         context.input("elicitation/create", {
@@ -208,8 +205,7 @@ export const elicitUrl = (params: ElicitUrlParams): Effect.Effect<ElicitResult, 
 export const sample = (
   params: CreateMessageParams
 ): Effect.Effect<CreateMessageResult, InputError, RequestContext> =>
-  Effect.flatMap(
-    RequestContext,
+  RequestContext.use(
     (context) => Effect.flatMap(context.input("sampling/createMessage", params), decodeCreateMessageResult)
   )
 
@@ -219,8 +215,7 @@ export const sample = (
  * @since 0.1.0
  * @category accessors
  */
-export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = Effect.flatMap(
-  RequestContext,
+export const listRoots: Effect.Effect<ReadonlyArray<Root>, InputError, RequestContext> = RequestContext.use(
   (context) =>
     Effect.flatMap(context.input("roots/list", {}), decodeListRootsResult).pipe(
       Effect.map(({ roots }) =>

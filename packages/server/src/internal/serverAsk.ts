@@ -8,8 +8,8 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import type * as McpError from "@conduit-mcp/client/McpError"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
@@ -63,7 +63,7 @@ export const makeOutgoing = (deps: {
           return { id, answer }
         }),
         ({ answer, id }) =>
-          Effect.zipRight(
+          Effect.andThen(
             send({
               jsonrpc: "2.0",
               id,
@@ -75,7 +75,7 @@ export const makeOutgoing = (deps: {
         ({ id }, exit) =>
           Effect.suspend(() => {
             outgoing.delete(id)
-            return Exit.isInterrupted(exit)
+            return Exit.hasInterrupts(exit)
               ? notify("notifications/cancelled", { requestId: id, reason: "The request was cancelled" })
               : Effect.void
           })
@@ -147,7 +147,7 @@ export const askInRound = (request: RequestInfo, round: Input.InputRound | undef
     const problem = Input.inputProblem(method, params, request.version, request.clientCapabilities)
     if (problem !== undefined) return Effect.fail(problem)
     round.needed[key] = { method, params: Input.inputParams(method, params, request.version, () => key) }
-    return Effect.zipRight(Deferred.succeed(round.blocked, undefined), Effect.never)
+    return Effect.andThen(Deferred.succeed(round.blocked, undefined), Effect.never)
   })
 
 /**
@@ -162,16 +162,16 @@ export const startRound = (request: RequestInfo): Effect.Effect<Input.InputRound
     const target = Input.targetOf(request.params)
     if (request.params.requestState !== undefined) {
       const state = Input.decodeRequestState(request.params.requestState)
-      if (Either.isLeft(state)) return yield* invalidParams("Invalid requestState")
-      if (state.right.method !== request.method || state.right.target !== target) {
+      if (Result.isFailure(state)) return yield* invalidParams("Invalid requestState")
+      if (state.success.method !== request.method || state.success.target !== target) {
         return yield* invalidParams("The requestState belongs to another request")
       }
-      for (const [key, answer] of Object.entries(state.right.answers)) known.set(key, answer)
+      for (const [key, answer] of Object.entries(state.success.answers)) known.set(key, answer)
     }
     if (request.params.inputResponses !== undefined) {
       const responses = Input.decodeAnswers(request.params.inputResponses)
-      if (Either.isLeft(responses)) return yield* invalidParams("Invalid inputResponses")
-      for (const [key, answer] of Object.entries(responses.right)) known.set(key, answer)
+      if (Result.isFailure(responses)) return yield* invalidParams("Invalid inputResponses")
+      for (const [key, answer] of Object.entries(responses.success)) known.set(key, answer)
     }
     return { known, used: {}, needed: {}, blocked: yield* Deferred.make<void>(), calls: 0 }
   })

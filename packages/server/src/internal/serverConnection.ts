@@ -83,8 +83,8 @@ const deliver = (wired: Wired) => (change: model.Change): Effect.Effect<void> =>
 const requestContext = (
   wired: Wired,
   request: RequestInfo,
-  input: model.RequestContext["Type"]["input"]
-): model.RequestContext["Type"] => {
+  input: model.RequestContext["Service"]["input"]
+): model.RequestContext["Service"] => {
   const { notify } = wired
   const progressToken = isProgressToken(request.meta.progressToken) ? request.meta.progressToken : undefined
   return {
@@ -133,10 +133,13 @@ const run = (wired: Wired, request: RequestInfo): Effect.Effect<JsonObject, McpE
     // Once the handler waits for an answer it does not have, the request answers input_required and the
     // handler is interrupted; the yield lets inputs asked for concurrently join the same round.
     const blocked = Deferred.await(round.blocked).pipe(
-      Effect.zipRight(Effect.yieldNow()),
+      Effect.andThen(Effect.yieldNow),
       Effect.map(() => Ask.inputRequired(wired.server.info, request, round))
     )
-    return Effect.raceFirst(handled, blocked)
+    // The handler starts on the scheduler, after the request's fiber has suspended here and is registered as in
+    // flight (a race's fibers run at once when it starts): the message that started the request is handled
+    // before its handler runs, and a cancellation that arrives before the handler started interrupts it.
+    return Effect.raceFirst(Effect.andThen(Effect.yieldNow, handled), blocked)
   })
 }
 
@@ -174,7 +177,7 @@ const route = (wired: Wired, request: McpSchema.JsonRpcRequest): Effect.Effect<J
 const answer = (wired: Wired, request: McpSchema.JsonRpcRequest): Effect.Effect<void> =>
   Effect.suspend(() => route(wired, request)).pipe(
     Effect.map((result): McpSchema.JsonRpcMessage => ({ jsonrpc: "2.0", id: request.id, result })),
-    Effect.catchAll((error) =>
+    Effect.catch((error) =>
       Effect.succeed<McpSchema.JsonRpcMessage>({
         jsonrpc: "2.0",
         id: request.id,
@@ -185,7 +188,7 @@ const answer = (wired: Wired, request: McpSchema.JsonRpcRequest): Effect.Effect<
         }
       })
     ),
-    Effect.catchAllDefect((defect) =>
+    Effect.catchDefect((defect) =>
       Effect.as(
         Effect.logError("request handler died", defect).pipe(
           Effect.annotateLogs({ method: McpError.printable(request.method) })
@@ -289,6 +292,6 @@ export const make = (
       id: connection,
       handle: (message) => handle(wired, message),
       cancel: (id) => FiberMap.remove(inflight, id),
-      awaitIdle: FiberMap.awaitEmpty(inflight).pipe(Effect.catchAllCause(() => Effect.void))
+      awaitIdle: FiberMap.awaitEmpty(inflight).pipe(Effect.catchCause(() => Effect.void))
     } satisfies McpServer.Connection
   })

@@ -6,8 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
-import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import type * as McpError from "@conduit-mcp/client/McpError"
@@ -144,19 +143,88 @@ export type DefinitionContext<D> = D extends Tool<infer R> ? R
 // ---------------------------------------------------------------------------------------------------------------
 // Constructors
 
+// What Effect 4 compiles a schema to describes its JSON codec (`Schema.toCodecJson`): a `Number` also takes the
+// strings "NaN", "Infinity" and "-Infinity", and an `optional` member also takes `null`. A tool's arguments are
+// decoded with the schema itself, which takes neither, so the advertised schema leaves those branches out.
+const isNonFiniteBranch = (member: unknown): boolean => {
+  if (!Predicate.isObject(member) || member.type !== "string" || !Array.isArray(member.enum)) return false
+  const values = member.enum as ReadonlyArray<unknown>
+  return values.length === 3 && ["NaN", "Infinity", "-Infinity"].every((value) => values.includes(value))
+}
+
+const isNullBranch = (member: unknown): boolean =>
+  Predicate.isObject(member) && member.type === "null" && Object.keys(member).length === 1
+
+// an `optional(NullOr(X))` member is `X | null | undefined`: one `null` branch is enough
+const secondNullBranch = () => {
+  let seen = false
+  return (member: unknown): boolean => {
+    if (!isNullBranch(member)) return false
+    if (seen) return true
+    seen = true
+    return false
+  }
+}
+
+/** An `anyOf` without the given branches: the one branch left in its place when a single one remains. */
+const withoutBranches = (node: JsonObject, drop: (member: unknown) => boolean): JsonObject => {
+  if (!Array.isArray(node.anyOf)) return node
+  const kept = (node.anyOf as ReadonlyArray<unknown>).filter((member) => !drop(member))
+  if (kept.length === node.anyOf.length) return node
+  const rest = Object.fromEntries(Object.entries(node).filter(([key]) => key !== "anyOf"))
+  return kept.length === 1 && Predicate.isObject(kept[0]) ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
+}
+
+const takesNull = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isNull(ast) || (SchemaAST.isUnion(ast) && ast.types.some(takesNull))
+
+// whether a member's type takes `undefined` but not `null` (an `optional` member, not a `NullOr` one)
+const takesUndefinedOnly = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isUnion(ast) && ast.types.some(SchemaAST.isUndefined) && !takesNull(ast)
+
+/** Leaves out the codec's branches, everywhere in the document; `ast` follows it through the objects it can. */
+const forDecoding = (node: unknown, ast: SchemaAST.AST | undefined): unknown => {
+  if (Array.isArray(node)) return node.map((item) => forDecoding(item, undefined))
+  if (!Predicate.isObject(node)) return node
+  const objects = ast !== undefined && SchemaAST.isObjects(ast) ? ast : undefined
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(withoutBranches(node, isNonFiniteBranch))) {
+    if (key === "properties" && Predicate.isObject(value)) {
+      const properties: Record<string, unknown> = {}
+      for (const [name, property] of Object.entries(value)) {
+        const signature = objects?.propertySignatures.find((candidate) => candidate.name === name)
+        const optional = signature !== undefined && SchemaAST.isOptional(signature.type) &&
+          takesUndefinedOnly(signature.type)
+        const cleaned = !Predicate.isObject(property) ? property : optional
+          ? withoutBranches(property, isNullBranch)
+          : withoutBranches(property, secondNullBranch())
+        properties[name] = forDecoding(cleaned, signature?.type)
+      }
+      out[key] = properties
+    } else {
+      out[key] = forDecoding(value, undefined)
+    }
+  }
+  return out
+}
+
 /**
- * The JSON Schema advertised for a tool whose arguments are described by an Effect Schema.
+ * The JSON Schema advertised for a tool whose arguments are described by an Effect Schema (draft 2020-12, closed
+ * objects, shared definitions under `$defs`).
  *
  * @internal
  */
-export const jsonSchemaOf = <A, I>(schema: Schema.Schema<A, I>): JsonObject => {
-  const ast = SchemaAST.encodedAST(schema.ast)
-  // `Schema.Struct({})` means "any object" to Effect (`{}`), but a tool's inputSchema must be an object schema.
-  if (SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
+export const jsonSchemaOf = <S extends Schema.Top>(schema: S): JsonObject => {
+  const ast = SchemaAST.toEncoded(schema.ast)
+  // `Schema.Struct({})` means "any object" to Effect (`{ not: { type: "null" } }`), but a tool's inputSchema must
+  // be an object schema.
+  if (SchemaAST.isObjects(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
     return { type: "object", properties: {} }
   }
-  const root: JsonObject = { ...JSONSchema.make(schema, { target: "jsonSchema2020-12" }) }
-  const body = Object.fromEntries(Object.entries(root).filter(([key]) => key !== "$schema"))
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const root = forDecoding(document.schema, ast) as JsonObject
+  const definitions = forDecoding(document.definitions, undefined) as JsonObject
+  const body: JsonObject = Object.keys(definitions).length > 0 ? { ...root, $defs: definitions } : root
   return body.type === undefined ? { type: "object", ...body } : body
 }
 
@@ -177,7 +245,7 @@ export interface ToolInfo {
   readonly _meta?: JsonObject | undefined
 }
 
-const AnyArguments = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const AnyArguments = Schema.Record(Schema.String, Schema.Unknown)
 
 const toolDefinition = (info: ToolInfo, inputSchema: JsonObject): McpSchema.Tool => ({
   name: info.name,
@@ -190,14 +258,12 @@ const toolDefinition = (info: ToolInfo, inputSchema: JsonObject): McpSchema.Tool
   ...(info._meta !== undefined ? { _meta: info._meta } : {})
 })
 
-const decodeArguments = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
+const decodeArguments = <A, I>(name: string, schema: Schema.Codec<A, I>) => {
+  const decode = Schema.decodeUnknownEffect(schema)
   return (args: unknown): Effect.Effect<A, ToolError> =>
     decode(args ?? {}).pipe(
       Effect.mapError((error) =>
-        new model.ToolError({
-          message: `Invalid arguments for tool ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
+        new model.ToolError({ message: `Invalid arguments for tool ${name}: ${error.message}` })
       )
     )
 }
@@ -211,7 +277,7 @@ const decodeArguments = <A, I>(name: string, schema: Schema.Schema<A, I>) => {
  * @category constructors
  */
 export function tool<A, I, R = never>(options: ToolInfo & {
-  readonly parameters: Schema.Schema<A, I>
+  readonly parameters: Schema.Codec<A, I>
   readonly inputSchema?: JsonObject | undefined
   readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
 }): Tool<R>
@@ -224,7 +290,7 @@ export function tool<A, I, R>(
     & ToolInfo
     & (
       | {
-        readonly parameters: Schema.Schema<A, I>
+        readonly parameters: Schema.Codec<A, I>
         readonly inputSchema?: JsonObject | undefined
         readonly handler: (args: A) => Effect.Effect<ToolResult, ToolError | InputError | McpError.McpError, R>
       }

@@ -5,7 +5,6 @@
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -115,8 +114,8 @@ export const makeServer = (
 ): Effect.Effect<McpServer.Server> =>
   Effect.gen(function*() {
     const record = options.record ?? false
-    const receivedRef = yield* SubscriptionRef.make(Chunk.empty<McpServer.Received>())
-    const interruptedRef = yield* SubscriptionRef.make(Chunk.empty<McpServer.Interrupted>())
+    const receivedRef = yield* SubscriptionRef.make<ReadonlyArray<McpServer.Received>>([])
+    const interruptedRef = yield* SubscriptionRef.make<ReadonlyArray<McpServer.Interrupted>>([])
     const engine = yield* makeEngine({
       options,
       context,
@@ -124,13 +123,14 @@ export const makeServer = (
       resources: options.resources ?? [],
       resourceTemplates: options.resourceTemplates ?? [],
       prompts: options.prompts ?? [],
-      onReceived: (received) => record ? SubscriptionRef.update(receivedRef, Chunk.append(received)) : Effect.void,
+      onReceived: (received) =>
+        record ? SubscriptionRef.update(receivedRef, (all) => [...all, received]) : Effect.void,
       onInterrupted: (interrupted) =>
-        record ? SubscriptionRef.update(interruptedRef, Chunk.append(interrupted)) : Effect.void
+        record ? SubscriptionRef.update(interruptedRef, (all) => [...all, interrupted]) : Effect.void
     })
     const byMethod =
-      (method: string | undefined) => (all: Chunk.Chunk<McpServer.Received>): ReadonlyArray<McpServer.Received> =>
-        Chunk.toReadonlyArray(method === undefined ? all : Chunk.filter(all, (r) => r.method === method))
+      (method: string | undefined) => (all: ReadonlyArray<McpServer.Received>): ReadonlyArray<McpServer.Received> =>
+        method === undefined ? all : all.filter((r) => r.method === method)
     return {
       info: engine.info,
       eras: engine.eras,
@@ -140,16 +140,17 @@ export const makeServer = (
       publish: engine.publish,
       received: (method) => Effect.map(SubscriptionRef.get(receivedRef), byMethod(method)),
       awaitReceived: (method, count = 1) =>
-        receivedRef.changes.pipe(
+        SubscriptionRef.changes(receivedRef).pipe(
           Stream.map(byMethod(method)),
           Stream.filter((found) => found.length >= count),
           Stream.runHead,
           Effect.map(Option.getOrElse((): ReadonlyArray<McpServer.Received> => []))
         ),
-      interrupted: Effect.map(SubscriptionRef.get(interruptedRef), Chunk.toReadonlyArray),
+      interrupted: SubscriptionRef.get(interruptedRef),
       awaitInterrupted: (id) =>
-        interruptedRef.changes.pipe(
-          Stream.filterMap(Chunk.findFirst((i) => i.id === id)),
+        SubscriptionRef.changes(interruptedRef).pipe(
+          Stream.map((all) => all.find((i) => i.id === id)),
+          Stream.filter((found) => found !== undefined),
           Stream.runHead,
           Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
         )

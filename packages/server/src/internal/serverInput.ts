@@ -5,17 +5,19 @@
  *
  * @internal
  */
-import * as Encoding from "effect/Encoding"
 import type * as Deferred from "effect/Deferred"
-import * as ParseResult from "effect/ParseResult"
+import * as Effect from "effect/Effect"
+import * as Base64Url from "effect/encoding/Base64Url"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as model from "./serverModel.js"
 
 type JsonObject = model.JsonObject
 
-const record = (value: unknown): JsonObject | undefined => Predicate.isRecord(value) ? value : undefined
+const record = (value: unknown): JsonObject | undefined => Predicate.isObject(value) ? value : undefined
 
 /** The modern requests that may answer `input_required` (2026-07-28 MRTR). */
 export const INPUT_REQUESTS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
@@ -26,10 +28,7 @@ export const INPUT_KEYS: Readonly<Record<model.InputMethod, string>> = {
   "roots/list": "roots"
 }
 
-export const Answers = Schema.Record({
-  key: Schema.String,
-  value: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
+export const Answers = Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))
 
 /**
  * What `requestState` carries between rounds: the answers the handler already used, bound to the request they
@@ -45,24 +44,25 @@ export const RequestState = Schema.Struct({
 export type RequestState = typeof RequestState.Type
 
 // the state is the client's text: parsed like its messages, so no `__proto__` member of it reaches a Record's copy
-const PrototypeSafeJson = Schema.transformOrFail(Schema.String, Schema.Unknown, {
-  strict: true,
-  decode: (text, _, ast) =>
-    ParseResult.try({
+const PrototypeSafeJson = Schema.String.pipe(Schema.decodeTo(Schema.Unknown, {
+  decode: SchemaGetter.transformEffect((text: string) =>
+    Effect.try({
       try: () => McpSchema.parseJson(text),
-      catch: () => new ParseResult.Type(ast, text, "not JSON")
-    }),
-  encode: (value, _, ast) =>
-    ParseResult.try({
-      try: () => JSON.stringify(value),
-      catch: () => new ParseResult.Type(ast, value, "not serializable")
+      catch: () => new SchemaIssue.InvalidValue({ message: "not JSON" }, text)
     })
-})
-export const decodeRequestState = Schema.decodeUnknownEither(
-  Schema.compose(Schema.compose(Schema.StringFromBase64Url, PrototypeSafeJson), RequestState)
+  ),
+  encode: SchemaGetter.transformEffect((value: unknown) =>
+    Effect.try({
+      try: () => JSON.stringify(value),
+      catch: () => new SchemaIssue.InvalidValue({ message: "not serializable" }, value)
+    })
+  )
+}))
+export const decodeRequestState = Schema.decodeUnknownResult(
+  Schema.StringFromBase64Url.pipe(Schema.decodeTo(PrototypeSafeJson), Schema.decodeTo(RequestState))
 )
-export const decodeAnswers = Schema.decodeUnknownEither(Answers)
-export const encodeRequestState = (state: RequestState): string => Encoding.encodeBase64Url(JSON.stringify(state))
+export const decodeAnswers = Schema.decodeUnknownResult(Answers)
+export const encodeRequestState = (state: RequestState): string => Base64Url.encode(JSON.stringify(state))
 
 /** FNV-1a of a string, so the state names the call it belongs to without copying its arguments. */
 export const fingerprint = (text: string): string => {

@@ -14,7 +14,7 @@ import type * as ServerTasks from "./serverTasks.js"
 
 type JsonObject = model.JsonObject
 
-const record = (value: unknown): JsonObject | undefined => Predicate.isRecord(value) ? value : undefined
+const record = (value: unknown): JsonObject | undefined => Predicate.isObject(value) ? value : undefined
 
 /** The notification a change becomes. */
 export const changeNotification = (change: model.Change): { readonly method: string; readonly params: JsonObject } =>
@@ -89,9 +89,9 @@ export const makeListen = (deps: {
           _meta: tagged,
           notifications: { ...honoured, ...(taskIds !== undefined ? { taskIds: watching.watched } : {}) }
         }).pipe(
-          Effect.zipRight(Effect.sync(() => listens.set(id, honoured))),
-          Effect.zipRight(watching.current),
-          Effect.zipRight(Effect.never),
+          Effect.andThen(Effect.sync(() => listens.set(id, honoured))),
+          Effect.andThen(watching.current),
+          Effect.andThen(Effect.never),
           Effect.ensuring(Effect.sync(() => listens.delete(id)))
         ),
       (watching) => watching.unwatch

@@ -166,7 +166,7 @@ const paginate = <A>(
     let offset = 0
     if (cursor !== undefined) {
       const decoded = typeof cursor === "string" ? Option.liftThrowable(atob)(cursor) : Option.none()
-      const match = Option.flatMap(decoded, (text) => Option.fromNullable(/^(.+)#(\d+)$/.exec(text)))
+      const match = Option.flatMap(decoded, (text) => Option.fromNullishOr(/^(.+)#(\d+)$/.exec(text)))
       if (Option.isNone(match) || match.value[1] !== list) return Effect.fail(invalidParams("Invalid cursor"))
       offset = Number(match.value[2])
       if (offset <= 0 || offset >= items.length) return Effect.fail(invalidParams("Invalid cursor"))
@@ -250,7 +250,7 @@ const callTool = (methods: Methods, request: RequestInfo) =>
             ? Effect.fail(inputFailure(request, error))
             : Effect.succeed<JsonObject>({ content: [textContent(error.message)], isError: true })
       }),
-      Effect.catchAllDefect((defect) =>
+      Effect.catchDefect((defect) =>
         Effect.as(
           Effect.logError("tool handler died", defect).pipe(Effect.annotateLogs({ tool: McpError.printable(name) })),
           { content: [textContent(`Tool ${name} failed: internal error`)], isError: true }
@@ -274,7 +274,7 @@ const taskOrCall = (methods: Methods, request: RequestInfo) =>
     )
     if (verdict === "plain") return callTool(methods, request)
     if (verdict !== "task") return Effect.fail(verdict)
-    return Effect.flatMap(model.RequestContext, (context) =>
+    return model.RequestContext.use((context) =>
       serverTasks.start(
         request.era,
         request.params,
@@ -288,8 +288,8 @@ const taskOrCall = (methods: Methods, request: RequestInfo) =>
             ...context,
             input,
             progress: (value, details) =>
-              Effect.catchAllCause((progress ?? context.progress)(value, details), () => Effect.void),
-            log: (level, data, logger) => Effect.catchAllCause(context.log(level, data, logger), () => Effect.void)
+              Effect.catchCause((progress ?? context.progress)(value, details), () => Effect.void),
+            log: (level, data, logger) => Effect.catchCause(context.log(level, data, logger), () => Effect.void)
           })
       ))
   })
@@ -330,7 +330,7 @@ const readResource = (methods: Methods, request: RequestInfo) =>
 
 const stringRecord = (value: unknown): Option.Option<Record<string, string>> => {
   if (value === undefined) return Option.some({})
-  if (!Predicate.isRecord(value)) return Option.none()
+  if (!Predicate.isObject(value)) return Option.none()
   const out: Record<string, string> = {}
   for (const [key, entry] of Object.entries(value)) {
     if (typeof entry !== "string") return Option.none()
@@ -413,7 +413,7 @@ export const common = (
   const { offers, served } = methods
   switch (request.method) {
     case "tools/list":
-      return Effect.zipRight(
+      return Effect.andThen(
         requireCapability(offers.tools, request.method),
         listResult(methods, request, "tools", served.tools.map((tool) => tool.definition))
       )
@@ -427,12 +427,12 @@ export const common = (
       return methods.serverTasks.handle(request.era, request.method, request.params) ??
         Effect.fail(methodNotFound(request.method))
     case "resources/list":
-      return Effect.zipRight(
+      return Effect.andThen(
         requireCapability(offers.resources, request.method),
         listResult(methods, request, "resources", served.resources.map((resource) => resource.definition))
       )
     case "resources/templates/list":
-      return Effect.zipRight(
+      return Effect.andThen(
         requireCapability(offers.resources, request.method),
         listResult(
           methods,
@@ -444,7 +444,7 @@ export const common = (
     case "resources/read":
       return readResource(methods, request)
     case "prompts/list":
-      return Effect.zipRight(
+      return Effect.andThen(
         requireCapability(offers.prompts, request.method),
         listResult(methods, request, "prompts", served.prompts.map((prompt) => prompt.definition))
       )

@@ -77,9 +77,9 @@ export class InputError extends Schema.TaggedError<InputError>("@conduit-mcp/ser
   "InputError",
   {
     method: Schema.String,
-    reason: Schema.Literal("CapabilityMissing", "Unsupported", "Refused", "InvalidResponse"),
+    reason: Schema.Literals(["CapabilityMissing", "Unsupported", "Refused", "InvalidResponse"]),
     detail: Schema.String,
-    requiredCapabilities: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    requiredCapabilities: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
     code: Schema.optional(Schema.Number)
   }
 ) {
@@ -97,7 +97,7 @@ export class InputError extends Schema.TaggedError<InputError>("@conduit-mcp/ser
  * @since 0.1.0
  * @category tags
  */
-export class RequestContext extends Context.Tag("@conduit-mcp/server/McpServer/RequestContext")<RequestContext, {
+export class RequestContext extends Context.Service<RequestContext, {
   readonly connection: number
   readonly requestId: McpSchema.RequestId
   readonly method: string
@@ -129,7 +129,7 @@ export class RequestContext extends Context.Tag("@conduit-mcp/server/McpServer/R
   readonly input: (method: InputMethod, params: JsonObject) => Effect.Effect<JsonObject, InputError>
   /** Tells every connected client that asked about it, on any connection (see {@link Change}). */
   readonly publish: (change: Change) => Effect.Effect<void>
-}>() {}
+}>()("@conduit-mcp/server/McpServer/RequestContext") {}
 
 /**
  * The requests a handler can send the client.

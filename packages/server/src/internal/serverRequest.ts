@@ -50,7 +50,7 @@ export const methodNotFound = (method: string) =>
   rpcError(McpSchema.ErrorCode.MethodNotFound, `Method not found: ${method}`)
 
 /** @internal */
-export const record = (value: unknown): JsonObject | undefined => Predicate.isRecord(value) ? value : undefined
+export const record = (value: unknown): JsonObject | undefined => Predicate.isObject(value) ? value : undefined
 
 /** @internal */
 export const textContent = (value: string): McpSchema.ContentBlock => ({ type: "text", text: value })

@@ -1,16 +1,17 @@
 /** @internal */
+import type * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as McpServer from "../McpServer.js"
 
 // a client's text: its `__proto__` members are removed before any schema copies them
-const parseJson = (line: string) => Either.try(() => McpSchema.parseJson(line))
+const parseJson = (line: string) => Result.try(() => McpSchema.parseJson(line))
 
 const describe = (text: string): string => text.length > 200 ? `${text.slice(0, 200)}…` : text
 
@@ -24,7 +25,7 @@ const decodeValue = (
   const invalid: Array<string> = Array.isArray(parsed) && parsed.length === 0 ? ["empty batch"] : []
   for (const element of elements) {
     const decoded = McpSchema.decodeMessage(element)
-    if (Either.isRight(decoded)) messages.push(decoded.right)
+    if (Result.isSuccess(decoded)) messages.push(decoded.success)
     else invalid.push(`not a JSON-RPC message: ${describe(Array.isArray(parsed) ? String(JSON.stringify(element)) : line)}`)
   }
   return { messages, invalid }
@@ -46,19 +47,19 @@ export const serve = <EI, EO, RI, RO>(
   options: {
     readonly input: Stream.Stream<Uint8Array, EI, RI>
     readonly output: Sink.Sink<unknown, Uint8Array, unknown, EO, RO>
-    readonly drainTimeout?: Duration.DurationInput | undefined
+    readonly drainTimeout?: Duration.Input | undefined
   }
 ): Effect.Effect<void, EI | EO, RI | RO> =>
   Effect.scoped(
     Effect.gen(function*() {
       const encoder = new TextEncoder()
-      const outbox = yield* Mailbox.make<Uint8Array>()
-      const writer = yield* Mailbox.toStream(outbox).pipe(Stream.run(options.output), Effect.fork)
+      const outbox = yield* Queue.unbounded<Uint8Array, Cause.Done>()
+      const writer = yield* Stream.fromQueue(outbox).pipe(Stream.run(options.output), Effect.forkChild)
 
       const send: McpServer.Send = (message) =>
-        Either.match(Either.try(() => JSON.stringify(message)), {
-          onLeft: (cause) => Effect.logWarning("dropping a message that cannot be serialized", cause),
-          onRight: (line) => Effect.asVoid(outbox.offer(encoder.encode(`${line}\n`)))
+        Result.match(Result.try(() => JSON.stringify(message)), {
+          onFailure: (cause) => Effect.logWarning("dropping a message that cannot be serialized", cause),
+          onSuccess: (line) => Effect.asVoid(Queue.offer(outbox, encoder.encode(`${line}\n`)))
         })
 
       const connection = yield* server.connect(send)
@@ -66,9 +67,9 @@ export const serve = <EI, EO, RI, RO>(
       const onLine = (line: string): Effect.Effect<void> => {
         if (line.trim() === "") return Effect.void
         const parsed = parseJson(line)
-        if (Either.isLeft(parsed)) return send(errorLine(McpSchema.ErrorCode.ParseError, "Parse error", line))
-        const frame = decodeValue(parsed.right, line)
-        return Effect.zipRight(
+        if (Result.isFailure(parsed)) return send(errorLine(McpSchema.ErrorCode.ParseError, "Parse error", line))
+        const frame = decodeValue(parsed.success, line)
+        return Effect.andThen(
           Effect.forEach(
             frame.invalid,
             (detail) => send(errorLine(McpSchema.ErrorCode.InvalidRequest, "Invalid Request", detail)),
@@ -80,9 +81,9 @@ export const serve = <EI, EO, RI, RO>(
 
       const read = options.input.pipe(Stream.decodeText(), Stream.splitLines, Stream.runForEach(onLine))
       // A failing output ends the loop too: nobody could read the answers any more.
-      const exit = yield* Effect.exit(Effect.raceFirst(read, Effect.zipRight(Fiber.join(writer), Effect.never)))
+      const exit = yield* Effect.exit(Effect.raceFirst(read, Effect.andThen(Fiber.join(writer), Effect.never)))
       yield* Effect.timeoutOption(connection.awaitIdle, options.drainTimeout ?? "5 seconds")
-      yield* outbox.end
+      yield* Queue.end(outbox)
       yield* Fiber.join(writer)
       return yield* exit
     })

@@ -7,6 +7,7 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -40,7 +41,7 @@ interface Entry {
   readonly expiresAt: number
   readonly pollIntervalMs: number
   readonly outcome: Deferred.Deferred<JsonObject, McpError.McpError>
-  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  fiber: Fiber.Fiber<unknown, unknown> | undefined
   /** Modern: the input requests outstanding, by key, with what answers each. */
   readonly inputs: Map<string, {
     readonly method: model.InputMethod
@@ -60,14 +61,14 @@ interface Entry {
  */
 interface Watcher {
   readonly wake: Queue.Queue<void>
-  readonly fiber: Fiber.RuntimeFiber<never>
+  readonly fiber: Fiber.Fiber<never>
 }
 
 /** The answer a task-augmented call gets instead of its result. */
 export type Input = (method: model.InputMethod, params: JsonObject) => Effect.Effect<JsonObject, model.InputError>
 
 /** How a task's handler reports progress (see `RequestContext.progress`). */
-export type Progress = model.RequestContext["Type"]["progress"]
+export type Progress = model.RequestContext["Service"]["progress"]
 
 /** What a task's handler runs with in place of its request's own: how it asks for input and reports progress. */
 export interface TaskContext {
@@ -123,6 +124,10 @@ export interface ServerTasks {
   ) => Effect.Effect<JsonObject, McpError.McpError> | undefined
 }
 
+/** Interrupts a fiber without waiting for it to finish. */
+const interruptFork = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<void> =>
+  Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber)))
+
 const rpcError = (code: number, message: string, data?: unknown): McpError.McpError =>
   new McpError.McpError(data === undefined ? { code, message } : { code, message, data })
 
@@ -146,9 +151,9 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const prune = Effect.flatMap(Clock.currentTimeMillis, (millis) =>
     Effect.forEach([...tasks.values()].filter((entry) => millis >= entry.expiresAt), (entry) => {
       tasks.delete(entry.taskId)
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.forEach([...entry.watchers], (watching) => unwatch(entry, watching), { discard: true }),
-        entry.fiber === undefined ? Effect.void : Fiber.interruptFork(entry.fiber)
+        entry.fiber === undefined ? Effect.void : interruptFork(entry.fiber)
       )
     }, { discard: true }))
   /** Wakes the watchers (never waits for them). */
@@ -159,7 +164,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
     Effect.gen(function*() {
       const wake = yield* Queue.sliding<void>(1)
       let sent = -1
-      const fiber = yield* Effect.forkDaemon(Effect.forever(Effect.zipRight(
+      const fiber = yield* Effect.forkDetach(Effect.forever(Effect.andThen(
         Queue.take(wake),
         Effect.suspend(() => {
           if (sent === entry.revision) return Effect.void
@@ -172,7 +177,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const unwatch = (entry: Entry, watching: Watcher) =>
     Effect.suspend(() => {
       entry.watchers.delete(watching)
-      return Fiber.interruptFork(watching.fiber)
+      return interruptFork(watching.fiber)
     })
   /** A new status (and message); the watchers hear of it unless the task is done (they hear of its outcome). */
   const setStatus = (entry: Entry, status: Status, message?: string, changed = false) =>
@@ -229,14 +234,14 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
 
   /** Legacy: the connection asks; the task shows `input_required` meanwhile. */
   const askAround = (entry: Entry, input: Input): Input => (method, params) =>
-    Effect.zipRight(
+    Effect.andThen(
       setStatus(entry, "input_required"),
       Effect.ensuring(input(method, params), setStatus(entry, "working"))
     )
 
   const start: ServerTasks["start"] = (era, params, legacy, run) =>
     Effect.gen(function*() {
-      const requested = Predicate.isRecord(params.task) ? params.task.ttl : undefined
+      const requested = Predicate.isObject(params.task) ? params.task.ttl : undefined
       const ttlMs = typeof requested === "number" && requested > 0 ? Math.min(requested, maxTtl) : defaultTtl
       yield* prune
       const at = yield* now
@@ -261,16 +266,16 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       const context: TaskContext = legacy === undefined
         ? { input: askInTask(entry), progress: progressAsStatus(entry) }
         : { input: askAround(entry, legacy.input), progress: undefined }
-      entry.fiber = yield* Effect.forkDaemon(
+      entry.fiber = yield* Effect.forkDetach(
         run(context).pipe(
           Effect.onExit((exit) =>
             Effect.gen(function*() {
               if (Exit.isSuccess(exit)) yield* setStatus(entry, "completed")
-              else if (Exit.isInterrupted(exit)) yield* setStatus(entry, "cancelled")
+              else if (Exit.hasInterrupts(exit)) yield* setStatus(entry, "cancelled")
               else yield* setStatus(entry, "failed")
               yield* Deferred.done(
                 entry.outcome,
-                Exit.isInterrupted(exit) ?
+                Exit.hasInterrupts(exit) ?
                   Exit.fail(rpcError(McpSchema.ErrorCode.InvalidRequest, "The task was cancelled")) :
                   exit
               )
@@ -287,7 +292,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
     })
 
   const find = (params: JsonObject): Effect.Effect<Entry, McpError.McpError> =>
-    Effect.zipRight(
+    Effect.andThen(
       prune,
       Effect.suspend(() => {
         const taskId = params.taskId
@@ -305,7 +310,7 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const cancel = (entry: Entry) =>
     Effect.gen(function*() {
       yield* setStatus(entry, "cancelled", "The task was cancelled by request.")
-      if (entry.fiber !== undefined) yield* Fiber.interruptFork(entry.fiber)
+      if (entry.fiber !== undefined) yield* interruptFork(entry.fiber)
     })
 
   /** A modern task as `tasks/get` (with `resultType`) and `notifications/tasks` show it: its result, error or input requests. */
@@ -322,9 +327,9 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
       if (Option.isNone(outcome)) return base
       const exit = yield* Effect.exit(outcome.value)
       if (Exit.isSuccess(exit)) return { ...base, result: exit.value }
-      const error = Option.getOrUndefined(Exit.causeOption(exit).pipe(Option.flatMap((cause) =>
-        Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined)
-      )))
+      // the error of a cause that is one failure, and nothing else
+      const reasons = exit.cause.reasons
+      const error = reasons.length === 1 && Cause.isFailReason(reasons[0]) ? reasons[0].error : undefined
       return {
         ...base,
         error: error === undefined
@@ -336,14 +341,14 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const update = (entry: Entry, params: JsonObject) =>
     Effect.gen(function*() {
       const responses = params.inputResponses
-      if (!Predicate.isRecord(responses)) {
+      if (!Predicate.isObject(responses)) {
         return yield* rpcError(McpSchema.ErrorCode.InvalidParams, "Missing inputResponses")
       }
       for (const [key, response] of Object.entries(responses)) {
         // unknown and already answered keys are ignored
         const input = entry.inputs.get(key)
         if (input === undefined) continue
-        yield* Predicate.isRecord(response)
+        yield* Predicate.isObject(response)
           ? Deferred.succeed(input.answer, response)
           : Deferred.fail(
             input.answer,
@@ -372,13 +377,13 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
           Effect.map(Deferred.await(entry.outcome), (result) => ({
             ...result,
             _meta: {
-              ...(Predicate.isRecord(result._meta) ? result._meta : {}),
+              ...(Predicate.isObject(result._meta) ? result._meta : {}),
               "io.modelcontextprotocol/related-task": { taskId: entry.taskId }
             }
           })))
       case "tasks/list":
         if (era !== "legacy") return undefined
-        return Effect.zipRight(prune, Effect.sync(() => ({ tasks: [...tasks.values()].map(legacyTask) })))
+        return Effect.andThen(prune, Effect.sync(() => ({ tasks: [...tasks.values()].map(legacyTask) })))
       case "tasks/update":
         if (era !== "modern") return undefined
         return Effect.flatMap(find(params), (entry) => update(entry, params))
@@ -390,13 +395,13 @@ export const make = (options: McpServer.TaskOptions | undefined): ServerTasks =>
   const decide: ServerTasks["decide"] = (taskSupport, era, params, clientCapabilities) => {
     if (taskSupport !== "optional" && taskSupport !== "required") return "plain"
     if (era === "legacy") {
-      if (Predicate.isRecord(params.task)) return "task"
+      if (Predicate.isObject(params.task)) return "task"
       return taskSupport === "required"
         ? rpcError(McpSchema.ErrorCode.MethodNotFound, "This tool requires task augmentation (params.task)")
         : "plain"
     }
     const extensions = clientCapabilities.extensions
-    if (Predicate.isRecord(extensions) && extensions[EXTENSION_ID] !== undefined) return "task"
+    if (Predicate.isObject(extensions) && extensions[EXTENSION_ID] !== undefined) return "task"
     return taskSupport === "required"
       ? rpcError(
         McpSchema.ErrorCode.MissingRequiredClientCapability,

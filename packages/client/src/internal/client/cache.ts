@@ -98,8 +98,8 @@ const sharedOptions = (
  * @internal
  */
 export const make = (
-  cache: Option.Option<ResultCache.ResultCache["Type"]>,
-  transport: Transport.Transport["Type"],
+  cache: Option.Option<ResultCache.ResultCache["Service"]>,
+  transport: Transport.Transport["Service"],
   credentialId: string | undefined
 ): Effect.Effect<Cache> =>
   Effect.gen(function*() {

@@ -5,9 +5,10 @@
  *
  * @internal
  */
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
@@ -30,33 +31,46 @@ import type { Session } from "./session.js"
 import { printable } from "../printable.js"
 
 /**
- * Decodes a raw result.
+ * Decodes a raw result: as an effect, or synchronously (a {@link SyncDecoder}; a `Result` is not an effect).
  *
  * @internal
  */
-export type Decoder<A> = (method: string, raw: unknown) => Effect.Effect<A, McpError.ProtocolError>
+export type Decoder<A> = (
+  method: string,
+  raw: unknown
+) => Effect.Effect<A, McpError.ProtocolError> | Result.Result<A, McpError.ProtocolError>
+
+/**
+ * A decoder's outcome as an effect.
+ *
+ * @internal
+ */
+export const decodeWith = <A>(decode: Decoder<A>, method: string, raw: unknown): Effect.Effect<A, McpError.ProtocolError> => {
+  const decoded = decode(method, raw)
+  return Result.isResult(decoded) ? Effect.fromResult(decoded) : decoded
+}
 
 /**
  * Decodes a raw result synchronously.
  *
  * @internal
  */
-export type SyncDecoder<A> = (method: string, raw: unknown) => Either.Either<A, McpError.ProtocolError>
+export type SyncDecoder<A> = (method: string, raw: unknown) => Result.Result<A, McpError.ProtocolError>
 
 /**
  * A complete result (no `resultType`, or `complete`) or a ProtocolError.
  *
  * @internal
  */
-export const checkResultType = (method: string, result: unknown): Either.Either<object, McpError.ProtocolError> => {
+export const checkResultType = (method: string, result: unknown): Result.Result<object, McpError.ProtocolError> => {
   if (typeof result !== "object" || result === null) {
-    return Either.left(
+    return Result.fail(
       new McpError.ProtocolError({ reason: "InvalidResult", method, detail: "the result is not an object" })
     )
   }
   const resultType = "resultType" in result ? result.resultType : undefined
-  if (resultType === undefined || resultType === "complete") return Either.right(result)
-  return Either.left(
+  if (resultType === undefined || resultType === "complete") return Result.succeed(result)
+  return Result.fail(
     new McpError.ProtocolError({
       reason: "InvalidResultType",
       method,
@@ -70,12 +84,12 @@ export const checkResultType = (method: string, result: unknown): Either.Either<
  *
  * @internal
  */
-export const decodeResult = <A, I>(method: string, schema: Schema.Schema<A, I>, raw: unknown) =>
-  Either.match(checkResultType(method, raw), {
-    onLeft: (error): Effect.Effect<A, McpError.ProtocolError> => Effect.fail(error),
-    onRight: (result) =>
+export const decodeResult = <A, I>(method: string, schema: Schema.Codec<A, I>, raw: unknown) =>
+  Result.match(checkResultType(method, raw), {
+    onFailure: (error): Effect.Effect<A, McpError.ProtocolError> => Effect.fail(error),
+    onSuccess: (result) =>
       Effect.mapError(
-        Schema.decodeUnknown(schema, McpSchema.preserve)(result),
+        Schema.decodeUnknownEffect(schema, McpSchema.preserve)(result),
         (cause) => new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })
       )
   })
@@ -86,13 +100,13 @@ export const decodeResult = <A, I>(method: string, schema: Schema.Schema<A, I>, 
  *
  * @internal
  */
-export const resultDecoder = <A, I>(schema: Schema.Schema<A, I>, quick?: (raw: unknown) => A | undefined) => {
-  const decodeEither = Schema.decodeUnknownEither(schema, McpSchema.preserve)
-  return (method: string, raw: unknown): Either.Either<A, McpError.ProtocolError> =>
-    Either.flatMap(checkResultType(method, raw), (result) => {
+export const resultDecoder = <A, I>(schema: Schema.Codec<A, I>, quick?: (raw: unknown) => A | undefined) => {
+  const decodeEither = Schema.decodeUnknownResult(schema, McpSchema.preserve)
+  return (method: string, raw: unknown): Result.Result<A, McpError.ProtocolError> =>
+    Result.flatMap(checkResultType(method, raw), (result) => {
       const value = quick?.(result)
-      if (value !== undefined) return Either.right(value)
-      return Either.mapLeft(decodeEither(result), (cause) =>
+      if (value !== undefined) return Result.succeed(value)
+      return Result.mapError(decodeEither(result), (cause) =>
         new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause }))
     })
 }
@@ -145,7 +159,7 @@ export interface Calls {
   readonly request: <A, I>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: McpClient.RequestOptions
   ) => Effect.Effect<A, McpError.McpClientError>
   readonly notify: (
@@ -216,7 +230,7 @@ export const make = (deps: Deps): Calls => {
     return Effect.catchIf(
       once,
       (error): error is McpError.TransportError => error._tag === "TransportError" && error.reason === "StreamEnded",
-      (error) => Effect.zipRight(Effect.logDebug(printable(`${error.message}; issuing ${method} again`)), once)
+      (error) => Effect.andThen(Effect.logDebug(printable(`${error.message}; issuing ${method} again`)), once)
     )
   }
 
@@ -245,9 +259,9 @@ export const make = (deps: Deps): Calls => {
           rounds === "answer" && InputRounds.isInputRequired(first[0])
             ? inputRounds(method, params, options, first)
             : Effect.succeed(first[0])),
-        (result) => decode(method, result)
-      ).pipe(Effect.mapErrorCause((cause) =>
-        SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion)
+        (result) => decodeWith(decode, method, result)
+      ).pipe(Effect.catchCause((cause) =>
+        Effect.failCause(SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion))
       ))
     )
 
@@ -259,7 +273,7 @@ export const make = (deps: Deps): Calls => {
     tool?: string | undefined,
     rounds: "answer" | "return" = "answer"
   ): Effect.Effect<A, McpError.McpClientError> =>
-    Effect.catchAll(
+    Effect.catch(
       callOnce(method, params, decode, options, tool, rounds),
       (error) => recover(error, callOnce(method, params, decode, options, tool, rounds)) ?? Effect.fail(error)
     )
@@ -267,7 +281,7 @@ export const make = (deps: Deps): Calls => {
   const request = <A, I>(
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: McpClient.RequestOptions
   ): Effect.Effect<A, McpError.McpClientError> =>
     call(method, params, (m, result) => decodeResult(m, schema, result), options)
@@ -355,8 +369,8 @@ const makeRecover = (deps: Deps): Calls["recover"] => {
         error.supported.join(", ")
       }): negotiating again`
     })
-    return Effect.zipRight(
-      Effect.zipRight(Effect.logInfo(printable(closed.detail ?? "")), status.renegotiate(session, closed)),
+    return Effect.andThen(
+      Effect.andThen(Effect.logInfo(printable(closed.detail ?? "")), status.renegotiate(session, closed)),
       retry
     )
   }
@@ -417,15 +431,15 @@ export const progressEvents = <A, E = McpError.McpClientError>(
   bufferSize: number,
   run: (onProgress: (progress: McpSchema.Progress) => Effect.Effect<void>) => Effect.Effect<A, E>
 ): Stream.Stream<McpClient.CallEvent<A>, E> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const events = yield* Mailbox.make<McpClient.CallEvent<A>, E>({
+  Stream.unwrap(Effect.gen(function*() {
+    const events = yield* Queue.make<McpClient.CallEvent<A>, E | Cause.Done>({
       capacity: bufferSize,
       strategy: "sliding"
     })
-    yield* run((progress) => Effect.sync(() => events.unsafeOffer({ _tag: "Progress", progress }))).pipe(
-      Effect.flatMap((result) => events.offer({ _tag: "Result", result })),
-      Mailbox.into(events),
+    yield* run((progress) => Effect.sync(() => Queue.offerUnsafe(events, { _tag: "Progress", progress }))).pipe(
+      Effect.flatMap((result) => Queue.offer(events, { _tag: "Result", result })),
+      Queue.into(events),
       Effect.forkScoped
     )
-    return Mailbox.toStream(events)
+    return Stream.fromQueue(events)
   }))

@@ -26,19 +26,19 @@ export const defaultMinInterval: Duration.Duration = Duration.seconds(1)
  */
 export const make = (
   refresh: Effect.Effect<void>,
-  minInterval: Duration.DurationInput = defaultMinInterval
+  minInterval: Duration.Input = defaultMinInterval
 ): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const spacing = Duration.toMillis(Duration.decode(minInterval))
+    const spacing = Duration.toMillis(Duration.fromInputUnsafe(minInterval))
     // one waiting request at most: more while one waits are the same request
     const asked = yield* Queue.sliding<void>(1)
     let lastStart: number | undefined
     yield* Queue.take(asked).pipe(
-      Effect.zipRight(Effect.gen(function*() {
+      Effect.andThen(Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         if (lastStart !== undefined && now - lastStart < spacing) yield* Effect.sleep(spacing - (now - lastStart))
-        // what was asked while waiting is what this refresh reads
-        yield* Queue.takeAll(asked)
+        // what was asked while waiting is what this refresh reads (`clear` drains without waiting: `takeAll` waits)
+        yield* Queue.clear(asked)
         lastStart = yield* Clock.currentTimeMillis
         yield* refresh
       })),

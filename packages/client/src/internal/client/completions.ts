@@ -49,7 +49,7 @@ export const make = (ttlMillis: number): Completions => {
       if (found !== undefined && (found.at === undefined || now - found.at < ttlMillis)) {
         // a request that ran for another caller, unless that caller gave up on it
         return Effect.flatMap(Deferred.await(found.outcome), Effect.succeed).pipe(
-          Effect.catchAllCause(() => run)
+          Effect.catchCause(() => run)
         )
       }
       return Effect.flatMap(Deferred.make<McpSchema.CompleteResult, McpError.McpClientError>(), (outcome) => {

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
@@ -112,16 +112,16 @@ export const makeStatus: Effect.Effect<Control> = Effect.sync(() => {
         // connected: the session is there, so no timer is needed to wait for it
         if (current !== undefined) return Effect.succeed(current)
         if (timeoutMillis === undefined) return settled
-        return Effect.timeoutFail(settled, {
+        return Effect.timeoutOrElse(settled, {
           duration: timeoutMillis,
-          onTimeout: () => new McpError.RequestTimeout({ method, timeoutMillis })
+          orElse: () => Effect.fail(new McpError.RequestTimeout({ method, timeoutMillis }))
         })
       }),
     renegotiate: (session, error) =>
       Effect.suspend(() => {
         const attempt = session.attempt
         attempt.closedError ??= error
-        return Effect.zipRight(control.unpublish(attempt), Deferred.succeed(attempt.closed, error))
+        return Effect.andThen(control.unpublish(attempt), Deferred.succeed(attempt.closed, error))
       }),
     publish: (session) =>
       Effect.suspend(() => {
@@ -161,7 +161,10 @@ export const makeStatus: Effect.Effect<Control> = Effect.sync(() => {
 export interface Hooks {
   /** Routes what the transport delivers, but for `Closed` and `SessionExpired`, which the connection handles. */
   readonly route: (attempt: Attempt, event: Transport.TransportEvent) => Effect.Effect<void>
-  /** A session is up; `renewed` for every session after the first. Runs in the attempt's Scope. */
+  /**
+   * A session was negotiated; `renewed` for every session after the first. Runs in the attempt's Scope, before the
+   * session is published: no caller uses it until this is done.
+   */
   readonly onSession: (session: Session, renewed: boolean) => Effect.Effect<void, never, Scope.Scope>
   /** The server forgot its legacy session and a new one was made on the same transport. */
   readonly onReinitialized: (session: Session) => Effect.Effect<void, never, Scope.Scope>
@@ -173,7 +176,7 @@ export interface Hooks {
  * @internal
  */
 export interface Config {
-  readonly transport: Transport.Transport["Type"]
+  readonly transport: Transport.Transport["Service"]
   readonly options: Options.Resolved
   readonly negotiator: Negotiation.Negotiator
   readonly requester: Requester.Requester
@@ -194,9 +197,9 @@ interface Context extends Config {
 const closeAttempt = (ctx: Context, attempt: Attempt, error: McpError.TransportError) =>
   Effect.suspend(() => {
     attempt.closedError ??= error
-    return Effect.zipRight(
+    return Effect.andThen(
       ctx.control.unpublish(attempt),
-      Effect.zipRight(Deferred.succeed(attempt.closed, error), Effect.sync(() => ctx.requests.failAll(error)))
+      Effect.andThen(Deferred.succeed(attempt.closed, error), Effect.sync(() => ctx.requests.failAll(error)))
     )
   })
 
@@ -234,12 +237,12 @@ const reinitialize = (ctx: Context, attempt: Attempt): Effect.Effect<void> =>
     return ctx.negotiator.initialize(channelOf(ctx, attempt, connection), version).pipe(
       Effect.flatMap((negotiated) => {
         const session = sessionOf(negotiated, attempt, connection)
-        return Effect.zipRight(
+        return Effect.andThen(
           connection.setSession({ era: session.era, protocolVersion: session.protocolVersion }),
-          Scope.extend(ctx.hooks.onReinitialized(session), attempt.scope)
+          Scope.provide(ctx.hooks.onReinitialized(session), attempt.scope)
         )
       }),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         closeAttempt(
           ctx,
           attempt,
@@ -274,7 +277,7 @@ const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
   // A defect while handling a message (a bug, here or in a callback) drops that message: it must not kill the
   // transport's reader, whose death would leave every pending request waiting.
   const emit = (event: Transport.TransportEvent) =>
-    Effect.catchAllDefect(
+    Effect.catchDefect(
       Effect.suspend(() => {
         attempt.inbound++
         return route(event)
@@ -304,7 +307,7 @@ const healthCheck = Effect.fnUntraced(function*(ctx: Context, attempt: Attempt, 
     const check = ctx.requester.send(wire, session.era === "legacy" ? "ping" : "server/discover", undefined, send)
     const failed = yield* check.pipe(
       Effect.as(false),
-      Effect.catchAll((error) => Effect.succeed(error._tag !== "McpError"))
+      Effect.catch((error) => Effect.succeed(error._tag !== "McpError"))
     )
     if (failed) {
       const error = new McpError.TransportError({
@@ -323,7 +326,7 @@ const healthCheck = Effect.fnUntraced(function*(ctx: Context, attempt: Attempt, 
  * them on construction (~0.1 ms per error, twice per close) is skipped.
  */
 const closedError = (transport: McpError.TransportKind, detail: string) =>
-  new McpError.TransportError({ transport, reason: "Closed", detail }, { disableValidation: true })
+  new McpError.TransportError({ transport, reason: "Closed", detail }, { disableChecks: true })
 
 /** One connection attempt: connect, negotiate, serve until the transport closes. */
 const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<never, Negotiation.NegotiationError> =>
@@ -341,12 +344,12 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
       serverName: undefined
     }
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => {
           // (the error is made only for requests that wait for it)
           if (ctx.requests.size() > 0) ctx.requests.failAll(closedError(kind, "the connection closed"))
         }),
-        Effect.zipRight(ctx.hooks.onAttemptEnd, control.unpublish(undefined))
+        Effect.andThen(ctx.hooks.onAttemptEnd, control.unpublish(undefined))
       )
     )
     // (a first attempt starts there already: publishing the same state again would only cost the connect)
@@ -362,31 +365,35 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
     yield* connection.setSession({ era: session.era, protocolVersion: session.protocolVersion })
     onEstablished()
     ctx.negotiator.established()
-    yield* control.publish(session)
-    yield* Deferred.succeed(ctx.ready, undefined)
+    // In this order, so that nothing depends on when the other fibers run: what the new session makes stale is
+    // forgotten before any caller can use it, the state is `Connected` before anything can have used it, and the
+    // constructor (waiting on `ready`) returns a client that is connected.
+    yield* ctx.hooks.onSession(session, ctx.renewed)
+    ctx.renewed = true
     yield* control.state.set({
       _tag: "Connected",
       era: session.era,
       protocolVersion: session.protocolVersion
     })
+    yield* control.publish(session)
+    yield* Deferred.succeed(ctx.ready, undefined)
     yield* Effect.logDebug(printable(`connected: ${session.era} ${session.protocolVersion}`)).pipe(
       Effect.annotateLogs({ module: "McpClient", transport: printable(kind) })
     )
-    yield* ctx.hooks.onSession(session, ctx.renewed)
-    ctx.renewed = true
     const interval = ctx.options.healthInterval
     if (interval !== undefined) yield* Effect.forkScoped(healthCheck(ctx, attempt, session, interval))
     return yield* Effect.flatMap(Deferred.await(attempt.closed), Effect.fail)
   }))
 
 const closedFor = (ctx: Context, error: McpError.ConnectError) =>
-  Effect.zipRight(ctx.control.state.set({ _tag: "Closed", error }), ctx.control.fail(error))
+  Effect.andThen(ctx.control.state.set({ _tag: "Closed", error }), ctx.control.fail(error))
 
 /** Attempt after attempt, on the reconnect schedule, until it gives up (or the first attempt fails). */
 const loop = Effect.fnUntraced(function*(ctx: Context) {
-  const driver = yield* Schedule.driver(ctx.options.reconnect)
+  // a step sleeps for the schedule's delay, then fails with `Cause.Done` once the schedule ends
+  let next = yield* Schedule.toStepWithSleep(ctx.options.reconnect)
   const first = ctx.options.firstConnection
-  const firstDriver = first === undefined ? undefined : yield* Schedule.driver(first)
+  const firstNext = first === undefined ? undefined : yield* Schedule.toStepWithSleep(first)
   let attemptNumber = 0
   while (true) {
     let established = false
@@ -402,8 +409,8 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
     if (!(yield* Deferred.isDone(ctx.ready))) {
       // The first connection failed: unless it is retried, report it to the constructor instead of retrying a bad
       // setup.
-      const retry = firstDriver === undefined ? undefined : yield* Effect.either(firstDriver.next(outcome))
-      if (retry === undefined || Either.isLeft(retry)) {
+      const retry = firstNext === undefined ? undefined : yield* Effect.result(firstNext(outcome))
+      if (retry === undefined || Result.isFailure(retry)) {
         yield* Deferred.fail(ctx.ready, outcome)
         return yield* closedFor(ctx, outcome)
       }
@@ -415,15 +422,16 @@ const loop = Effect.fnUntraced(function*(ctx: Context) {
     }
     if (established) {
       attemptNumber = 0
-      yield* driver.reset
+      // the schedule starts again (a step function has no reset)
+      next = yield* Schedule.toStepWithSleep(ctx.options.reconnect)
     }
     attemptNumber++
     yield* ctx.control.state.set({ _tag: "Reconnecting", attempt: attemptNumber, error: outcome })
     yield* Effect.logInfo(printable(`connection lost (${outcome.message}); reconnecting`)).pipe(
       Effect.annotateLogs({ module: "McpClient", attempt: attemptNumber })
     )
-    const next = yield* Effect.either(driver.next(outcome))
-    if (Either.isLeft(next)) return yield* closedFor(ctx, outcome)
+    const step = yield* Effect.result(next(outcome))
+    if (Result.isFailure(step)) return yield* closedFor(ctx, outcome)
   }
 })
 

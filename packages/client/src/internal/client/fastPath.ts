@@ -16,21 +16,18 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
-import * as FiberRef from "effect/FiberRef"
-import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
-import * as Tracing from "../tracing.js"
 import type * as Cache from "./cache.js"
 import type * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
@@ -44,9 +41,17 @@ import type * as Telemetry from "./telemetry.js"
 /** The parent a new span gets: the current span, unless it (or its ancestry) turned propagation off. */
 const propagatedParent = (span: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> =>
   Option.flatMap(span, (s) =>
-    Context.get(s.context, Tracer.DisablePropagation)
+    Context.get(s.annotations, Tracer.DisablePropagation)
       ? s._tag === "Span" ? propagatedParent(s.parent) : Option.none()
       : Option.some(s))
+
+/** The current span of a fiber (or of what a caller that is not a fiber reads). */
+const currentSpan = (fiber: Requester.FiberView): Option.Option<Tracer.AnySpan> =>
+  Context.getOption(fiber.context, Tracer.ParentSpan)
+
+/** With Effect's own tracer and no span around, nothing can observe a span. */
+const untraced = (fiber: Requester.FiberView): boolean =>
+  Option.isNone(currentSpan(fiber)) && fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer
 
 /** A call under way: its span (when made), and what its metrics need. */
 interface CallTrace {
@@ -146,17 +151,23 @@ export const make = (deps: {
   const startSpan = (trace: CallTrace): Tracer.Span => {
     const { fiber, method, tool } = trace
     const spanOptions = telemetry.spanOptionsFor(method)
-    const span = fiber.currentTracer.span(
-      `McpClient ${method}`,
-      propagatedParent(Context.getOption(fiber.currentContext, Tracer.ParentSpan)),
-      Context.empty(),
-      Chunk.toReadonlyArray(fiber.getFiberRef(FiberRef.currentTracerSpanLinks)),
-      trace.timing ? trace.start : BigInt(0),
-      spanOptions.kind ?? "internal",
-      spanOptions
-    )
-    const annotations = fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations)
-    HashMap.forEach(annotations, (value, key) => span.attribute(key, value))
+    // as `Effect.withSpan` makes it (`makeSpanUnsafe` in effect's internal/effect.ts)
+    const parent = propagatedParent(currentSpan(fiber))
+    const level = fiber.getRef(Tracer.CurrentTraceLevel)
+    const span = fiber.getRef(Tracer.Tracer).span({
+      name: `McpClient ${method}`,
+      parent,
+      annotations: Context.empty(),
+      links: fiber.getRef(References.TracerSpanLinks).slice(),
+      startTime: trace.timing ? trace.start : BigInt(0),
+      kind: spanOptions.kind ?? "internal",
+      root: false,
+      sampled: Option.isSome(parent) && parent.value.sampled === false
+        ? false
+        : !LogLevel.isGreaterThan(fiber.getRef(Tracer.MinimumTraceLevel), level)
+    })
+    const annotations = fiber.getRef(References.TracerSpanAnnotations)
+    for (const key in annotations) span.attribute(key, annotations[key])
     // a call's tool is an annotation of its spans: set before the attributes, as annotations are
     if (tool !== undefined) span.attribute("mcp.tool", tool)
     for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
@@ -170,9 +181,9 @@ export const make = (deps: {
     tool: string | undefined,
     deferSpan: boolean
   ): CallTrace => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-    const timing = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-    const start = clock.unsafeCurrentTimeNanos()
+    const clock = fiber.getRef(Clock.Clock)
+    const timing = fiber.getRef(References.TracerTimingEnabled)
+    const start = clock.currentTimeNanosUnsafe()
     const metrics = telemetry.metricsFor(method)
     const trace: CallTrace = { fiber, method, tool, metrics, clock, timing, span: undefined, start }
     if (!deferSpan) trace.span = startSpan(trace)
@@ -188,14 +199,15 @@ export const make = (deps: {
     exit: Exit.Exit<A, McpError.McpClientError>
   ): Exit.Exit<A, McpError.McpClientError> => {
     const { clock, metrics, span } = trace
-    const labels = trace.fiber.getFiberRef(FiberRef.currentMetricLabels)
+    // (the metrics read their attributes, `Metric.CurrentMetricAttributes`, from the caller's context)
+    const context = trace.fiber.context
     if (Exit.isFailure(exit)) {
-      const error = Cause.failureOption(exit.cause)
-      if (Option.isSome(error)) metrics.errorsBy(error.value._tag).unsafeUpdate(1, labels)
+      const error = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(error)) metrics.errorsBy(error.value._tag).updateUnsafe(1, context)
     }
-    metrics.duration.unsafeUpdate(Duration.nanos(clock.unsafeCurrentTimeNanos() - trace.start), labels)
+    metrics.duration.updateUnsafe(Duration.nanos(clock.currentTimeNanosUnsafe() - trace.start), context)
     if (span !== undefined && span.status._tag !== "Ended") {
-      span.end(trace.timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+      span.end(trace.timing ? clock.currentTimeNanosUnsafe() : BigInt(0), exit)
     }
     return exit
   }
@@ -205,13 +217,13 @@ export const make = (deps: {
     // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
     // call over stdio runs nothing under its span and sends no trace context; any other call needs its span only
     // under a caller's span, whose trace the server may join.
-    Tracing.untraced(fiber) ||
-    (kind === "stdio" && wire.era === "legacy" && fiber.currentTracer === Tracing.nativeTracer)
+    untraced(fiber) ||
+    (kind === "stdio" && wire.era === "legacy" && fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
 
   /** The session a call goes to on the fast path now, or undefined when it must take `Calls.call`. */
   const fastSession = (fiber: Requester.FiberView, method: string): Session | undefined => {
     const session = status.current()
-    return session === undefined || cache.applies(method) || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+    return session === undefined || cache.applies(method) || !fiber.getRef(References.TracerEnabled) ||
         calls.gated(method, session)
       ? undefined
       : session
@@ -236,7 +248,7 @@ export const make = (deps: {
     const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
     const exit = Exit.failCause(typed)
     const cancel = requester.abandoned(session.wire, registered, send, cause)
-    const failure = Cause.failureOption(typed)
+    const failure = Cause.findErrorOption(typed)
     const again = Option.isSome(failure)
       ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
       : undefined
@@ -251,12 +263,12 @@ export const make = (deps: {
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Calls.SyncDecoder<A>,
     options: McpClient.RequestOptions | undefined
-  ) => Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) => decode(method, last))
+  ) => Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) => Effect.fromResult(decode(method, last)))
 
   /** An answer, decoded. */
   const decodedExit = <A>(decode: Calls.SyncDecoder<A>, method: string, raw: unknown) => {
     const decoded = decode(method, raw)
-    return Either.isRight(decoded) ? Exit.succeed(decoded.right) : Exit.fail(decoded.left)
+    return Result.isSuccess(decoded) ? Exit.succeed(decoded.success) : Exit.fail(decoded.failure)
   }
 
   const call = <A>(
@@ -269,7 +281,7 @@ export const make = (deps: {
     // read when the call is made, as every call's options are
     const send = calls.sendOptions(options)
     return Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<A, McpError.McpClientError>((fiber) => {
+      Effect.withFiber<A, McpError.McpClientError>((fiber) => {
         const session = fastSession(fiber, method)
         if (session === undefined) return restore(calls.call(method, params, decode, options, tool))
         const wire = session.wire
@@ -428,7 +440,7 @@ export const make = (deps: {
         }
         settled = true
         sending?.()
-        const cause = Cause.interrupt(FiberId.none)
+        const cause = Cause.interrupt()
         const cancel = requester.abandoned(wire, registered, send, cause)
         const finish = () => end(endCall(trace, Exit.failCause(cause)))
         if (cancel === undefined) finish()

@@ -7,8 +7,8 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as LogLevel from "effect/LogLevel"
+import * as Result from "effect/Result"
+import type * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
@@ -20,14 +20,14 @@ import type * as ServerRequests from "./serverRequests.js"
 import type { Attempt } from "./session.js"
 import { printable } from "../printable.js"
 
-const decodeProgress = Schema.decodeUnknownEither(McpSchema.ProgressParams)
+const decodeProgress = Schema.decodeUnknownResult(McpSchema.ProgressParams)
 const CancelledParams = Schema.Struct({ requestId: McpSchema.RequestId })
-const decodeCancelled = Schema.decodeUnknownEither(CancelledParams)
+const decodeCancelled = Schema.decodeUnknownResult(CancelledParams)
 const SubscriptionMeta = Schema.Struct({
   _meta: Schema.Struct({ [McpSchema.MetaKeys.subscriptionId]: McpSchema.RequestId })
 })
-const decodeSubscriptionMeta = Schema.decodeUnknownEither(SubscriptionMeta)
-const decodeLogMessage = Schema.decodeUnknownEither(McpSchema.LoggingMessageParams)
+const decodeSubscriptionMeta = Schema.decodeUnknownResult(SubscriptionMeta)
+const decodeLogMessage = Schema.decodeUnknownResult(McpSchema.LoggingMessageParams)
 
 /** The most of a server's log message forwarded to the logger, and of its logger's and server's names. */
 const LOG_TEXT = 8192
@@ -42,8 +42,8 @@ const cut = (text: string, max: number): string => {
 
 const subscriptionIdOf = (params: unknown): McpSchema.RequestId | undefined => {
   if (typeof params !== "object" || params === null || !("_meta" in params)) return undefined
-  return Either.getOrUndefined(
-    Either.map(decodeSubscriptionMeta(params), (p) => p._meta[McpSchema.MetaKeys.subscriptionId])
+  return Result.getOrUndefined(
+    Result.map(decodeSubscriptionMeta(params), (p) => p._meta[McpSchema.MetaKeys.subscriptionId])
   )
 }
 
@@ -51,15 +51,15 @@ const isInvalidating = (method: string): boolean =>
   method === "notifications/tools/list_changed" || method === "notifications/prompts/list_changed" ||
   method === "notifications/resources/list_changed" || method === "notifications/resources/updated"
 
-const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.LogLevel>> = {
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  notice: LogLevel.Info,
-  warning: LogLevel.Warning,
-  error: LogLevel.Error,
-  critical: LogLevel.Error,
-  alert: LogLevel.Error,
-  emergency: LogLevel.Fatal
+const logLevels: Readonly<Record<McpSchema.LoggingLevel, LogLevel.Severity>> = {
+  debug: "Debug",
+  info: "Info",
+  notice: "Info",
+  warning: "Warn",
+  error: "Error",
+  critical: "Error",
+  alert: "Error",
+  emergency: "Fatal"
 }
 
 /**
@@ -121,12 +121,12 @@ export const make = (options: {
 
   const onProgress = (params: unknown): Effect.Effect<void> => {
     const decoded = decodeProgress(params)
-    if (Either.isLeft(decoded)) return Effect.logDebug("dropped a malformed progress notification")
-    const entry = requests.get(decoded.right.progressToken)
+    if (Result.isFailure(decoded)) return Effect.logDebug("dropped a malformed progress notification")
+    const entry = requests.get(decoded.success.progressToken)
     if (entry === undefined) {
-      const callback = kept.get(decoded.right.progressToken)
-      return callback === undefined ? Effect.void : Effect.catchAllCause(
-        Effect.suspend(() => callback(decoded.right)),
+      const callback = kept.get(decoded.success.progressToken)
+      return callback === undefined ? Effect.void : Effect.catchCause(
+        Effect.suspend(() => callback(decoded.success)),
         (cause) => Effect.logWarning("a progress callback failed", cause)
       )
     }
@@ -134,8 +134,8 @@ export const make = (options: {
       entry.lastActivity = now
       const callback = entry.onProgress
       // the caller's callback may throw as well as fail: neither reaches the connection
-      return callback === undefined ? Effect.void : Effect.catchAllCause(
-        Effect.suspend(() => callback(decoded.right)),
+      return callback === undefined ? Effect.void : Effect.catchCause(
+        Effect.suspend(() => callback(decoded.success)),
         (cause) => Effect.logWarning("a progress callback failed", cause)
       )
     })
@@ -147,13 +147,13 @@ export const make = (options: {
 
   const forwardLog = (params: unknown): Effect.Effect<void> => {
     const decoded = decodeLogMessage(params)
-    if (Either.isLeft(decoded)) return Effect.void
-    const { data, level, logger } = decoded.right
+    if (Result.isFailure(decoded)) return Effect.void
+    const { data, level, logger } = decoded.success
     // a server's text reaches the application's logger bounded and printable (see `printable`)
     const text = typeof data === "string"
       ? printable(cut(data, LOG_TEXT))
       : codec.preview(data, LOG_TEXT)
-    return Effect.logWithLevel(logLevels[level], text).pipe(
+    return Effect.logWithLevel(logLevels[level])(text).pipe(
       Effect.annotateLogs({
         module: "McpServer",
         server: printable(cut(options.published()?.serverName ?? "unknown", NAME_TEXT)),
@@ -175,18 +175,18 @@ export const make = (options: {
     }
     const published = notifications.publish(notification)
     if (message.method === "notifications/elicitation/complete") {
-      return Effect.zipRight(serverRequests.elicitationCompleted(message.params), published)
+      return Effect.andThen(serverRequests.elicitationCompleted(message.params), published)
     }
     if (message.method === "notifications/message" && options.serverLogs === "logger") {
-      return Effect.zipRight(forwardLog(message.params), published)
+      return Effect.andThen(forwardLog(message.params), published)
     }
     if (message.method === "notifications/cancelled") {
       const decoded = decodeCancelled(message.params)
-      if (Either.isRight(decoded)) {
-        const id = decoded.right.requestId
+      if (Result.isSuccess(decoded)) {
+        const id = decoded.success.requestId
         // On stdio a server ends a listen by cancelling it.
         if (listeners.has(id)) return endListen(id)
-        return Effect.zipRight(serverRequests.cancel(id), published)
+        return Effect.andThen(serverRequests.cancel(id), published)
       }
     }
     return published
@@ -198,7 +198,7 @@ export const make = (options: {
     if (isInvalidating(message.method)) {
       options.onChanged?.(message.method)
       const target = options.published()?.connection?.info.target
-      return Effect.zipRight(cache.invalidate(target, notification), dispatch(message, notification))
+      return Effect.andThen(cache.invalidate(target, notification), dispatch(message, notification))
     }
     return dispatch(message, notification)
   }

@@ -6,7 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
@@ -25,14 +25,11 @@ const inputCapability: Readonly<Record<string, "elicitation" | "sampling" | "roo
 const InputRequiredResult = Schema.Struct({
   resultType: Schema.Literal("input_required"),
   inputRequests: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Struct({ method: Schema.String, params: Schema.optional(Schema.Unknown) })
-    })
+    Schema.Record(Schema.String, Schema.Struct({ method: Schema.String, params: Schema.optional(Schema.Unknown) }))
   ),
   requestState: Schema.optional(Schema.String)
 })
-const decodeInputRequired = Schema.decodeUnknownEither(InputRequiredResult)
+const decodeInputRequired = Schema.decodeUnknownResult(InputRequiredResult)
 
 /**
  * One round of a call taken by the caller (`callToolRound`): an `input_required` answer as the caller sees it.
@@ -42,16 +39,16 @@ const decodeInputRequired = Schema.decodeUnknownEither(InputRequiredResult)
 export const inputRequiredOf = (
   method: string,
   raw: unknown
-): Either.Either<
+): Result.Result<
   { readonly inputRequests: InputRequests; readonly requestState: string | undefined },
   McpError.ProtocolError
 > =>
-  Either.match(decodeInputRequired(raw), {
-    onLeft: () => Either.left(inputError(method, "an input_required result that is not well formed")),
-    onRight: (result) =>
+  Result.match(decodeInputRequired(raw), {
+    onFailure: () => Result.fail(inputError(method, "an input_required result that is not well formed")),
+    onSuccess: (result) =>
       result.inputRequests === undefined && result.requestState === undefined
-        ? Either.left(inputError(method, "input_required carries neither inputRequests nor requestState"))
-        : Either.right({ inputRequests: result.inputRequests ?? {}, requestState: result.requestState })
+        ? Result.fail(inputError(method, "input_required carries neither inputRequests nor requestState"))
+        : Result.succeed({ inputRequests: result.inputRequests ?? {}, requestState: result.requestState })
   })
 
 /**
@@ -114,10 +111,10 @@ export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, 
           declaredModes: envelope.declaredModes(session.protocolVersion),
           urlConsent
         })
-        if (Either.isLeft(outcome)) {
-          return yield* inputError(method, `${input.method} failed: ${outcome.left.message}`, "InputFailed")
+        if (Result.isFailure(outcome)) {
+          return yield* inputError(method, `${input.method} failed: ${outcome.failure.message}`, "InputFailed")
         }
-        responses[key] = outcome.right
+        responses[key] = outcome.success
       }
       return responses
     })
@@ -145,10 +142,10 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
           return yield* inputError(method, `input_required is not allowed in answer to ${method}`, "InvalidResultType")
         }
         const decoded = decodeInputRequired(raw)
-        if (Either.isLeft(decoded)) {
-          return yield* inputError(method, `malformed input_required result: ${decoded.left.message}`)
+        if (Result.isFailure(decoded)) {
+          return yield* inputError(method, `malformed input_required result: ${decoded.failure.message}`)
         }
-        const result = decoded.right
+        const result = decoded.success
         if (result.inputRequests === undefined && result.requestState === undefined) {
           return yield* inputError(method, "input_required carries neither inputRequests nor requestState")
         }

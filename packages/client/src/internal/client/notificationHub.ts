@@ -10,11 +10,10 @@
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Mailbox from "effect/Mailbox"
 import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as McpSchema from "../../McpSchema.js"
@@ -59,38 +58,35 @@ export interface Inbox<E> {
  * @internal
  */
 export const makeInbox = <E = never>(capacity: number, reader: string): Effect.Effect<Inbox<E>> =>
-  Effect.map(Mailbox.make<McpSchema.ServerNotification, E>({ capacity, strategy: "sliding" }), (mailbox) => {
+  Effect.map(Queue.make<McpSchema.ServerNotification, E | Cause.Done>({ capacity, strategy: "sliding" }), (queue) => {
     // dropped since the reader last read
     let dropped = 0
-    const counter = Metric.tagged(droppedCounter, "reader", reader)
+    const counter = Metric.withAttributes(droppedCounter, { reader })
     const offer = (notification: McpSchema.ServerNotification): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const size = mailbox.unsafeSize()
-        const full = Option.isSome(size) && size.value >= capacity
-        mailbox.unsafeOffer(notification)
+        const full = Queue.sizeUnsafe(queue) >= capacity
+        Queue.offerUnsafe(queue, notification)
         if (!full) return Effect.void
         dropped++
-        const counted = Metric.increment(counter)
+        const counted = Metric.update(counter, 1)
         if (dropped > 1) return counted
-        return Effect.zipRight(
+        return Effect.andThen(
           counted,
           Effect.logWarning(printable(
             `a ${reader} reader is slower than the server: dropping its oldest notifications (buffer of ${capacity})`
           )).pipe(Effect.annotateLogs({ module: "McpClient" }))
         )
       })
-    const stream = Stream.mapChunks(Mailbox.toStream(mailbox), (chunk) => {
-      if (dropped === 0) return chunk
+    const stream = Stream.mapArray(Stream.fromQueue(queue), (batch) => {
+      if (dropped === 0) return batch
       const notice: McpSchema.ServerNotification = { method: droppedMethod, params: { dropped } }
       dropped = 0
-      // (built afresh: in effect 3.22.4 `Chunk.prepend` onto a concatenation whose left part is a slice, as
-      // `Mailbox.takeAll` returns after a sliding drop, loses that left part)
-      return Chunk.unsafeFromArray([notice, ...Chunk.toReadonlyArray(chunk)])
+      return [notice, ...batch]
     })
     return {
       offer,
-      end: Effect.asVoid(mailbox.end),
-      fail: (error) => Effect.asVoid(mailbox.fail(error)),
+      end: Effect.asVoid(Queue.end(queue)),
+      fail: (error) => Effect.asVoid(Queue.fail(queue, error)),
       stream
     }
   })
@@ -127,6 +123,6 @@ export const makeHub = (capacity: number): NotificationHub => {
       }),
     subscribe,
     // (put together when the stream is first run, not with every client)
-    stream: Stream.suspend(() => Stream.unwrapScoped(subscribe))
+    stream: Stream.suspend(() => Stream.unwrap(subscribe))
   }
 }

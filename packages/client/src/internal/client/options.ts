@@ -15,7 +15,7 @@ import * as Pagination from "./pagination.js"
 /** Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind. */
 const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000
 
-const VERSION = "0.2.1"
+const VERSION = "1.0.0"
 
 /**
  * @internal
@@ -52,20 +52,19 @@ export interface Resolved {
   readonly spanAttributes: Readonly<Record<string, unknown>>
 }
 
-const defaultReconnect: Schedule.Schedule<unknown, McpError.ConnectError> = Schedule.exponential("200 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("10 seconds")),
-  Schedule.jittered,
-  Schedule.intersect(Schedule.recurs(20))
-)
+const defaultReconnect: Schedule.Schedule<unknown, McpError.ConnectError> = Schedule.max([
+  Schedule.jittered(Schedule.min([Schedule.exponential("200 millis", 2), Schedule.spaced("10 seconds")])),
+  Schedule.recurs(20)
+])
 
 const millis = (
   name: string,
-  input: Duration.DurationInput | undefined,
+  input: Duration.Input | undefined,
   fallback: number
 ): Effect.Effect<number, McpError.InvalidOption> =>
   Effect.suspend(() => {
     if (input === undefined) return Effect.succeed(fallback)
-    const decoded = Duration.decodeUnknown(input)
+    const decoded = Duration.fromInput(input)
     if (Option.isNone(decoded)) {
       return Effect.fail(new McpError.InvalidOption({ option: name, detail: "not a duration" }))
     }
@@ -138,7 +137,7 @@ export const resolve: (
   const completionCacheTtl = options.completionCacheTtl === false
     ? 0
     : yield* millis("completionCacheTtl", options.completionCacheTtl, 5_000)
-  const reconnect = options.reconnect === false ? Schedule.stop : options.reconnect ?? defaultReconnect
+  const reconnect = options.reconnect === false ? Schedule.recurs(0) : options.reconnect ?? defaultReconnect
   return {
     kind,
     probeTimeout,
@@ -175,4 +174,4 @@ export const resolve: (
  *
  * @internal
  */
-export const toMillis = (input: Duration.DurationInput): number => Duration.toMillis(Duration.decode(input))
+export const toMillis = (input: Duration.Input): number => Duration.toMillis(Duration.fromInputUnsafe(input))

@@ -11,7 +11,6 @@
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -197,7 +196,7 @@ export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unk
     // (what one run has taken is its own: a stream run twice starts from nothing each time)
     Stream.suspend(() => {
       const taken: Taken = { pages: 0, items: 0, bytes: 0, cursors: new Set() }
-      return Stream.paginateChunkEffect(undefined as string | undefined, (cursor) =>
+      return Stream.paginate(undefined as string | undefined, (cursor) =>
         Effect.flatMap(
           refused === undefined || taken.pages === 0
             ? fetchPage(cursor)
@@ -208,12 +207,12 @@ export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unk
                 }
               })),
           (page): Effect.Effect<
-            readonly [Chunk.Chunk<T>, Option.Option<string>],
+            readonly [ReadonlyArray<T>, Option.Option<string>],
             McpError.ProtocolError
           > => {
             const error = check(method, budget, taken, page)
             if (error !== undefined) return Effect.fail(error)
-            return Effect.succeed([Chunk.fromIterable(page.items), Option.fromNullable(page.nextCursor)] as const)
+            return Effect.succeed([page.items, Option.fromNullishOr(page.nextCursor)] as const)
           }
         ))
     })
@@ -230,7 +229,6 @@ export const make = (budget: Budget, spanAttributes: Readonly<Record<string, unk
         () => Stream.runCollect(pages({ value: false }))
       )
     }).pipe(
-      Effect.map((chunk): ReadonlyArray<T> => Chunk.toReadonlyArray(chunk)),
       Effect.withSpan(`McpClient ${method} (all pages)`, {
         kind: "client",
         attributes: { ...spanAttributes, "rpc.method": method }

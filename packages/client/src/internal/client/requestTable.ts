@@ -130,7 +130,7 @@ const settle = (entry: Entry, outcome: Exit.Exit<unknown, McpError.RequestError>
 }
 
 const outcomeOf = (entry: Entry): Reply =>
-  entry.outcome ?? Effect.async<unknown, McpError.RequestError>((resume) => {
+  entry.outcome ?? Effect.callback<unknown, McpError.RequestError>((resume) => {
     entry.resume = resume
   })
 

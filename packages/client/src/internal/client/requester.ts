@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import type * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
@@ -72,15 +72,13 @@ export interface Registered {
 }
 
 /**
- * What a request reads of the fiber it is made in (its clock, span, tracer and fiber refs): the fiber itself, or,
- * for a caller that is not a fiber, the same read from a runtime (the promise client's).
+ * What a request reads of the fiber it is made in (its context and references: clock, span, tracer, metric
+ * attributes): the fiber itself, or, for a caller that is not a fiber, the same read from a context (the promise
+ * client's: `{ context, getRef: (ref) => Context.get(context, ref) }`).
  *
  * @internal
  */
-export type FiberView = Pick<
-  Fiber.RuntimeFiber<unknown, unknown>,
-  "getFiberRef" | "currentContext" | "currentDefaultServices" | "currentTracer" | "currentSpan"
->
+export type FiberView = Pick<Fiber.Fiber<unknown, unknown>, "context" | "getRef">
 
 /**
  * @internal
@@ -170,7 +168,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     send: SendOptions,
     span: Tracer.Span | undefined
   ): Registered => {
-    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
     const entry = requests.register(method, now, send, send.onProgress)
     const id = entry.id
     send.onId?.(id)
@@ -182,7 +180,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
       id,
       params,
       send,
-      wire.era === "legacy" ? undefined : Envelope.traceContext(span ?? propagatedSpan(fiber.currentSpan))
+      wire.era === "legacy" ? undefined : Envelope.traceContext(span ?? propagatedSpan(Option.getOrUndefined(Context.getOption(fiber.context, Tracer.ParentSpan))))
     )
     const message: McpSchema.JsonRpcRequest = finalParams === undefined
       ? { jsonrpc: "2.0", id, method }
@@ -215,8 +213,8 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     cause: Cause.Cause<McpError.RequestError>
   ): Effect.Effect<void> | undefined => {
     if (!requests.abandon(registered.entry) || !send.cancellable) return undefined
-    const timedOut = Option.exists(Cause.failureOption(cause), (e) => e._tag === "RequestTimeout")
-    if (!timedOut && !Cause.isInterrupted(cause)) return undefined
+    const timedOut = Option.exists(Cause.findErrorOption(cause), (e) => e._tag === "RequestTimeout")
+    if (!timedOut && !Cause.hasInterrupts(cause)) return undefined
     return wire.connection.cancel(registered.entry.id, timedOut ? "timeout" : "interrupted")
   }
 
@@ -227,13 +225,13 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     options: SendOptions
   ): RequestTable.Reply =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<unknown, McpError.RequestError>((fiber) => {
+      Effect.withFiber<unknown, McpError.RequestError>((fiber) => {
         if (wire.attempt.closedError !== undefined) return Effect.fail(wire.attempt.closedError)
         const registered = register(fiber, wire, method, params, options, undefined)
         return Effect.matchCauseEffect(restore(transmit(registered, undefined)), {
           onFailure: (cause) => {
             const cancel = abandoned(wire, registered, options, cause)
-            return cancel === undefined ? Effect.failCause(cause) : Effect.zipRight(cancel, Effect.failCause(cause))
+            return cancel === undefined ? Effect.failCause(cause) : Effect.andThen(cancel, Effect.failCause(cause))
           },
           onSuccess: (value) => {
             completed(registered)

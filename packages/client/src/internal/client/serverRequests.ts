@@ -11,7 +11,7 @@
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
@@ -117,16 +117,16 @@ const makeAnswering = (
           return () => openUrlElicitations.delete(elicitationId)
         }
       }),
-      Either.match({
-        onLeft: (failure) => respondError(connection, message.id, failure.code, failure.message),
-        onRight: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
+      Result.match({
+        onFailure: (failure) => respondError(connection, message.id, failure.code, failure.message),
+        onSuccess: (result) => connection.respond({ jsonrpc: "2.0", id: message.id, result })
       })
     )
     const handled = answered.pipe(
       // a handler that died (or a reply that could not be written): the server still gets an answer, unless the
       // request was cancelled
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.andThen(
           Effect.logWarning(printable(`could not answer ${message.method}`), cause),
           Effect.ignore(respondError(
             connection,
@@ -150,7 +150,7 @@ const makeAnswering = (
     ))
     if (refusing) return refusal
     refusing = true
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.logWarning(
         `the server sends more than ${maxServerRequests} requests at once; refusing the excess with -32603`
       ).pipe(Effect.annotateLogs({ module: "McpClient", method: printable(message.method) })),
@@ -194,12 +194,12 @@ const makeUrlElicitations = (
       const waiter = typeof id === "string" ? waiters.get(id) : undefined
       if (waiter !== undefined && typeof id === "string") {
         waiters.delete(id)
-        Deferred.unsafeDone(waiter, Exit.void)
+        Deferred.doneUnsafe(waiter, Exit.void)
       }
       if (typeof id !== "string" || !openUrlElicitations.delete(id)) return Effect.void
       const completed = Option.getOrUndefined(handlers.elicitation)?.completed
       if (completed === undefined) return Effect.void
-      return Effect.catchAllCause(
+      return Effect.catchCause(
         Effect.suspend(() => completed(id)),
         (cause) => Effect.logWarning("the elicitation completion callback failed", cause)
       )
@@ -221,8 +221,8 @@ const makeUrlElicitations = (
               return () => openUrlElicitations.delete(elicitationId)
             }
           })
-          const accepted = Either.isRight(outcome) && typeof outcome.right === "object" && outcome.right !== null &&
-            "action" in outcome.right && outcome.right.action === "accept"
+          const accepted = Result.isSuccess(outcome) && typeof outcome.success === "object" && outcome.success !== null &&
+            "action" in outcome.success && outcome.success.action === "accept"
           if (!accepted) {
             for (const { elicitationId } of elicitations) waiters.delete(elicitationId)
             return false
@@ -247,14 +247,14 @@ const makeUrlElicitations = (
       const serverOrigin = session.transport.origin
       const inspected = Features.inspectUrl(first.url, serverOrigin)
       // (a URL never shown to the user has no controls either)
-      if (Either.isLeft(inspected)) return undefined
+      if (Result.isFailure(inspected)) return undefined
       return pending({
         mode: "url",
         message: first.message,
         url: first.url,
-        urlOrigin: inspected.right.origin,
+        urlOrigin: inspected.success.origin,
         serverOrigin,
-        warnings: inspected.right.warnings,
+        warnings: inspected.success.warnings,
         elicitationId: first.elicitationId
       }, { serverName: session.serverInfo?.name, relatedRequest: undefined })
     }

@@ -61,7 +61,7 @@ const fanOutTo = (members: Set<Member>): ProgressHandler => (progress) =>
       member.lastActivity = now
       const callback = member.onProgress
       // one caller's failing callback keeps neither the others' nor the connection from going on
-      return callback === undefined ? Effect.void : Effect.catchAllCause(
+      return callback === undefined ? Effect.void : Effect.catchCause(
         Effect.suspend(() => callback(progress)),
         (cause) => Effect.logWarning("a progress callback failed", cause)
       )
@@ -78,7 +78,7 @@ const bounded = <A, E>(
   if (timeout === undefined) return wait
   const timedOut = () => new McpError.RequestTimeout({ method, timeoutMillis: timeout })
   if (!timing.resetOnProgress) {
-    return Effect.timeoutFail(wait, { duration: Duration.millis(timeout), onTimeout: timedOut })
+    return Effect.timeoutOrElse(wait, { duration: Duration.millis(timeout), orElse: () => Effect.fail(timedOut()) })
   }
   const maxTotal = timing.maxTotalMillis ?? timeout * 10
   const watchdog = Effect.gen(function*() {

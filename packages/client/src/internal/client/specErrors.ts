@@ -11,25 +11,25 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 
-const decodeElicitations = Schema.decodeUnknownEither(
+const decodeElicitations = Schema.decodeUnknownResult(
   Schema.Struct({ elicitations: Schema.NonEmptyArray(McpError.UrlElicitation) })
 )
-const decodeRequired = Schema.decodeUnknownEither(
-  Schema.Struct({ requiredCapabilities: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+const decodeRequired = Schema.decodeUnknownResult(
+  Schema.Struct({ requiredCapabilities: Schema.Record(Schema.String, Schema.Unknown) })
 )
-const decodeSupported = Schema.decodeUnknownEither(
+const decodeSupported = Schema.decodeUnknownResult(
   Schema.Struct({ supported: Schema.Array(Schema.String), requested: Schema.optional(Schema.String) })
 )
-const decodeUri = Schema.decodeUnknownEither(Schema.Struct({ uri: Schema.String }))
+const decodeUri = Schema.decodeUnknownResult(Schema.Struct({ uri: Schema.String }))
 
 const uriOf = (error: McpError.McpError, params: Readonly<Record<string, unknown>> | undefined) => {
   const fromParams = typeof params?.uri === "string" ? params.uri : undefined
-  return fromParams ?? Either.getOrUndefined(Either.map(decodeUri(error.data), (data) => data.uri))
+  return fromParams ?? Result.getOrUndefined(Result.map(decodeUri(error.data), (data) => data.uri))
 }
 
 /**
@@ -54,21 +54,21 @@ export const fromMcpError = (
       return new McpError.ResourceNotFound({ method, ...(uri === undefined ? {} : { uri }), cause: error })
     }
     case McpSchema.ErrorCode.UrlElicitationRequired:
-      return Either.match(decodeElicitations(error.data), {
-        onLeft: () => error,
-        onRight: (data) =>
+      return Result.match(decodeElicitations(error.data), {
+        onFailure: () => error,
+        onSuccess: (data) =>
           new McpError.UrlElicitationRequired({ method, elicitations: data.elicitations, cause: error })
       })
     case McpSchema.ErrorCode.MissingRequiredClientCapability:
-      return Either.match(decodeRequired(error.data), {
-        onLeft: () => error,
-        onRight: (data) =>
+      return Result.match(decodeRequired(error.data), {
+        onFailure: () => error,
+        onSuccess: (data) =>
           new McpError.MissingClientCapability({ method, requiredCapabilities: data.requiredCapabilities, cause: error })
       })
     case McpSchema.ErrorCode.UnsupportedProtocolVersion:
-      return Either.match(decodeSupported(error.data), {
-        onLeft: () => error,
-        onRight: (data) =>
+      return Result.match(decodeSupported(error.data), {
+        onFailure: () => error,
+        onSuccess: (data) =>
           new McpError.UnsupportedProtocolVersion({
             method,
             supported: data.supported,

@@ -6,7 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -23,9 +23,8 @@ import * as Requester from "./requester.js"
 import type { Session, Wire } from "./session.js"
 import { printable } from "../printable.js"
 
-const relistenSchedule = Schedule.exponential("250 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("30 seconds")),
-  Schedule.jittered
+const relistenSchedule = Schedule.jittered(
+  Schedule.min([Schedule.exponential("250 millis", 2), Schedule.spaced("30 seconds")])
 )
 
 const Acknowledged = Schema.Struct({
@@ -37,7 +36,7 @@ const Acknowledged = Schema.Struct({
     taskIds: Schema.optional(Schema.Array(Schema.String))
   }))
 })
-const decodeAcknowledged = Schema.decodeUnknownEither(Acknowledged)
+const decodeAcknowledged = Schema.decodeUnknownResult(Acknowledged)
 
 /** What a listen asks of a server. */
 interface Asked {
@@ -53,7 +52,7 @@ interface Asked {
  * task states, the client polls them anyway).
  */
 const unacknowledged = (asked: Asked, params: unknown): ReadonlyArray<string> => {
-  const honoured = Either.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
+  const honoured = Result.getOrUndefined(decodeAcknowledged(params))?.notifications ?? {}
   const missing: Array<string> = []
   if (asked.toolsListChanged === true && honoured.toolsListChanged !== true) missing.push("toolsListChanged")
   if (asked.promptsListChanged === true && honoured.promptsListChanged !== true) missing.push("promptsListChanged")
@@ -136,8 +135,13 @@ export const make = (deps: {
   /** Legacy resource subscriptions (uri → how many listens want it), restored on every new session. */
   const legacySubscriptions = new Map<string, number>()
 
+  /** Succeeds once the client will never have a session again (closed, or out of reconnections). */
+  const closedForGood: Effect.Effect<void> = Effect.asVoid(
+    Stream.runHead(Stream.filter(status.phase.changes, (phase) => phase._tag === "Failed"))
+  )
+
   const listenLegacy = (filter: McpClient.ListenFilter, session: Session) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const inbox = yield* notifications.subscribe
       const uris = session.capabilities.resources?.subscribe === true ? filter.resourceSubscriptions ?? [] : []
       for (const uri of uris) {
@@ -168,14 +172,14 @@ export const make = (deps: {
     }))
 
   const listenModern = (filter: McpClient.ListenFilter) =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const items = yield* NotificationHub.makeInbox<McpError.McpClientError>(deps.bufferSize, "listen")
       const listener = (asked: Asked, onAnything: () => void): Inbound.Listener => (notification) => {
         onAnything()
         if (notification.method === "notifications/subscriptions/acknowledged") {
           const missing = unacknowledged(asked, notification.params)
           if (missing.length > 0) {
-            return Effect.zipRight(
+            return Effect.andThen(
               Effect.logWarning(printable(`the server does not honour: ${missing.join(", ")}`)).pipe(
                 Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
               ),
@@ -204,27 +208,36 @@ export const make = (deps: {
           ).pipe(Effect.ensuring(Effect.sync(() => id !== undefined && inbound.unlisten(id))))
         })
       const run = Effect.gen(function*() {
-        const driver = yield* Schedule.driver(relistenSchedule)
+        let next = yield* Schedule.toStepWithSleep(relistenSchedule)
         while (true) {
           let heard = false
-          const outcome = yield* Effect.either(listenOnce(() => (heard = true)))
-          if (Either.isRight(outcome)) return yield* items.end
-          const error = outcome.left
+          const outcome = yield* Effect.result(listenOnce(() => (heard = true)))
+          if (Result.isSuccess(outcome)) return yield* items.end
+          const error = outcome.failure
           if (error._tag !== "TransportError") return yield* items.fail(error)
           // a client closed for good (closed, or out of reconnections) will not listen again
           if ((yield* status.state.get)._tag === "Closed") return yield* items.fail(error)
           // A dropped stream: listen again (same filter, new id) after a jittered pause.
-          if (heard) yield* driver.reset
+          if (heard) next = yield* Schedule.toStepWithSleep(relistenSchedule)
           // Notifications may have been missed during the gap: what is cached about this server is stale.
           const target = status.published()?.connection?.info.target
           if (target !== undefined) yield* cache.forgetServer(target)
           yield* Effect.logDebug(printable(`listen dropped (${error.message}); listening again`)).pipe(
             Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
           )
-          yield* Effect.orElse(driver.next(error), () => Effect.void)
+          // The pause, unless the client is closed for good meanwhile: a dropped connection reaches the connection
+          // loop after the listen saw it fail, and whether it reconnects is known only once the loop has run. A
+          // client that will not reconnect fails the stream as soon as it says so (the pause may never end: the
+          // clock is the caller's). (a schedule that ended listens again at once, as before)
+          const closed = yield* Effect.raceFirst(
+            Effect.as(Effect.catch(next(error), () => Effect.void), false),
+            Effect.as(closedForGood, true)
+          )
+          if (closed) return yield* items.fail(error)
         }
       })
-      yield* Effect.forkScoped(run)
+      // the listen is on its way when the stream's reader first waits (sent before what its reader does next)
+      yield* Effect.forkScoped(run, { startImmediately: true })
       return items.stream
     }))
 

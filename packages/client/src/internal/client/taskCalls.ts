@@ -83,8 +83,8 @@ type StartModern = (
   timeoutMillis: number | undefined
 ) => Effect.Effect<McpTasks.TaskHandle<McpSchema.CallToolResult>, McpError.ProtocolError>
 
-const timeoutOf = (options: { readonly timeout?: Duration.DurationInput | undefined } | undefined) =>
-  options?.timeout === undefined ? undefined : Duration.toMillis(Duration.decode(options.timeout))
+const timeoutOf = (options: { readonly timeout?: Duration.Input | undefined } | undefined) =>
+  options?.timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
 
 const build = (deps: BuildDeps, store: TaskStore.TaskStoreShape): Loaded => {
   const { calls, resolved, status } = deps
@@ -175,13 +175,13 @@ const makeStartLegacy = ({ deps, driver }: Shared): StartLegacy => (session, par
     })
     const raw = yield* deps.calls.request("tools/call", { ...nameAndArguments(params), task }, Schema.Unknown, observed)
       .pipe(Effect.onError(() => Effect.sync(() => release())))
-    if (!Predicate.isRecord(raw) || raw.task === undefined) {
+    if (!Predicate.isObject(raw) || raw.task === undefined) {
       // the server ran it as a plain call
       release()
-      return finished(yield* deps.toolResult(params.name, raw), "legacy")
+      return finished(yield* Effect.fromResult(deps.toolResult(params.name, raw)), "legacy")
     }
     const created = yield* Effect.mapError(
-      Schema.decodeUnknown(McpTasks.LegacyCreateTaskResult)(raw),
+      Schema.decodeUnknownEffect(McpTasks.LegacyCreateTaskResult)(raw),
       (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tools/call", detail: e.message })
     ).pipe(Effect.tapError(() => Effect.sync(() => release())))
     return yield* started(driver, session, Tasks.fromLegacy(created.task), params.name, timeoutMillis, () => release())
@@ -189,7 +189,7 @@ const makeStartLegacy = ({ deps, driver }: Shared): StartLegacy => (session, par
 
 /** 2026-07-28: the task a tool call was answered with. */
 const makeStartModern = ({ driver }: Shared): StartModern => (session, raw, tool, timeoutMillis) =>
-  Effect.flatMap(Tasks.readTask("modern", "tools/call", raw), (state) =>
+  Effect.flatMap(Effect.fromResult(Tasks.readTask("modern", "tools/call", raw)), (state) =>
     started(driver, session, state, tool, timeoutMillis))
 
 /** `callTool` once tasks are loaded: the plain call, or a task the call waits for to its end. */
@@ -262,7 +262,7 @@ const makeExplicitCall = (
         ? yield* calls.inputRounds("tools/call", nameAndArguments(params), callOptions, first)
         : first[0]
       if (TaskSupport.isTaskResult(raw)) return yield* startModern(session, raw, params.name, timeoutMillis)
-      return finished(yield* deps.toolResult(params.name, raw), "modern")
+      return finished(yield* Effect.fromResult(deps.toolResult(params.name, raw)), "modern")
     })
 }
 
@@ -328,13 +328,13 @@ const makeApi = (
     list: (cursor) =>
       Effect.gen(function*() {
         const current = yield* session
-        const tasks = Predicate.isRecord(current.capabilities.tasks) ? current.capabilities.tasks : undefined
+        const tasks = Predicate.isObject(current.capabilities.tasks) ? current.capabilities.tasks : undefined
         if (current.era !== "legacy" || tasks?.list === undefined) {
           return yield* unsupported("the server does not list tasks (tasks.list)")
         }
         const raw = yield* request("tasks/list", cursor === undefined ? {} : { cursor }, undefined)
         const page = yield* Effect.mapError(
-          Schema.decodeUnknown(McpTasks.LegacyListTasksResult)(raw),
+          Schema.decodeUnknownEffect(McpTasks.LegacyListTasksResult)(raw),
           (e) => new McpError.ProtocolError({ reason: "InvalidResult", method: "tasks/list", detail: e.message })
         )
         return { tasks: page.tasks.map((task) => Tasks.publicState(Tasks.fromLegacy(task))), nextCursor: page.nextCursor }

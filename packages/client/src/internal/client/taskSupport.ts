@@ -10,7 +10,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
@@ -51,7 +51,7 @@ export const defaults: Resolved = {
 }
 
 const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
-  Predicate.isRecord(value) ? value : undefined
+  Predicate.isObject(value) ? value : undefined
 
 /**
  * Whether a raw result is a 2026-07-28 task handle.
@@ -96,9 +96,9 @@ export const resolveOptions = (
 ): Effect.Effect<Resolved, McpError.InvalidOption> =>
   Effect.gen(function*() {
     const options: McpTasks.TasksOptions = option === true ? { enabled: true } : option === false ? {} : option ?? {}
-    const millis = (name: string, input: Duration.DurationInput | undefined, fallback: number) => {
+    const millis = (name: string, input: Duration.Input | undefined, fallback: number) => {
       if (input === undefined) return Effect.succeed(fallback)
-      const decoded = Duration.decodeUnknown(input)
+      const decoded = Duration.fromInput(input)
       if (Option.isNone(decoded) || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
         return Effect.fail(new McpError.InvalidOption({ option: `tasks.${name}`, detail: "must be a positive duration" }))
       }
@@ -151,7 +151,7 @@ export type CallOutcome = McpSchema.CallToolResult | TaskCreated
 export const taskAwareDecoder = (
   decode: Calls.SyncDecoder<McpSchema.CallToolResult>
 ): Calls.SyncDecoder<CallOutcome> =>
-(method, raw) => isTaskResult(raw) ? Either.right(new TaskCreated(raw)) : decode(method, raw)
+(method, raw) => isTaskResult(raw) ? Result.succeed(new TaskCreated(raw)) : decode(method, raw)
 
 /**
  * @internal
@@ -204,7 +204,7 @@ export interface Deps {
   readonly toolResult: (
     tool: string | undefined,
     raw: unknown
-  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+  ) => Result.Result<McpSchema.CallToolResult, McpError.ProtocolError>
   /** Lists the server's tools (which teaches `learn` their task support). */
   readonly lookupTools: Effect.Effect<unknown, McpError.McpClientError>
   readonly requestTimeout: number

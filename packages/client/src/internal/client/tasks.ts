@@ -10,7 +10,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
@@ -86,10 +86,10 @@ export const publicState = (state: Observed): McpTasks.TaskState => {
 }
 
 const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
-  Predicate.isRecord(value) ? value : undefined
+  Predicate.isObject(value) ? value : undefined
 
-const decodeLegacyTask = Schema.decodeUnknownEither(McpTasks.LegacyTask)
-const decodeModernTask = Schema.decodeUnknownEither(McpTasks.ModernTask)
+const decodeLegacyTask = Schema.decodeUnknownResult(McpTasks.LegacyTask)
+const decodeModernTask = Schema.decodeUnknownResult(McpTasks.ModernTask)
 
 const invalid = (method: string, detail: string) =>
   new McpError.ProtocolError({ reason: "InvalidResult", method, detail })
@@ -103,15 +103,15 @@ export const readTask = (
   era: McpSchema.Era,
   method: string,
   raw: unknown
-): Either.Either<Observed, McpError.ProtocolError> =>
+): Result.Result<Observed, McpError.ProtocolError> =>
   era === "legacy"
-    ? Either.mapBoth(decodeLegacyTask(raw), {
-      onLeft: (e) => invalid(method, `not a task: ${e.message}`),
-      onRight: fromLegacy
+    ? Result.mapBoth(decodeLegacyTask(raw), {
+      onFailure: (e) => invalid(method, `not a task: ${e.message}`),
+      onSuccess: fromLegacy
     })
-    : Either.mapBoth(decodeModernTask(raw), {
-      onLeft: (e) => invalid(method, `not a task: ${e.message}`),
-      onRight: fromModern
+    : Result.mapBoth(decodeModernTask(raw), {
+      onFailure: (e) => invalid(method, `not a task: ${e.message}`),
+      onSuccess: fromModern
     })
 
 /**
@@ -139,7 +139,7 @@ export interface Deps {
   readonly toolResult: (
     tool: string | undefined,
     raw: unknown
-  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+  ) => Result.Result<McpSchema.CallToolResult, McpError.ProtocolError>
   readonly requestTimeout: number
 }
 
@@ -205,12 +205,12 @@ export const makeDriver = (deps: Deps): Driver => {
 /** The store (remember, forget) and the wire of one request (get, cancel). */
 const makeBasics = (deps: Deps): Basics => {
   const remember = (task: McpTasks.StoredTask) =>
-    Effect.catchAll(
+    Effect.catch(
       deps.store.put(task),
       (e) => Effect.logWarning(printable(`the task ${task.taskId} was not stored`), e)
     )
   const forget = (taskId: string) =>
-    Effect.catchAll(
+    Effect.catch(
       deps.store.remove(taskId),
       (e) => Effect.logWarning(printable(`the task ${taskId} was not removed`), e)
     )
@@ -221,7 +221,7 @@ const makeBasics = (deps: Deps): Basics => {
     Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<never, McpError.McpError | McpError.TaskError> => {
       if (error.code !== McpSchema.ErrorCode.InvalidParams) return Effect.fail(error)
       const expired = stored?.expiresAt !== undefined && now >= stored.expiresAt
-      return Effect.zipRight(
+      return Effect.andThen(
         forget(taskId),
         Effect.fail(
           new McpError.TaskError({
@@ -241,7 +241,7 @@ const makeBasics = (deps: Deps): Basics => {
   ): Effect.Effect<Observed, McpError.McpClientError | McpError.TaskError> =>
     deps.request("tasks/get", { taskId }, timeoutMillis).pipe(
       Effect.catchTag("McpError", lost(taskId, stored)),
-      Effect.flatMap((raw) => readTask(era, "tasks/get", raw)),
+      Effect.flatMap((raw) => Effect.fromResult(readTask(era, "tasks/get", raw))),
       Effect.flatMap((state) =>
         state.taskId === taskId
           ? Effect.succeed(state)
@@ -274,15 +274,15 @@ const notified = (deps: Deps, era: McpSchema.Era, taskId: string) =>
         return Effect.void
       }
       const state = readTask(era, notification.method, notification.params)
-      return Either.isRight(state) && state.right.taskId === taskId
-        ? Queue.offer(heard.states, state.right)
+      return Result.isSuccess(state) && state.success.taskId === taskId
+        ? Queue.offer(heard.states, state.success)
         : Effect.void
     }
     yield* Effect.forkScoped(Stream.runForEach(yield* deps.subscribe, onNotification))
     if (era === "modern" && deps.resolved.enabled) {
       yield* Effect.forkScoped(
         Stream.runForEach(deps.listen({ taskIds: [taskId] }), onNotification).pipe(
-          Effect.catchAll((error) =>
+          Effect.catch((error) =>
             Effect.logDebug(printable(`no notifications for task ${taskId} (${error.message}); polling`)).pipe(
               Effect.annotateLogs({ module: "McpClient", method: "subscriptions/listen" })
             )
@@ -315,7 +315,7 @@ const outcome = (
   const taskId = state.taskId
   switch (state.status) {
     case "cancelled":
-      return Effect.zipRight(
+      return Effect.andThen(
         forget(taskId),
         Effect.fail(new McpError.TaskError({ reason: "Cancelled", taskId, detail: state.statusMessage ?? "" }))
       )
@@ -324,7 +324,7 @@ const outcome = (
       if (era === "legacy") {
         // what the call would have returned: its result, or its JSON-RPC error
         return deps.request("tasks/result", { taskId }, timeoutMillis).pipe(
-          Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+          Effect.flatMap((raw) => Effect.fromResult(deps.toolResult(stored.tool, raw))),
           Effect.ensuring(forget(taskId)),
           Effect.map(Option.some)
         )
@@ -334,16 +334,16 @@ const outcome = (
         const failure: McpError.McpError | McpError.ProtocolError = error === undefined
           ? invalid("tasks/get", `the failed task ${taskId} carries no error`)
           : new McpError.McpError({ ...error, method: stored.method })
-        return Effect.zipRight(forget(taskId), Effect.fail(failure))
+        return Effect.andThen(forget(taskId), Effect.fail(failure))
       }
       if (state.result === undefined) return Effect.succeed(Option.none()) // poll again for the result
-      return Effect.zipRight(forget(taskId), Effect.map(deps.toolResult(stored.tool, state.result), Option.some))
+      return Effect.andThen(forget(taskId), Effect.map(Effect.fromResult(deps.toolResult(stored.tool, state.result)), Option.some))
     case "input_required":
       return era === "legacy"
         // 2025-11-25: the server's requests come through `tasks/result`, which answers once the task is done;
         // a deadline on it only returns to polling
         ? deps.request("tasks/result", { taskId }, timeoutMillis ?? deps.requestTimeout).pipe(
-          Effect.flatMap((raw) => deps.toolResult(stored.tool, raw)),
+          Effect.flatMap((raw) => Effect.fromResult(deps.toolResult(stored.tool, raw))),
           Effect.tap(() => forget(taskId)),
           Effect.map(Option.some),
           Effect.catchTag("RequestTimeout", () => Effect.succeed(Option.none()))
@@ -380,7 +380,7 @@ const makeHandle = (deps: Deps, basics: Basics): Driver["handle"] => {
     heard: Heard
   ) =>
     Effect.raceFirst(
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sleep(Duration.millis(interval(deps.resolved, state, heard))),
         get(era, state.taskId, stored, timeoutMillis)
       ),
@@ -406,20 +406,20 @@ const makeHandle = (deps: Deps, basics: Basics): Driver["handle"] => {
   const statusStream = (
     started: Started
   ): Stream.Stream<McpTasks.TaskState, McpError.McpClientError | McpError.TaskError> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       const { era, stored, timeoutMillis } = started
       const heard = yield* notified(deps, era, stored.taskId)
-      const rest = Stream.unfoldEffect(started.initial, (
+      const rest = Stream.unfold(started.initial, (
         state
       ): Effect.Effect<
-        Option.Option<readonly [Observed, Observed]>,
+        readonly [Observed, Observed] | undefined,
         McpError.McpClientError | McpError.TaskError
       > =>
         McpTasks.isTerminal(state.status)
-          ? Effect.succeed(Option.none())
+          ? Effect.succeed(undefined)
           : Effect.map(
             next(era, state, stored, timeoutMillis, heard),
-            (after) => Option.some([after, after] as const)
+            (after) => [after, after] as const
           ))
       return Stream.concat(Stream.make(started.initial), rest).pipe(
         Stream.changesWith((a, b) =>
@@ -432,7 +432,7 @@ const makeHandle = (deps: Deps, basics: Basics): Driver["handle"] => {
   return (started: Started) =>
     Effect.map(Ref.make(false), (detached): McpTasks.TaskHandle<McpSchema.CallToolResult> => {
       const taskId = started.stored.taskId
-      const cancelNow = Effect.zipRight(cancel(started.era, taskId, started.timeoutMillis), forget(taskId))
+      const cancelNow = Effect.andThen(cancel(started.era, taskId, started.timeoutMillis), forget(taskId))
       return {
         taskId,
         era: started.era,

@@ -15,8 +15,9 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import type * as JsonSchema from "../../JsonSchema.js"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
@@ -46,7 +47,7 @@ export interface ToolOutput {
   readonly check: (
     name: string,
     result: McpSchema.CallToolResult
-  ) => Either.Either<McpSchema.CallToolResult, McpError.ProtocolError>
+  ) => Result.Result<McpSchema.CallToolResult, McpError.ProtocolError>
 }
 
 /**
@@ -69,13 +70,13 @@ export const make = (): ToolOutput => {
     }
   }
   let listed = false
-  const lock = Effect.unsafeMakeSemaphore(1)
+  const lock = Semaphore.makeUnsafe(1)
   return {
     known: (name) => listed || outputSchemas.has(name),
     listOnce: (list) =>
       lock.withPermits(1)(Effect.suspend(() =>
         listed ? Effect.void : list.pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logWarning("the tool list could not be fetched: this result's output schema is not checked", cause)
           ),
           Effect.annotateLogs({ module: "McpClient", method: "tools/list" })
@@ -92,14 +93,14 @@ export const make = (): ToolOutput => {
     },
     check: (name, result) => {
       const schema = outputSchemas.get(name)
-      if (schema === undefined || validator === undefined || result.isError === true) return Either.right(result)
+      if (schema === undefined || validator === undefined || result.isError === true) return Result.succeed(result)
       if (result.structuredContent === undefined) {
-        return Either.left(invalid(`${name} declares an output schema but returned no structuredContent`))
+        return Result.fail(invalid(`${name} declares an output schema but returned no structuredContent`))
       }
       const verdict = validator.cache.validate(schema, result.structuredContent)
-      if (Either.isRight(verdict)) return Either.right(result)
-      const error = verdict.left
-      return Either.left(invalid(
+      if (Result.isSuccess(verdict)) return Result.succeed(result)
+      const error = verdict.failure
+      return Result.fail(invalid(
         error._tag === "JsonSchemaMismatch"
           ? `the structuredContent of ${name} does not match its output schema: ${
             validator.module.formatIssues(error.issues)
@@ -117,7 +118,7 @@ export const make = (): ToolOutput => {
  */
 export const structured = <A, I>(
   params: McpClient.CallToolParams,
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   result: McpSchema.CallToolResult
 ): Effect.Effect<
   { readonly result: McpSchema.CallToolResult; readonly structured: A | undefined },
@@ -127,7 +128,7 @@ export const structured = <A, I>(
   if (result.structuredContent === undefined) {
     return Effect.fail(invalid(`${params.name} returned no structuredContent`))
   }
-  return Effect.mapBoth(Schema.decodeUnknown(schema)(result.structuredContent), {
+  return Effect.mapBoth(Schema.decodeUnknownEffect(schema)(result.structuredContent), {
     onFailure: (cause) =>
       invalid(`the structuredContent of ${params.name} does not match the expected schema: ${cause.message}`, cause),
     onSuccess: (structured) => ({ result, structured })
