@@ -259,7 +259,7 @@ const contentBlock = (block: McpSchema.ContentBlock): string => {
       return s.dim(`[link${linkName}] ${uri}`)
     }
     default:
-      return s.dim(`[${Text.line(block.type)} content]`) + ` ${Text.json(block)}`
+      return s.dim(`[${Text.line(String(block.type))} content]`) + ` ${Text.json(block)}`
   }
 }
 

@@ -260,6 +260,34 @@ export interface RequestOptions {
 }
 
 /**
+ * Options of `callTool`: a request's, and what a result that reports a failure (`isError: true`) does: returned as
+ * a value (`"result"`, the default) or failing the call with `McpError.ToolFailed` (`"fail"`).
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface CallToolOptions extends RequestOptions {
+  readonly isError?: "result" | "fail" | undefined
+}
+
+/**
+ * `callTool`: with `isError: "fail"` a result that reports a failure fails the call with `McpError.ToolFailed`.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface CallTool {
+  (
+    params: CallToolParams,
+    options: CallToolOptions & { readonly isError: "fail" }
+  ): Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError | McpError.ToolFailed>
+  (
+    params: CallToolParams,
+    options?: CallToolOptions & { readonly isError?: "result" | undefined }
+  ): Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
+}
+
+/**
  * A round of `callToolRound`: the call's name and arguments, and what answers the previous round.
  *
  * @since 0.1.0
@@ -446,11 +474,9 @@ export interface McpClientService {
    * as tasks is called as a task and driven to its end (polling `tasks/get`, then `tasks/result`); so is a call a
    * 2026-07-28 server answers with a task when the `tasks` option is enabled. Interrupting the call cancels the
    * task (`tasks/cancel`); a cancelled or expired task fails with `TaskError`. `client.tasks` gives the handle.
+   * A result with `isError: true` is returned as a value, or fails with `ToolFailed` given `{ isError: "fail" }`.
    */
-  readonly callTool: (
-    params: CallToolParams,
-    options?: RequestOptions
-  ) => Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
+  readonly callTool: CallTool
   /**
    * `tools/call` whose `structuredContent` is decoded with the caller's Schema; a result without structured
    * content, or with content the Schema rejects, is a `ProtocolError`. An `isError` result is still a value.

@@ -360,6 +360,24 @@ export class TaskError extends Schema.TaggedError<TaskError>("@conduit-mcp/clien
 }
 
 /**
+ * The tool ran and reported a failure (a result with `isError: true`); `text` is its text content. A call asked for
+ * it (`callTool`'s `isError: "fail"`, {@link ToolResult.failOnError}, a typed tool) fails with it instead of
+ * returning the result.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolFailed extends Schema.TaggedError<ToolFailed>("@conduit-mcp/client/ToolFailed")("ToolFailed", {
+  tool: Schema.String,
+  text: Schema.String,
+  structuredContent: Schema.optional(Schema.Unknown)
+}) {
+  override get message(): string {
+    return `tool "${this.tool}" failed${this.text === "" ? "" : `: ${this.text}`}`
+  }
+}
+
+/**
  * What a transport can fail with.
  *
  * @since 0.1.0

@@ -74,9 +74,13 @@ export interface PromiseRequestOptions {
 export interface McpPromiseClient<R = McpClient.McpClient> {
   /** The client service itself, for what `run` runs. */
   readonly client: McpClient.McpClientService
+  /**
+   * `tools/call`. A result with `isError: true` resolves as a value, or rejects with `McpError.ToolFailed` given
+   * `{ isError: "fail" }`.
+   */
   readonly callTool: (
     params: McpClient.CallToolParams,
-    options?: PromiseRequestOptions
+    options?: PromiseRequestOptions & { readonly isError?: "result" | "fail" | undefined }
   ) => Promise<McpSchema.CallToolResult>
   readonly readResource: (uri: string, options?: PromiseRequestOptions) => Promise<McpSchema.ReadResourceResult>
   readonly getPrompt: (

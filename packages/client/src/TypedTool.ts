@@ -32,6 +32,7 @@ import * as Schema from "effect/Schema"
 import * as internal from "./internal/typedTool.js"
 import * as McpClient from "./McpClient.js"
 import type * as McpError from "./McpError.js"
+import * as McpErrors from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -98,20 +99,19 @@ export class ToolSchemaMismatch extends Schema.TaggedError<ToolSchemaMismatch>(
 }
 
 /**
- * The tool ran and reported a failure (`isError: true`); `text` is its text content.
+ * The tool ran and reported a failure (`isError: true`); `text` is its text content. The same class as
+ * `McpError.ToolFailed`.
  *
  * @since 0.1.0
  * @category errors
  */
-export class ToolFailed extends Schema.TaggedError<ToolFailed>("@conduit-mcp/client/ToolFailed")("ToolFailed", {
-  tool: Schema.String,
-  text: Schema.String,
-  structuredContent: Schema.optional(Schema.Unknown)
-}) {
-  override get message(): string {
-    return `tool "${this.tool}" failed${this.text === "" ? "" : `: ${this.text}`}`
-  }
-}
+export const ToolFailed = McpErrors.ToolFailed
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ToolFailed = McpErrors.ToolFailed
 
 /**
  * What a call of a bound typed tool may fail with.
@@ -198,13 +198,7 @@ export const callWith = <Name extends string, A, I extends Readonly<Record<strin
   Effect.gen(function*() {
     const args = yield* Schema.encodeEffect(tool.parameters)(params)
     const result = yield* callTool(args, options)
-    if (result.isError === true) {
-      return yield* new ToolFailed({
-        tool: tool.name,
-        text: internal.errorText(result),
-        ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {})
-      })
-    }
+    if (result.isError === true) return yield* internal.toolFailed(tool.name, result)
     return yield* internal.decodeResult(tool.success, result)
   })
 

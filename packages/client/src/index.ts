@@ -104,6 +104,11 @@ export * as Skills from "./Skills.js"
 export * as TypedTool from "./TypedTool.js"
 
 /**
+ * @since 1.0.0
+ */
+export * as ToolResult from "./ToolResult.js"
+
+/**
  * @since 0.1.0
  */
 export * as McpHub from "./McpHub.js"

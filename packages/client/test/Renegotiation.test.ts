@@ -13,7 +13,7 @@ import * as McpClient from "../src/McpClient.js"
 import * as McpSchema from "../src/McpSchema.js"
 import * as Scripted from "./utils/scriptedTransport.js"
 
-const ok = { content: [{ type: "text", text: "ok" }] }
+const ok = { content: [{ type: "text" as const, text: "ok" }] }
 
 /** Modern on the first connection, refusing calls with -32022 naming `supported`; legacy from the second on. */
 const downgraded = (supported: ReadonlyArray<string>): Scripted.Script => (message, ctx) => {

@@ -46,6 +46,7 @@ import * as Completions from "./client/completions.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
 import * as TransportHooks from "./transportHooks.js"
+import * as ToolResultInternal from "./toolResult.js"
 
 /** @internal */
 export const droppedMethod = NotificationHub.droppedMethod
@@ -478,19 +479,15 @@ const toolsPart = (parts: Parts): {
     )
   }
   // a tool not seen in a listing, before any listing: list once, then check (see toolOutput)
-  const listAllTools = Effect.suspend(() =>
-    Effect.asVoid(collect((refused) => streamTools(undefined, refused), "tools/list"))
-  )
+  const listAllTools = Effect.suspend(() => Effect.asVoid(collect((r) => streamTools(undefined, r), "tools/list")))
   const unlisted: Unlisted = (name) => (result) =>
     result.structuredContent === undefined || result.isError === true ? undefined : Effect.andThen(
       toolOutput.listOnce(listAllTools),
       Effect.suspend(() => Effect.fromResult(toolOutput.check(name, result)))
     )
   const callTool = (params: McpClient.CallToolParams, options?: McpClient.RequestOptions) =>
-    toolOutput.known(params.name) ? callChecked(params, options) : Effect.flatMap(
-      callChecked(params, options),
-      (result) => unlisted(params.name)(result) ?? Effect.succeed(result)
-    )
+    toolOutput.known(params.name) ? callChecked(params, options) :
+      Effect.flatMap(callChecked(params, options), (result) => unlisted(params.name)(result) ?? Effect.succeed(result))
 
   return {
     unlisted,
@@ -498,7 +495,10 @@ const toolsPart = (parts: Parts): {
       listTools: (options) => collect((refused) => streamTools(options, refused), "tools/list"),
       listToolsPage,
       streamTools: (options) => streamTools(options),
-      callTool,
+      callTool: ((params: McpClient.CallToolParams, options?: McpClient.CallToolOptions) =>
+        options?.isError === "fail"
+          ? Effect.flatMap(callTool(params, options), ToolResultInternal.failOnError(params.name))
+          : callTool(params, options)) as McpClient.CallTool,
       callToolRound: (params, options) =>
         calls.call(
           "tools/call",

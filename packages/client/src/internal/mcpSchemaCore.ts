@@ -295,13 +295,36 @@ export const ResourceLink = Open({
   _meta: Meta
 })
 
+const knownContentTypes: ReadonlyArray<string> = ["text", "image", "audio", "resource", "resource_link"]
+
+declare const UnknownContentTypeId: unique symbol
+
 /**
- * A content block a newer revision defines and this client does not know yet; kept as it came.
+ * The `type` of a content block this client does not know: a string at run time (never one of the known types),
+ * opaque to the compiler, so that comparing a block's `type` with a known one (`block.type === "text"`, a `switch`)
+ * narrows a `ContentBlock` to that block alone. Read it with `String(block.type)`.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface UnknownContentType {
+  readonly [UnknownContentTypeId]: "UnknownContentType"
+}
+
+/**
+ * A content block a newer revision defines and this client does not know yet; kept as it came. Its `type` is never
+ * one of the known ones: a `text` block without its text is invalid, not unknown.
  *
  * @since 0.1.0
  * @category models
  */
-export const UnknownContent = Open({ type: Schema.String })
+export const UnknownContent = Open({
+  type: Schema.String.check(
+    Schema.makeFilter((type: string) => !knownContentTypes.includes(type), {
+      expected: "a content type other than text, image, audio, resource and resource_link"
+    })
+  ) as unknown as Schema.Codec<UnknownContentType, string>
+})
 
 /**
  * @since 0.1.0

@@ -18,6 +18,7 @@ import * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
 import type * as McpPromiseClient from "../McpPromiseClient.js"
 import * as Direct from "./client/direct.js"
+import * as ToolResultInternal from "./toolResult.js"
 import type * as FastPath from "./client/fastPath.js"
 import type * as Requester from "./client/requester.js"
 
@@ -167,12 +168,18 @@ export const fromRuntime = <R>(
 
   return {
     client,
-    callTool: (params, options) =>
-      call(
+    callTool: (params, options) => {
+      const called = call(
         options,
         (wire) => client.callTool(params, wire),
         (calls, wire, onExit) => calls.callTool(directRuntime, params, wire, onExit)
-      ),
+      )
+      return options?.isError === "fail"
+        ? called.then((result) =>
+          result.isError === true ? Promise.reject(ToolResultInternal.toolFailed(params.name, result)) : result
+        )
+        : called
+    },
     readResource: (uri, options) =>
       call(
         options,

@@ -11,6 +11,7 @@ import * as AST from "effect/SchemaAST"
 import type * as McpSchema from "../McpSchema.js"
 import * as Codec from "./codec.js"
 import * as protoKeys from "./protoKeys.js"
+import { textOf, toolFailed } from "./toolResult.js"
 import * as Value from "./jsonSchemaValue.js"
 
 /** @internal */
@@ -355,13 +356,10 @@ export const inputIssues = (ours: Json, advertised: McpSchema.Tool): ReadonlyArr
   return issues
 }
 
-const textOf = (result: McpSchema.CallToolResult): string =>
-  result.content.flatMap((block) =>
-    block.type === "text" && "text" in block && typeof block.text === "string" ? [block.text] : []
-  ).join("\n")
-
 /** The text of an `isError` result, for the failure's message. */
 export const errorText = textOf
+
+export { toolFailed }
 
 /**
  * Decodes a successful result: `structuredContent` when there is any, otherwise the text content, first as the

@@ -150,7 +150,7 @@ const conduitHttp = (url: string, options: McpClient.McpClientOptions = {}) =>
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
 
-type Content = ReadonlyArray<{ readonly type: string; readonly text?: unknown }>
+type Content = ReadonlyArray<{ readonly type: unknown; readonly text?: unknown }>
 const textOf = (content: Content) =>
   content.flatMap((block) => (block.type === "text" && typeof block.text === "string" ? [block.text] : [])).join("")
 
