@@ -189,7 +189,8 @@ const exitCodes: ReadonlyArray<readonly [number, string]> = [
   [ExitCode.Protocol, "protocol or server error (a JSON-RPC error, an invalid answer, no shared version)"],
   [ExitCode.Task, "the task was cancelled, expired, or is unknown to the server"],
   [ExitCode.Timeout, "timed out"],
-  [ExitCode.Interrupted, "interrupted (Ctrl-C); the in-flight request was cancelled"]
+  [ExitCode.Interrupted, "interrupted (Ctrl-C); the in-flight request was cancelled"],
+  [ExitCode.Terminated, "terminated (SIGTERM); the in-flight request was cancelled"]
 ]
 
 /**

@@ -27,7 +27,10 @@ export const ExitCode = {
   /** A defect in conduit itself (EX_SOFTWARE). */
   Internal: 70,
   Timeout: 124,
-  Interrupted: 130
+  /** Ctrl-C (SIGINT): 128 + 2. */
+  Interrupted: 130,
+  /** SIGTERM: 128 + 15. */
+  Terminated: 143
 } as const
 
 /**
@@ -177,8 +180,13 @@ export const describe = (error: CliError): string => {
       return authText(error.error, ShellWords.quote(error.url))
     case "TransportError":
       if (error.reason === "HttpStatus" && error.status !== undefined) {
-        // the first line of what the server said, cut short, as the explanation
-        const said = (error.body ?? "").split("\n").map((line) => line.trim()).find((line) => line.length > 0)
+        // a 404 is a URL where nothing serves MCP (a session the server forgot is SessionExpired, not this)
+        if (error.status === 404) return "the server answered HTTP 404: nothing serves MCP at this URL (check its path)"
+        // the first line of what the server said, cut short, as the explanation; a web page's markup explains nothing
+        const html = (error.contentType ?? "").toLowerCase().includes("html")
+        const said = html ? undefined : (error.body ?? "").split("\n").map((line) => line.trim()).find((line) =>
+          line.length > 0
+        )
         // escape sequences (CSI, OSC) whole, then any other control character
         const plain = said?.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, "")
           .replace(/[\u0000-\u001f\u007f-\u009f]/g, "").slice(0, 200)

@@ -94,7 +94,9 @@ const usageOf = (option: OptionSpec): string =>
 export const parse = <A>(
   argv: ReadonlyArray<string>,
   commands: ReadonlyArray<CommandSpec<A>>,
-  serverOptions: ReadonlyArray<OptionSpec>
+  serverOptions: ReadonlyArray<OptionSpec>,
+  /** The program the words are given to: `conduit` on the command line, `""` in the shell (no program name). */
+  program: string = "conduit"
 ): Result.Result<Request<A>, UsageError> => {
   const path: Array<string> = []
   const positionals: Array<string> = []
@@ -103,9 +105,14 @@ export const parse = <A>(
   let help = false
   let version = false
   let onlyPositionals = false
+  const words = (more: ReadonlyArray<string>) => [program, ...more].filter((word) => word !== "").join(" ")
   const fail = (message: string) =>
     Result.fail(
-      new UsageError({ message: `${message} (conduit ${path.length > 0 ? `${path.join(" ")} ` : ""}--help shows the usage)` })
+      new UsageError({
+        message: `${message} (${
+          program === "" && path.length === 0 ? "help shows the commands" : `${words([...path, "--help"])} shows the usage`
+        })`
+      })
     )
 
   const children = (prefix: ReadonlyArray<string>) =>
@@ -121,10 +128,10 @@ export const parse = <A>(
     const token = argv[i]
     if (onlyPositionals || !token.startsWith("-") || token === "-") {
       if (command === undefined) {
-        const words = nextWords(path)
-        if (!words.includes(token)) {
-          const where = path.length === 0 ? "conduit" : `conduit ${path.join(" ")}`
-          return fail(`unknown command ${JSON.stringify(token)} for ${where} (one of: ${words.join(", ")})`)
+        const next = nextWords(path)
+        if (!next.includes(token)) {
+          const where = path.length === 0 && program === "" ? "" : ` for ${words(path)}`
+          return fail(`unknown command ${JSON.stringify(token)}${where} (one of: ${next.join(", ")})`)
         }
         path.push(token)
         command = commands.find((c) => c.path.length === path.length && c.path.every((word, j) => word === path[j]))

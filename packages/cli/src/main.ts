@@ -47,6 +47,13 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(ExitCode.Success)
 })
 
+// runMain interrupts the program on SIGINT and on SIGTERM alike; which one came decides the exit code (listened to
+// before runMain's own listener, which is removed at teardown: this one only notes the signal)
+let terminated = false
+process.on("SIGTERM", () => {
+  terminated = true
+})
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
@@ -54,8 +61,8 @@ NodeRuntime.runMain(program, {
     else if (Cause.hasInterruptsOnly(exit.cause)) {
       // Ctrl-C: the call was cancelled the era's way; say so on a line of its own (a prompt may have left the cursor
       // mid-line on a terminal)
-      process.stderr.write(`${process.stderr.isTTY === true ? "\n" : ""}conduit: cancelled\n`)
-      onExit(ExitCode.Interrupted)
+      process.stderr.write(`${process.stderr.isTTY === true ? "\n" : ""}conduit: ${terminated ? "terminated" : "cancelled"}\n`)
+      onExit(terminated ? ExitCode.Terminated : ExitCode.Interrupted)
     } else onExit(ExitCode.Internal)
   }
 })

@@ -248,7 +248,7 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     listener = undefined
                     return "next" as const
                   }
-                  const request = Grammar.parse(argv, commands, [jsonOption])
+                  const request = Grammar.parse(argv, commands, [jsonOption], "")
                   if (Result.isFailure(request)) return { error: request.failure, json: resolved.json || argv.includes("--json") }
                   const parsed = request.success
                   if (parsed._tag === "Help") {

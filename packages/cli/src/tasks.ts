@@ -6,7 +6,7 @@
  * Exit codes: 0 done; 1 the task's tool answered `isError: true`; 2 the server or tool does not run tasks
  * (`--detach` on a plain tool); 5 the task failed with a JSON-RPC
  * error; 6 the task was cancelled, expired, or is unknown to the server; 124 timed out; 130 interrupted (Ctrl-C
- * cancels a task `tools call` waits on, unless it was detached).
+ * cancels a task `tools call` waits on, unless it was detached); 143 terminated (SIGTERM, the same).
  *
  * @since 0.1.0
  */

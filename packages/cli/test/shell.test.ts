@@ -128,6 +128,22 @@ layer(Cli.layer, { excludeTestServices: true })("conduit shell", (it) => {
       yield* again.waitFor(/^still-here\nconduit> $/m)
     }))
 
+  it.effect("an unknown command in the shell points to the shell's own help, not to conduit --help", () =>
+    Effect.gen(function*() {
+      // (commands on stdin stop at the first failure: one run each)
+      const [top, sub] = yield* Effect.forEach(
+        ["bogus", "tools lst"],
+        (line) => Cli.run(["--stdio", Cli.demoServerCommand("legacy"), "shell"], { stdin: `${line}\n` }),
+        { concurrency: 2 }
+      )
+      assert.match(top.stderr, /unknown command "bogus" \(one of: [a-z, -]+\) \(help shows the commands\)/)
+      assert.include(
+        sub.stderr,
+        "unknown command \"lst\" for tools (one of: list, call, describe) (tools --help shows the usage)"
+      )
+      for (const result of [top, sub]) assert.notInclude(result.stderr, "conduit --help")
+    }))
+
   it.effect("commands on stdin: a resource a tool created is there for the next command (server-everything)", () =>
     Effect.gen(function*() {
       const result = yield* Cli.run(["--stdio", Cli.everythingCommand, "shell"], {

@@ -158,6 +158,23 @@ layer(Cli.layer, { excludeTestServices: true })("conduit over stdio", (it) => {
       assert.include(serverLog, "(tools/call slow) cancelled by the client")
     }))
 
+  it.effect("SIGTERM during a slow call cancels it too, and exits 143 (not Ctrl-C's 130)", () =>
+    Effect.gen(function*() {
+      const running = yield* Cli.start([
+        "--stdio",
+        Cli.demoServerCommand(),
+        "tools",
+        "call",
+        "slow",
+        "{\"steps\":600,\"delayMs\":100}"
+      ])
+      yield* running.awaitStderr("progress 1/600")
+      const result = yield* Effect.andThen(running.signal("SIGTERM"), running.result)
+      assert.strictEqual(result.code, 143, result.stderr)
+      assert.strictEqual(result.stdout, "")
+      assert.include(result.stderr, "conduit: terminated\n")
+    }))
+
   it.effect("--timeout is a deadline: a server that never answers ends the run soon after it", () =>
     Effect.gen(function*() {
       // the baseline: a run against a server that exits at once (the same two node processes started and ended)

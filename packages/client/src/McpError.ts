@@ -71,7 +71,10 @@ export class TransportError extends Schema.TaggedError<TransportError>("@conduit
   override get message(): string {
     const parts = [`${this.transport} transport: ${this.reason}`]
     if (this.detail !== undefined) parts.push(`: ${this.detail}`)
-    if (this.status !== undefined) parts.push(` (HTTP ${this.status})`)
+    // (a detail that names the status already says it)
+    if (this.status !== undefined && !(this.detail ?? "").includes(`HTTP ${this.status}`)) {
+      parts.push(` (HTTP ${this.status})`)
+    }
     if (this.stderr !== undefined && this.stderr.length > 0) {
       parts.push(`\nstderr:\n${this.stderr.join("\n")}`)
     }

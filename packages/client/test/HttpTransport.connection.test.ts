@@ -146,6 +146,27 @@ describe("the HTTP connection", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("a URL where nothing serves MCP", () => {
+  it.live("fails with one message that says the status once and points at the path, in each era", () =>
+    Effect.gen(function*() {
+      const server = yield* Scripted.scripted((_seen, res) =>
+        void res.writeHead(404, { "content-type": "text/html" }).end("<html><body>Not Found</body></html>")
+      )
+      const messages: Array<string> = []
+      for (const era of [undefined, "modern"] as const) {
+        const transport = yield* Layer.build(Common.transport({ url: server.url }))
+        const error = yield* Effect.flip(McpClient.make({ ...Common.clientOptions, era }).pipe(Effect.provide(transport)))
+        messages.push(error.message)
+      }
+      assert.deepStrictEqual(messages, [
+        "http transport: HttpStatus: the server refused initialize with HTTP 404, and the HTTP+SSE fallback failed: " +
+        "the server answered the HTTP+SSE GET with HTTP 404 (nothing serves MCP at this URL: check its path)",
+        "http transport: HttpStatus: the server answered server/discover with HTTP 404 " +
+        "(nothing serves MCP at this URL: check its path)"
+      ])
+    }).pipe(Effect.scoped))
+})
+
 describe("a legacy session's GET stream", () => {
   // The GET takes a new connection while the first call rides the kept-alive one: unless the call waits, a server
   // that answers the GET late (here 300 ms) has no stream for what that call sets off.

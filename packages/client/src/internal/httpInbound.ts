@@ -321,7 +321,12 @@ const classify = (
         const error = jsonRpcError(body)
         if (error !== undefined) return reply(source, { jsonrpc: "2.0", id: request.id, error })
       }
-      return Effect.fail(Body.statusError(response, body, `the server answered ${request.method} with HTTP ${status}`))
+      const opening = request.method === "initialize" || request.method === "server/discover"
+      return Effect.fail(Body.statusError(
+        response,
+        body,
+        `the server answered ${request.method} with HTTP ${status}${opening ? Body.notFoundHint(status) : ""}`
+      ))
     })
 
   /** A JSON body: it must hold the answer. */

@@ -361,6 +361,14 @@ export const authError = (
     ))
 
 /**
+ * What a 404 to a connection's first request means (a session's later 404 is its expiry, handled apart).
+ *
+ * @internal
+ */
+export const notFoundHint = (status: number): string =>
+  status === 404 ? " (nothing serves MCP at this URL: check its path)" : ""
+
+/**
  * The failure for an HTTP status the transport does not act on, with what the era probe needs to classify it.
  *
  * @internal

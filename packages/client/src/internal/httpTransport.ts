@@ -106,11 +106,15 @@ const fallBackToSse = (
       if (endpoint.failure._tag === "AuthError") return yield* Effect.fail(endpoint.failure)
       if (error !== undefined) return yield* inbound.emitResponse(request, error)
       const refusal = Body.statusError(response, body, `the server refused initialize with HTTP ${response.status}`)
+      const failure = endpoint.failure
+      // (the fallback's own failure without its "http transport: …" prefix, which this error's message has)
+      const why = failure._tag === "TransportError" && failure.detail !== undefined ? failure.detail : failure.message
+      const hint = failure._tag === "TransportError" && failure.status === 404 ? Body.notFoundHint(response.status) : ""
       return yield* Effect.fail(
         new McpError.TransportError({
           ...refusal,
-          detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${endpoint.failure.message}`,
-          cause: endpoint.failure
+          detail: `${refusal.detail}, and the HTTP+SSE fallback failed: ${why}${hint}`,
+          cause: failure
         })
       )
     }
