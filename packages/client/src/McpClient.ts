@@ -9,13 +9,12 @@
  *
  * @example
  * ```ts
- * import { McpClient, StdioTransport } from "@conduit-mcp/client"
- * import { NodeContext } from "@effect/platform-node"
+ * import { McpClient } from "@conduit-mcp/client"
+ * import { NodeServices } from "@effect/platform-node"
  * import { Effect, Layer } from "effect"
  *
- * const Client = McpClient.layer({ clientInfo: { name: "my-app", version: "1.0.0" } }).pipe(
- *   Layer.provide(StdioTransport.layer({ command: "npx", args: ["-y", "some-mcp-server"] })),
- *   Layer.provide(NodeContext.layer)
+ * const Client = McpClient.layerStdio({ command: "npx", args: ["-y", "some-mcp-server"] }).pipe(
+ *   Layer.provide(NodeServices.layer)
  * )
  * const program = Effect.gen(function*() {
  *   const client = yield* McpClient.McpClient
@@ -29,11 +28,13 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import type * as HttpClient from "effect/http/HttpClient"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import * as coalesce from "./internal/client/coalesce.js"
@@ -44,9 +45,11 @@ import type * as HttpTransport from "./HttpTransport.js"
 import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as McpTasks from "./McpTasks.js"
+import { lazyImport } from "./internal/lazyImport.js"
 import type * as ResultCache from "./ResultCache.js"
 import type * as RootsProvider from "./RootsProvider.js"
 import type * as SamplingHandler from "./SamplingHandler.js"
+import type * as StdioTransport from "./StdioTransport.js"
 import type * as TaskStore from "./TaskStore.js"
 import type * as Transport from "./Transport.js"
 
@@ -599,6 +602,70 @@ export const layer = <const O extends McpClientOptions<unknown> = {}>(
   options?: O
 ): Layer.Layer<McpClient, McpError.ConnectError | McpError.InvalidOption, Transport.Transport | Requirements<O>> =>
   Layer.effect(McpClient, make(options))
+
+// the transports' modules load when a shortcut layer is built: a client over one never loads the other
+const loadStdio = lazyImport(() => import("./StdioTransport.js"))
+const loadHttp = lazyImport(() => import("./HttpTransport.js"))
+
+/**
+ * A client of a server spawned as a child process and spoken to over its stdin and stdout: {@link layer} over
+ * `StdioTransport.layer`, in one layer. On Node.js, `NodeServices.layer` of `@effect/platform-node` gives the
+ * process spawner.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "@conduit-mcp/client"
+ * import { NodeServices } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ *
+ * const Everything = McpClient.layerStdio(
+ *   { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] },
+ *   { clientInfo: { name: "my-app", version: "1.0.0" } }
+ * ).pipe(Layer.provide(NodeServices.layer))
+ * ```
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerStdio = <const O extends McpClientOptions<unknown> = {}>(
+  stdio: StdioTransport.StdioTransportOptions,
+  options?: O
+): Layer.Layer<
+  McpClient,
+  McpError.ConnectError | McpError.InvalidOption,
+  ChildProcessSpawner.ChildProcessSpawner | Requirements<O>
+> => Layer.unwrap(Effect.map(loadStdio, (Stdio) => layer(options).pipe(Layer.provide(Stdio.layer(stdio)))))
+
+/**
+ * A client of a server at a URL (Streamable HTTP in either era, or HTTP+SSE): {@link layer} over
+ * `HttpTransport.layer`, in one layer. It needs an `HttpClient`: `NodeHttpClient.layerUndici` of
+ * `@effect/platform-node` on Node.js, `FetchHttpClient.layer` of `effect` anywhere `fetch` is.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "@conduit-mcp/client"
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ *
+ * const Remote = McpClient.layerHttp({ url: "https://example.com/mcp" }).pipe(
+ *   Layer.provide(NodeHttpClient.layerUndici)
+ * )
+ * ```
+ *
+ * @since 1.0.0
+ * @category layers
+ */
+export const layerHttp = <
+  const T extends HttpTransport.HttpTransportOptions<unknown>,
+  const O extends McpClientOptions<unknown> = {}
+>(
+  http: T,
+  options?: O
+): Layer.Layer<
+  McpClient,
+  McpError.ConnectError | McpError.InvalidOption,
+  HttpClient.HttpClient | HttpTransport.Requirements<T> | Requirements<O>
+> => Layer.unwrap(Effect.map(loadHttp, (Http) => layer(options).pipe(Layer.provide(Http.layer(http)))))
 
 /**
  * The default minimum interval between two refreshes of {@link coalescedRefresh} (1 second): also the default of

@@ -76,17 +76,11 @@ for (const era of ["legacy", "modern"] as const) {
       }).pipe(Effect.provide(layer(era))))
 
     it.effect(
-      era === "modern"
-        ? "-32602 to resources/read from a 2026-07-28 server: ResourceNotFound, as -32002"
-        : "-32602 to resources/read from a 2025 server keeps its general meaning: an McpError",
+      "-32602 to resources/read (a 2026-07-28 server's way, and the official SDK's in 2025): ResourceNotFound",
       () =>
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
           const error = yield* Effect.flip(client.readResource("file:///gone"))
-          if (era === "legacy") {
-            assert.strictEqual(error._tag, "McpError")
-            return
-          }
           assert.strictEqual(error._tag, "ResourceNotFound")
           if (error._tag !== "ResourceNotFound") return
           assert.strictEqual(error.uri, "file:///gone")

@@ -261,7 +261,7 @@ export const make = (deps: Deps): Calls => {
             : Effect.succeed(first[0])),
         (result) => decodeWith(decode, method, result)
       ).pipe(Effect.catchCause((cause) =>
-        Effect.failCause(SpecErrors.typedCause(cause, method, params, status.current()?.protocolVersion))
+        Effect.failCause(SpecErrors.typedCause(cause, method, params))
       ))
     )
 

@@ -245,7 +245,7 @@ export const make = (deps: {
     options: McpClient.RequestOptions | undefined,
     tool: string | undefined
   ) => {
-    const typed = SpecErrors.typedCause(cause, method, params, session.protocolVersion)
+    const typed = SpecErrors.typedCause(cause, method, params)
     const exit = Exit.failCause(typed)
     const cancel = requester.abandoned(session.wire, registered, send, cause)
     const failure = Cause.findErrorOption(typed)
@@ -317,7 +317,7 @@ export const make = (deps: {
               const rounds = roundsAfter(raw, session, method, params, decode, options)
               return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
                 onFailure: (cause) =>
-                  endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params, session.protocolVersion))),
+                  endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params))),
                 onSuccess: (value) => endCall(trace, Exit.succeed(value))
               })
             }
@@ -395,7 +395,7 @@ export const make = (deps: {
               trace,
               Exit.isSuccess(exit)
                 ? exit
-                : Exit.failCause(SpecErrors.typedCause(exit.cause, method, params, session.protocolVersion))
+                : Exit.failCause(SpecErrors.typedCause(exit.cause, method, params))
             )
           ))
         return

@@ -5,8 +5,9 @@
  * `McpError` as its cause; an error whose `data` does not have the spec's shape stays an `McpError`.
  *
  * From 2026-07-28 a server reports a missing resource as `-32602` (invalid params) to `resources/read`, whose only
- * parameter is the URI: on a session of that era it is `ResourceNotFound` too (`-32002` is still accepted, as the
- * revision asks of clients). On a 2025 session `-32602` keeps its general meaning and stays an `McpError`.
+ * parameter is the URI (`-32002` is still accepted, as the revision asks of clients); the official SDK's servers
+ * answered so in the 2025 revisions already. A `-32602` to `resources/read` is therefore `ResourceNotFound` in
+ * every era: the URI is what the server could not read. Other methods' `-32602` stay `McpError`s.
  *
  * @internal
  */
@@ -40,12 +41,11 @@ const uriOf = (error: McpError.McpError, params: Readonly<Record<string, unknown
 export const fromMcpError = (
   error: McpError.McpError,
   method: string,
-  params: Readonly<Record<string, unknown>> | undefined,
-  version?: McpSchema.ProtocolVersion | undefined
+  params: Readonly<Record<string, unknown>> | undefined
 ): McpError.McpError | McpError.SpecError => {
   switch (error.code) {
     case McpSchema.ErrorCode.InvalidParams: {
-      if (method !== "resources/read" || version === undefined || !McpSchema.isModernVersion(version)) return error
+      if (method !== "resources/read") return error
       const uri = uriOf(error, params)
       return new McpError.ResourceNotFound({ method, ...(uri === undefined ? {} : { uri }), cause: error })
     }
@@ -89,18 +89,16 @@ export const fromMcpError = (
 export const typed = (
   error: McpError.McpClientError,
   method: string,
-  params: Readonly<Record<string, unknown>> | undefined,
-  version?: McpSchema.ProtocolVersion | undefined
-): McpError.McpClientError => error._tag === "McpError" ? fromMcpError(error, method, params, version) : error
+  params: Readonly<Record<string, unknown>> | undefined
+): McpError.McpClientError => error._tag === "McpError" ? fromMcpError(error, method, params) : error
 
 /**
- * The same for a call's cause (`version`: the session's protocol version, which decides what `-32602` means).
+ * The same for a call's cause.
  *
  * @internal
  */
 export const typedCause = (
   cause: Cause.Cause<McpError.McpClientError>,
   method: string,
-  params: Readonly<Record<string, unknown>> | undefined,
-  version?: McpSchema.ProtocolVersion | undefined
-): Cause.Cause<McpError.McpClientError> => Cause.map(cause, (error) => typed(error, method, params, version))
+  params: Readonly<Record<string, unknown>> | undefined
+): Cause.Cause<McpError.McpClientError> => Cause.map(cause, (error) => typed(error, method, params))
