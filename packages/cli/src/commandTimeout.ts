@@ -2,11 +2,11 @@
  * `--timeout` on one command of `conduit shell` or `conduit run`: the command's own deadline, in place of the
  * session's. Every request the command makes waits up to it (a tool call reporting progress has it restarted, as
  * in one-shot runs), and the command as a whole ends by it: past it, whatever is still running is cancelled and
- * the command fails as timed out (exit code 124 in a script).
+ * the command fails as timed out (exit code 124 in a script). Its requests take it through
+ * `McpClient.withRequestTimeout`, which every method of the client honours.
  *
  * @since 0.1.0
  */
-import type * as McpClient from "@conduit-mcp/client/McpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { TimedOut } from "./errors.js"
@@ -22,36 +22,6 @@ export const option: Grammar.OptionSpec = {
   name: "timeout",
   value: "<duration>",
   description: "This command's deadline (30s, 500ms, 2m; a bare number is seconds) instead of the session's"
-}
-
-/**
- * The client with every request of the command given `timeout` (a request's own timeout, where it sets one, wins).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const client = (
-  client: McpClient.McpClientService,
-  timeout: Duration.Duration
-): McpClient.McpClientService => {
-  const given = <O extends McpClient.RequestOptions>(options: O | undefined) => ({ timeout, ...options })
-  return {
-    ...client,
-    request: (method, params, schema, options) => client.request(method, params, schema, given(options)),
-    listTools: (options) => client.listTools(given(options)),
-    listToolsPage: (cursor, options) => client.listToolsPage(cursor, given(options)),
-    callTool: (params, options) => client.callTool(params, given(options)),
-    callToolStructured: (params, schema, options) => client.callToolStructured(params, schema, given(options)),
-    callToolRound: (params, options) => client.callToolRound(params, given(options)),
-    listResources: (options) => client.listResources(given(options)),
-    listResourcesPage: (cursor, options) => client.listResourcesPage(cursor, given(options)),
-    listResourceTemplates: (options) => client.listResourceTemplates(given(options)),
-    readResource: (uri, options) => client.readResource(uri, given(options)),
-    listPrompts: (options) => client.listPrompts(given(options)),
-    getPrompt: (params, options) => client.getPrompt(params, given(options)),
-    complete: (params, options) => client.complete(params, given(options)),
-    ping: (options) => client.ping(given(options))
-  }
 }
 
 /**

@@ -280,9 +280,9 @@ export const run = (options: Options): Effect.Effect<void, CliError, Connection.
                     ? Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, shared)
                     : CommandTimeout.bounded(
                       Effect.provideService(parsed.parsed.command.run(parsed.parsed), SharedClient, {
-                        client: CommandTimeout.client(client, timeout),
+                        client,
                         resolved: { ...resolved, timeout }
-                      }),
+                      }).pipe(McpClient.withRequestTimeout(timeout)),
                       timeout
                     )
                   if (path[0] === "listen") {

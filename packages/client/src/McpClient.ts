@@ -29,6 +29,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
@@ -38,6 +39,7 @@ import type * as HttpClient from "effect/http/HttpClient"
 import type * as Stream from "effect/Stream"
 import * as internal from "./internal/client.js"
 import * as coalesce from "./internal/client/coalesce.js"
+import * as RequestDefaultsInternal from "./internal/client/requestDefaults.js"
 import * as Pagination from "./internal/client/pagination.js"
 import type * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as ExtensionHandler from "./ExtensionHandler.js"
@@ -261,6 +263,88 @@ export interface RequestOptions {
     ) => Effect.Effect<Record<string, unknown>, McpError.McpClientError>)
     | undefined
 }
+
+/**
+ * Request options in force for every request made under them, each call's own options above them: a call that sets
+ * `timeout` keeps it, one that does not takes the default's; `meta` entries are merged. Set with
+ * {@link withRequestDefaults}, {@link withRequestTimeout} or {@link withMeta}; every method of the client honours
+ * them (it reads them from the calling fiber when a request is made), those called through the hub and from
+ * `McpPromiseClient.run` too.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface RequestDefaults {
+  readonly timeout?: Duration.Input | undefined
+  readonly resetTimeoutOnProgress?: boolean | undefined
+  readonly maxTotalTimeout?: Duration.Input | undefined
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * The request defaults in force (none unless set).
+ *
+ * @since 1.0.0
+ * @category references
+ */
+export const CurrentRequestDefaults: Context.Reference<RequestDefaults> = RequestDefaultsInternal.Current
+
+/**
+ * Runs an effect with request defaults for every request made inside it, over those already in force.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "@conduit-mcp/client"
+ * import { Effect } from "effect"
+ *
+ * const listed = Effect.gen(function*() {
+ *   const client = yield* McpClient.McpClient
+ *   return yield* client.listTools()
+ * }).pipe(McpClient.withRequestDefaults({ timeout: "5 seconds", meta: { "example.com/tenant": "acme" } }))
+ * ```
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const withRequestDefaults: {
+  (defaults: RequestDefaults): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, defaults: RequestDefaults): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, defaults: RequestDefaults): Effect.Effect<A, E, R> =>
+    Effect.updateService(self, RequestDefaultsInternal.Current, (current) =>
+      RequestDefaultsInternal.combine(current, defaults))
+)
+
+/**
+ * Runs an effect with `timeout` as the timeout of every request made inside it that sets none of its own.
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const withRequestTimeout: {
+  (timeout: Duration.Input): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, timeout: Duration.Input): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, timeout: Duration.Input): Effect.Effect<A, E, R> =>
+    withRequestDefaults(self, { timeout })
+)
+
+/**
+ * Runs an effect with `meta` added to the `_meta` of every request made inside it (a call's own entries win).
+ *
+ * @since 1.0.0
+ * @category combinators
+ */
+export const withMeta: {
+  (meta: Readonly<Record<string, unknown>>): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, meta: Readonly<Record<string, unknown>>): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, meta: Readonly<Record<string, unknown>>): Effect.Effect<A, E, R> =>
+    withRequestDefaults(self, { meta })
+)
 
 /**
  * Options of `callTool`: a request's, and what a result that reports a failure (`isError: true`) does: returned as

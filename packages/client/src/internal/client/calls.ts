@@ -7,6 +7,7 @@
  */
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -27,6 +28,7 @@ import type * as Requester from "./requester.js"
 import type * as ServerRequests from "./serverRequests.js"
 import type * as Telemetry from "./telemetry.js"
 import * as Options from "./options.js"
+import * as RequestDefaults from "./requestDefaults.js"
 import type { Session } from "./session.js"
 import { printable } from "../printable.js"
 
@@ -129,6 +131,27 @@ export const observingIds = (
   return copy
 }
 
+/** The merged options keep who observes the ids of the options they were made from. */
+const carryObservers = (
+  original: McpClient.RequestOptions | undefined,
+  merged: McpClient.RequestOptions
+): McpClient.RequestOptions => {
+  const onId = original === undefined ? undefined : idObservers.get(original)
+  if (onId !== undefined) idObservers.set(merged, onId)
+  return merged
+}
+
+/**
+ * A call's options under the request defaults of the fiber that makes it (`McpClient.withRequestDefaults`).
+ *
+ * @internal
+ */
+export const underDefaults = (
+  fiber: Pick<Fiber.Fiber<unknown, unknown>, "getRef">,
+  options: McpClient.RequestOptions | undefined
+): McpClient.RequestOptions | undefined =>
+  RequestDefaults.apply(fiber.getRef(RequestDefaults.Current), options, carryObservers)
+
 /**
  * @internal
  */
@@ -215,7 +238,9 @@ export const make = (deps: Deps): Calls => {
    * Sends one request. A request that only reads, lost with its response stream (`StreamEnded`: the answer can
    * no longer come), is issued once more as a new request, with a new id; any other stays lost, with its error.
    */
-  const raw: Cache.Leg = (method, params, options) => {
+  const raw: Cache.Leg = (method, params, given) =>
+    Effect.withFiber((fiber) => rawUnder(method, params, underDefaults(fiber, given)))
+  const rawUnder: Cache.Leg = (method, params, options) => {
     const send = sendOptions(options)
     const once = Effect.flatMap(status.awaitSession(send.timeoutMillis, method), (session) => {
       const verdict = deps.strict ? CapabilityGate.check(method, session.capabilities) : undefined

@@ -29,7 +29,7 @@ import * as Tracer from "effect/Tracer"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
 import type * as Cache from "./cache.js"
-import type * as Calls from "./calls.js"
+import * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
 import type * as Direct from "./direct.js"
 import * as InputRounds from "./inputRounds.js"
@@ -275,13 +275,14 @@ export const make = (deps: {
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Calls.SyncDecoder<A>,
-    options: McpClient.RequestOptions | undefined,
+    given: McpClient.RequestOptions | undefined,
     tool?: string | undefined
   ): Effect.Effect<A, McpError.McpClientError> => {
-    // read when the call is made, as every call's options are
-    const send = calls.sendOptions(options)
     return Effect.uninterruptibleMask((restore) =>
       Effect.withFiber<A, McpError.McpClientError>((fiber) => {
+        // under the caller's request defaults (McpClient.withRequestDefaults)
+        const options = Calls.underDefaults(fiber, given)
+        const send = calls.sendOptions(options)
         const session = fastSession(fiber, method)
         if (session === undefined) return restore(calls.call(method, params, decode, options, tool))
         const wire = session.wire
@@ -328,10 +329,11 @@ export const make = (deps: {
     )
   }
 
-  const direct: DirectCall = (runtime, method, params, decode, options, tool, onExit, after) => {
+  const direct: DirectCall = (runtime, method, params, decode, given, tool, onExit, after) => {
     const { fiber, run } = runtime
     const session = fastSession(fiber, method)
     if (session === undefined) return undefined
+    const options = Calls.underDefaults(fiber, given)
     const send = calls.sendOptions(options)
     // (a timeout that restarts on progress has a watchdog fiber of its own)
     if (send.resetOnProgress && send.timeoutMillis !== undefined) return undefined
