@@ -170,7 +170,7 @@ export const resourcesTemplates = (connection: Connection.ConnectionOptions) =>
 export const resourcesRead = (connection: Connection.ConnectionOptions, uri: string, output: Option.Option<string>) =>
   withClient(connection, (client, resolved) =>
     Effect.gen(function*() {
-      const result = yield* client.readResource(uri)
+      const result = yield* client.readResource({ uri })
       if (Option.isSome(output)) return yield* ResourceOutput.toFile(uri, result, output.value, resolved.json)
       if (resolved.json) return yield* Output.json(result)
       // a file or a pipe gets a binary resource's bytes as they are

@@ -499,6 +499,16 @@ export interface GetPromptParams {
 }
 
 /**
+ * Parameters of `resources/read`.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface ReadResourceParams {
+  readonly uri: string
+}
+
+/**
  * Parameters of `completion/complete`.
  *
  * @since 0.1.0
@@ -613,7 +623,7 @@ export interface McpClientService {
     options?: RequestOptions
   ) => Stream.Stream<McpSchema.ResourceTemplate, McpError.McpClientError>
   readonly readResource: (
-    uri: string,
+    params: ReadResourceParams,
     options?: RequestOptions
   ) => Effect.Effect<McpSchema.ReadResourceResult, McpError.McpClientError>
 

@@ -432,19 +432,19 @@ export interface Service {
 
   /** Splits a namespaced name into its server and the server's own name. */
   readonly resolve: (name: string) => Result.Result<{ readonly server: string; readonly name: string }, HubError>
+  /** `tools/call` of a namespaced tool (`server__tool`): the client's parameters and options. */
   readonly callTool: (
-    name: string,
-    args?: Readonly<Record<string, unknown>> | undefined,
+    params: McpClient.CallToolParams,
     options?: McpClient.RequestOptions
   ) => Effect.Effect<McpSchema.CallToolResult, McpHubError>
+  /** `prompts/get` of a namespaced prompt. */
   readonly getPrompt: (
-    name: string,
-    args?: Readonly<Record<string, string>> | undefined,
+    params: McpClient.GetPromptParams,
     options?: McpClient.RequestOptions
   ) => Effect.Effect<McpSchema.GetPromptResult, McpHubError>
+  /** `resources/read` on one server (a URI is the server's own, not namespaced). */
   readonly readResource: (
-    server: string,
-    uri: string,
+    params: { readonly server: string; readonly uri: string },
     options?: McpClient.RequestOptions
   ) => Effect.Effect<McpSchema.ReadResourceResult, McpHubError>
   /** Binds a typed tool to `server`, checked against its tool list now and after every change of it. */

@@ -82,7 +82,10 @@ export interface McpPromiseClient<R = McpClient.McpClient> {
     params: McpClient.CallToolParams,
     options?: PromiseRequestOptions & { readonly isError?: "result" | "fail" | undefined }
   ) => Promise<McpSchema.CallToolResult>
-  readonly readResource: (uri: string, options?: PromiseRequestOptions) => Promise<McpSchema.ReadResourceResult>
+  readonly readResource: (
+    params: McpClient.ReadResourceParams,
+    options?: PromiseRequestOptions
+  ) => Promise<McpSchema.ReadResourceResult>
   readonly getPrompt: (
     params: McpClient.GetPromptParams,
     options?: PromiseRequestOptions

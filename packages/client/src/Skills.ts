@@ -254,7 +254,7 @@ const fetchVerified = (
       return yield* refuse("UnsupportedDigest", uri, `the listed digest is not sha256:<64 hex digits>`)
     }
     const client = yield* McpClient.McpClient
-    const result = yield* client.readResource(uri, options)
+    const result = yield* client.readResource({ uri }, options)
     const contents = result.contents.filter((item) => item.uri === uri)
     const item = contents.length === 1 ? contents[0] : result.contents.length === 1 ? result.contents[0] : undefined
     if (item === undefined) {

@@ -141,6 +141,57 @@ export interface TransportConnection {
   readonly cancel: (id: McpSchema.RequestId, reason: CancelReason) => Effect.Effect<void>
   /** Tells the transport which era and version it now serves. */
   readonly setSession: (session: SessionInfo) => Effect.Effect<void>
+  /**
+   * Optional: sends a request without running an effect when it can (its outbound buffer has room), answering
+   * `true`, or answers `false` and sends nothing (then `request` runs). It must not throw. The client's fast path
+   * uses it: an effect per call saved. A decorator that wraps `request` (to log, to count) wraps this too, or leaves
+   * it out.
+   */
+  readonly trySend?: ((message: McpSchema.JsonRpcRequest, options: WireOptions) => boolean) | undefined
+  /**
+   * Optional: the partition of private cached results for what this connection reaches, when it is known and the
+   * transport has no credentials (the stdio transport's: a keyed digest of what makes its child, never the values).
+   */
+  readonly partition?: Effect.Effect<string> | undefined
+}
+
+/**
+ * What the client hands a transport with its {@link Emit}.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface ConnectOptions {
+  /**
+   * Delivers an event at once when that needs no effect (the answer to a pending request), answering `true`, or
+   * answers `false` and does nothing (then `emit` runs). It never throws. A decorator that wraps `emit` passes
+   * this on, wrapped the same way, or leaves it out.
+   */
+  readonly deliver?: ((event: TransportEvent) => boolean) | undefined
+}
+
+/**
+ * The credentials of a transport that sends some (the HTTP transport's), which the client reaches through the
+ * service: `McpClient.setAuth` swaps them, the result cache keys private entries by their partition, and the
+ * client declares the MCP extensions they bring.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface Credentials {
+  /**
+   * Swaps the credentials of the transport and of every live connection (`auth`: what `McpClient.setAuth` is
+   * given, an `HttpTransport.Auth`): checked like the layer's options (`InvalidOption` leaves the current ones in
+   * place); every request sent from then on carries the new ones.
+   */
+  readonly set: (auth: unknown) => Effect.Effect<void, McpError.InvalidOption>
+  /**
+   * The partition of private cached results the credentials in force belong to, never the credentials themselves;
+   * `undefined`: none.
+   */
+  readonly partition: Effect.Effect<string | undefined>
+  /** MCP extensions the credentials bring (by identifier, with their settings), declared by the client. */
+  readonly extensions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }
 
 /**
@@ -160,5 +211,10 @@ export type Emit = (event: TransportEvent) => Effect.Effect<void>
 export class Transport extends Context.Service<Transport, {
   readonly kind: McpError.TransportKind
   /** Opens one connection, owned by the caller's Scope. */
-  readonly connect: (emit: Emit) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
+  readonly connect: (
+    emit: Emit,
+    options?: ConnectOptions
+  ) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
+  /** Optional: the credentials the transport sends (see {@link Credentials}). */
+  readonly credentials?: Credentials | undefined
 }>()("@conduit-mcp/client/Transport") {}

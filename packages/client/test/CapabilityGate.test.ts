@@ -62,7 +62,7 @@ for (const era of ["legacy", "modern"] as const) {
         assert.lengthOf(yield* client.listTools(), 1, "tools are declared")
         const refusals = [
           yield* Effect.flip(client.getPrompt({ name: "hidden" })),
-          yield* Effect.flip(client.readResource("file:///a")),
+          yield* Effect.flip(client.readResource({ uri: "file:///a" })),
           yield* Effect.flip(
             client.complete({ ref: { type: "ref/prompt", name: "hidden" }, argument: { name: "a", value: "" } })
           )
@@ -88,7 +88,7 @@ for (const era of ["legacy", "modern"] as const) {
         const client = yield* McpClient.McpClient
         assert.lengthOf(yield* client.listPrompts(), 1)
         assert.lengthOf(yield* client.listResources(), 1)
-        yield* client.readResource("file:///a")
+        yield* client.readResource({ uri: "file:///a" })
         yield* client.getPrompt({ name: "hidden" })
         assert.deepStrictEqual(yield* sentAfterNegotiation, ["prompts/list", "resources/list", "resources/read", "prompts/get"])
       }).pipe(Effect.provide(layer(era, undefined))))

@@ -64,8 +64,8 @@ describe("coalesced reads and input_required (C3)", () => {
         Ref.get(log.sent),
         (sent) => sent.filter((s) => "method" in s.message && s.message.method === "resources/read").length
       )
-      const first = yield* Effect.forkChild(client.readResource("file:///a"))
-      const second = yield* Effect.forkChild(client.readResource("file:///a"))
+      const first = yield* Effect.forkChild(client.readResource({ uri: "file:///a" }))
+      const second = yield* Effect.forkChild(client.readResource({ uri: "file:///a" }))
       // both wait on the one request under way (each cache lookup hashes its key first, which takes real time):
       // with no Supervisor or fiber status in Effect 4, the callers are given time to settle (neither may end) and
       // the server must have seen exactly one read

@@ -80,9 +80,9 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
   it.effect("a joined caller with a longer timeout outlives the first caller's shorter one", () =>
     Effect.gen(function*() {
       const { client, fork, joined, log, reads, server } = yield* setUp
-      const short = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const short = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "1 second" }))
       yield* Deferred.await(server.arrived)
-      const long = yield* fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      const long = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "10 seconds" }))
       yield* joined(2)
       yield* TestClock.adjust("1 second")
       const shortExit = yield* Fiber.await(short)
@@ -107,9 +107,9 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
   it.effect("a first caller with the longer timeout is not failed by a joined caller's shorter one", () =>
     Effect.gen(function*() {
       const { client, fork, joined, reads, server } = yield* setUp
-      const long = yield* fork(client.readResource("file:///slow", { timeout: "10 seconds" }))
+      const long = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "10 seconds" }))
       yield* Deferred.await(server.arrived)
-      const short = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const short = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "1 second" }))
       yield* joined(2)
       yield* TestClock.adjust("2 seconds")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(short)))
@@ -122,9 +122,9 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
   it.effect("the shared request is cancelled once no caller waits any more", () =>
     Effect.gen(function*() {
       const { cancelled, client, fork, joined, log, server } = yield* setUp
-      const first = yield* fork(client.readResource("file:///slow", { timeout: "1 second" }))
+      const first = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "1 second" }))
       const { id } = yield* Deferred.await(server.arrived)
-      const second = yield* fork(client.readResource("file:///slow", { timeout: "3 seconds" }))
+      const second = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "3 seconds" }))
       yield* joined(2)
       yield* TestClock.adjust("1 second")
       assert.isTrue(Exit.isFailure(yield* Fiber.await(first)))
@@ -141,12 +141,12 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
       const heard = yield* Ref.make<ReadonlyArray<string>>([])
       const listener = (name: string) => (progress: McpSchema.Progress) =>
         Ref.update(heard, (all) => [...all, `${name}:${progress.progress}`])
-      const plain = yield* fork(client.readResource("file:///slow"))
+      const plain = yield* fork(client.readResource({ uri: "file:///slow" }))
       const { token } = yield* Deferred.await(server.arrived)
       // the shared request asks for progress whoever joins it later
       assert.isDefined(token)
-      const second = yield* fork(client.readResource("file:///slow", { onProgress: listener("b") }))
-      const third = yield* fork(client.readResource("file:///slow", { onProgress: listener("c") }))
+      const second = yield* fork(client.readResource({ uri: "file:///slow" }, { onProgress: listener("b") }))
+      const third = yield* fork(client.readResource({ uri: "file:///slow" }, { onProgress: listener("c") }))
       yield* joined(3)
       const context = yield* Ref.get(log.current)
       yield* context!.notify("notifications/progress", { progressToken: token, progress: 1, total: 2 })
@@ -162,12 +162,12 @@ describe("coalesced reads: each caller's deadline and progress (C3)", () => {
   it.effect("a joined caller whose timeout restarts on progress keeps waiting while progress comes", () =>
     Effect.gen(function*() {
       const { client, fork, joined, log, server } = yield* setUp
-      const first = yield* fork(client.readResource("file:///slow", { timeout: "1 minute" }))
+      const first = yield* fork(client.readResource({ uri: "file:///slow" }, { timeout: "1 minute" }))
       const { token } = yield* Deferred.await(server.arrived)
       // (the progress the watched caller heard: each one restarted its timeout just before it was handed over)
       const heard = yield* Ref.make(0)
       const watched = yield* fork(
-        client.readResource("file:///slow", {
+        client.readResource({ uri: "file:///slow" }, {
           timeout: "1 second",
           resetTimeoutOnProgress: true,
           onProgress: () => Ref.update(heard, (n) => n + 1)

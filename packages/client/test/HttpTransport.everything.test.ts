@@ -77,7 +77,7 @@ describe("server-everything over HTTP", () => {
       assert.include(tools.map((tool) => tool.name), "get-sum")
       const echo = yield* client.callTool({ name: "echo", arguments: { message: "over sse" } })
       assert.strictEqual(textOf(echo), "Echo: over sse")
-      const resource = yield* client.readResource("demo://resource/dynamic/text/1")
+      const resource = yield* client.readResource({ uri: "demo://resource/dynamic/text/1" })
       assert.strictEqual(resource.contents[0]!.uri, "demo://resource/dynamic/text/1")
       const prompt = yield* client.getPrompt({ name: "simple-prompt" })
       assert.strictEqual(prompt.messages.length, 1)

@@ -14,7 +14,6 @@ import type * as OAuth from "../src/OAuth.js"
 import * as ResultCache from "../src/ResultCache.js"
 import * as Transport from "../src/Transport.js"
 import * as Scripted from "./utils/scriptedTransport.js"
-import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const server: Scripted.Script = Scripted.modernScript((message, ctx) => {
   if (!("method" in message) || !("id" in message)) return Effect.void
@@ -76,17 +75,17 @@ describe("the result cache in the request path", () => {
   it.effect("concurrent identical reads are coalesced; resources/updated drops that resource; calls are never cached", () =>
     Effect.gen(function*() {
       const client = yield* McpClient.McpClient
-      yield* Effect.all(Array.from({ length: 10 }, () => client.readResource("file:///a")), {
+      yield* Effect.all(Array.from({ length: 10 }, () => client.readResource({ uri: "file:///a" })), {
         concurrency: "unbounded"
       })
       assert.strictEqual(yield* count("resources/read"), 1)
-      yield* client.readResource("file:///b")
+      yield* client.readResource({ uri: "file:///b" })
       assert.strictEqual(yield* count("resources/read"), 2)
       const log = yield* Scripted.ScriptLog
       const ctx = (yield* Ref.get(log.current))!
       yield* ctx.notify("notifications/resources/updated", { uri: "file:///a" })
-      yield* client.readResource("file:///a")
-      yield* client.readResource("file:///b")
+      yield* client.readResource({ uri: "file:///a" })
+      yield* client.readResource({ uri: "file:///b" })
       assert.strictEqual(yield* count("resources/read"), 3, "only the updated resource is fetched again")
       yield* client.callTool({ name: "x" })
       yield* client.callTool({ name: "x" })
@@ -149,8 +148,8 @@ describe("a hostile server listing a URI built to make cache keys costly", () =>
       // the baseline: a plain URI, read twice (a miss that stores, then a hit)
       operations = 0
       hashed = 0
-      yield* client.readResource(plain)
-      yield* client.readResource(plain)
+      yield* client.readResource({ uri: plain })
+      yield* client.readResource({ uri: plain })
       const baseline = { operations, hashed }
       assert.strictEqual(yield* reads, 1, "the plain URI is served from the cache")
       assert.isAbove(baseline.operations, 0)
@@ -158,11 +157,11 @@ describe("a hostile server listing a URI built to make cache keys costly", () =>
 
       operations = 0
       hashed = 0
-      yield* client.readResource(hostile)
-      yield* client.readResource(hostile)
+      yield* client.readResource({ uri: hostile })
+      yield* client.readResource({ uri: hostile })
       const ctx = (yield* Ref.get(Context.get(context, Scripted.ScriptLog).current))!
       yield* ctx.notify("notifications/resources/updated", { uri: hostile })
-      yield* client.readResource(plain) // handled after the notification: still cached, as the scope is not its
+      yield* client.readResource({ uri: plain }) // handled after the notification: still cached, as the scope is not its
       assert.strictEqual(yield* reads, 3, "the hostile URI is read from the server each time")
       // the hostile reads and their invalidation cost nothing; the plain hit costs what it did (before the bound,
       // each hostile read hashed ~400 MB and looked up 20,000 scopes)
@@ -225,7 +224,7 @@ describe("a cache that fails", () => {
       const ctx = (yield* Ref.get(log.current))!
       const delivered = yield* Effect.exit(ctx.notify("notifications/tools/list_changed"))
       assert.isTrue(Exit.isSuccess(delivered), "the transport's delivery did not die")
-      yield* client.readResource("file:///a")
+      yield* client.readResource({ uri: "file:///a" })
       assert.strictEqual(yield* count("resources/read"), 1)
     }).pipe(Effect.provide(
       McpClient.layer({ healthCheckInterval: false, resultCache: ResultCache.ResultCache }).pipe(
@@ -249,10 +248,7 @@ describe("the partition of a transport's own credentials", () => {
       return Layer.succeedContext(Context.add(
         context,
         Transport.Transport,
-        TransportHooks.withCredentials({ ...transport }, {
-          set: () => Effect.void,
-          partition: Effect.succeed(partition)
-        })
+        { ...transport, credentials: { set: () => Effect.void, partition: Effect.succeed(partition) } }
       ))
     })
   /** A client over its own transport, sharing the given cache store. */
@@ -272,14 +268,14 @@ describe("the partition of a transport's own credentials", () => {
       const a2 = yield* clientWith("bearer:aaaa", cache)
       const b = yield* clientWith("bearer:bbbb", cache)
       const none = yield* clientWith(undefined, cache)
-      const first = yield* Context.get(a, McpClient.McpClient).readResource("file:///private")
+      const first = yield* Context.get(a, McpClient.McpClient).readResource({ uri: "file:///private" })
       // the same credential shares the entry
-      assert.deepStrictEqual(yield* Context.get(a2, McpClient.McpClient).readResource("file:///private"), first)
+      assert.deepStrictEqual(yield* Context.get(a2, McpClient.McpClient).readResource({ uri: "file:///private" }), first)
       assert.strictEqual(yield* reads(a2), 0)
       // another credential, and no credential, fetch their own
-      yield* Context.get(b, McpClient.McpClient).readResource("file:///private")
+      yield* Context.get(b, McpClient.McpClient).readResource({ uri: "file:///private" })
       assert.strictEqual(yield* reads(b), 1)
-      yield* Context.get(none, McpClient.McpClient).readResource("file:///private")
+      yield* Context.get(none, McpClient.McpClient).readResource({ uri: "file:///private" })
       assert.strictEqual(yield* reads(none), 1)
     }))
 

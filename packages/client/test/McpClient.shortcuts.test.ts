@@ -17,7 +17,7 @@ const echo = Effect.gen(function*() {
   const session = yield* client.session
   const result = yield* client.callTool({ name: "echo", arguments: { message: "hi" } }, { isError: "fail" })
   // a missing resource is the tagged error a test server gives too (this server answers -32602)
-  const missing = yield* client.readResource("demo://nothing/here").pipe(
+  const missing = yield* client.readResource({ uri: "demo://nothing/here" }).pipe(
     Effect.map(() => "found"),
     Effect.catchTag("ResourceNotFound", (error) => Effect.succeed(`missing ${error.uri} (${error.cause.code})`))
   )

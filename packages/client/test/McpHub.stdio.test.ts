@@ -52,7 +52,7 @@ describe("McpHub over stdio children", () => {
       })
       assert.isFalse(Fs.existsSync(markers.everything) || Fs.existsSync(markers.demo), "nothing spawned yet")
 
-      const echoed = yield* hub.callTool("demo__echo", { text: "hello" })
+      const echoed = yield* hub.callTool({ name: "demo__echo", arguments: { text: "hello" } })
       assert.deepStrictEqual(echoed.content, [{ type: "text", text: "hello" }])
       assert.isTrue(Fs.existsSync(markers.demo))
       assert.isFalse(Fs.existsSync(markers.everything), "only the server used was started")
@@ -61,7 +61,7 @@ describe("McpHub over stdio children", () => {
       assert.deepStrictEqual(errors, [])
       const names = items.map((tool) => tool.name)
       assert.includeMembers(names, ["everything__echo", "everything__get-sum", "demo__echo", "demo__add"])
-      const sum = yield* hub.callTool("everything__get-sum", { a: 2, b: 3 })
+      const sum = yield* hub.callTool({ name: "everything__get-sum", arguments: { a: 2, b: 3 } })
       assert.include(JSON.stringify(sum.content), "5")
 
       const pids = { everything: yield* pidOf(hub, "everything"), demo: yield* pidOf(hub, "demo") }

@@ -61,22 +61,22 @@ describe("McpHub names and routing", () => {
         "beta__fail"
       ])
       assert.strictEqual(items[0].tool.description, "Echo on alpha")
-      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "hi" })), ["alpha: hi"])
-      assert.deepStrictEqual(texts(yield* hub.callTool("beta__echo", { text: "hi" })), ["beta: hi"])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "alpha__echo", arguments: { text: "hi" } })), ["alpha: hi"])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "beta__echo", arguments: { text: "hi" } })), ["beta: hi"])
       // a tool whose name holds the separator: the server's name ends at the first one, so it cannot collide
       assert.deepStrictEqual(yield* Effect.fromResult(hub.resolve("alpha__a__b")), { server: "alpha", name: "a__b" })
-      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__a__b")), ["alpha's a__b"])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "alpha__a__b" })), ["alpha's a__b"])
     }))
 
   it.effect("an unknown server or a name without a server is a HubError naming it; nothing is connected", () =>
     Effect.gen(function*() {
       const alpha = yield* echoServer("alpha")
       const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }])
-      const unknown = yield* Effect.flip(hub.callTool("gamma__echo", {}))
+      const unknown = yield* Effect.flip(hub.callTool({ name: "gamma__echo", arguments: {} }))
       assert.strictEqual(unknown._tag, "HubError")
       assert.strictEqual(unknown._tag === "HubError" ? unknown.reason : "", "UnknownServer")
       assert.strictEqual(unknown.message, `server "gamma": no such server (the hub has: alpha)`)
-      const bare = yield* Effect.flip(hub.callTool("echo", {}))
+      const bare = yield* Effect.flip(hub.callTool({ name: "echo", arguments: {} }))
       assert.strictEqual(bare._tag === "HubError" ? bare.reason : "", "UnknownName")
       assert.include(bare.message, `"echo" is not a hub name`)
       assert.strictEqual(yield* alpha.control.connections, 0)
@@ -115,10 +115,10 @@ describe("McpHub names and routing", () => {
         ["InvalidName", `server "trailing_": a server name may not contain "__" (nor end with part of it): the hub's ` +
           `names are <server>__<name>`]
       ])
-      const call = yield* Effect.flip(hub.callTool("broken__anything"))
+      const call = yield* Effect.flip(hub.callTool({ name: "broken__anything" }))
       assert.strictEqual(call.message, `server "broken": the entry has neither "command" nor "url"`)
       assert.strictEqual((yield* hub.state("twice"))._tag, "Invalid")
-      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "still here" })), ["alpha: still here"])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "alpha__echo", arguments: { text: "still here" } })), ["alpha: still here"])
       assert.strictEqual(yield* beta.control.connections, 0)
     }).pipe(Effect.provide(Layer.merge(NodeServices.layer, FetchHttpClient.layer))))
 
@@ -132,7 +132,7 @@ describe("McpHub names and routing", () => {
       ], { filters: { beta: { allow: ["echo", "fail"] } } })
       const { items } = yield* hub.listTools()
       assert.deepStrictEqual(items.map((tool) => tool.name), ["alpha__echo", "alpha__fail", "beta__echo", "beta__fail"])
-      const refused = yield* Effect.flip(hub.callTool("alpha__secret_dump"))
+      const refused = yield* Effect.flip(hub.callTool({ name: "alpha__secret_dump" }))
       assert.strictEqual(refused._tag === "HubError" ? refused.reason : "", "NotAllowed")
       assert.strictEqual(refused.message, `server "alpha": tool "secret_dump" is hidden by the hub's filter`)
     }))
@@ -158,9 +158,9 @@ describe("McpHub failures", () => {
       }
       const state = yield* hub.state("dead")
       assert.strictEqual(state._tag, "Failed")
-      const call = yield* Effect.flip(hub.callTool("dead__echo", {}))
+      const call = yield* Effect.flip(hub.callTool({ name: "dead__echo", arguments: {} }))
       assert.strictEqual(call._tag, "ServerError")
-      assert.deepStrictEqual(texts(yield* hub.callTool("alpha__echo", { text: "ok" })), ["alpha: ok"])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "alpha__echo", arguments: { text: "ok" } })), ["alpha: ok"])
     }).pipe(Effect.provide(NodeServices.layer)))
 
   it.live("a server that never answers is reported after listTimeout without holding up the others", () =>
@@ -216,8 +216,8 @@ describe("McpHub lifecycle", () => {
       const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }], { idleTimeToLive: "1 minute" })
       assert.strictEqual(yield* alpha.control.connections, 0, "nothing connects before first use")
       assert.strictEqual((yield* hub.state("alpha"))._tag, "Idle")
-      yield* hub.callTool("alpha__echo", { text: "one" })
-      yield* hub.callTool("alpha__echo", { text: "two" })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "one" } })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "two" } })
       assert.strictEqual(yield* alpha.control.connections, 1, "one connection serves both calls")
       assert.strictEqual((yield* hub.state("alpha"))._tag, "Connected")
       yield* TestClock.adjust("59 seconds")
@@ -225,7 +225,7 @@ describe("McpHub lifecycle", () => {
       yield* TestClock.adjust("2 seconds")
       assert.strictEqual(yield* alpha.control.open, 0, "released after a minute unused")
       assert.strictEqual((yield* hub.state("alpha"))._tag, "Idle")
-      yield* hub.callTool("alpha__echo", { text: "three" })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "three" } })
       assert.strictEqual(yield* alpha.control.connections, 2, "the next use connects again")
     }))
 
@@ -238,7 +238,7 @@ describe("McpHub lifecycle", () => {
       ], { idleTimeToLive: "1 minute" })
       const seen = yield* hub.states.pipe(Stream.take(5), Stream.runCollect, (effect) => Effect.forkChild(effect))
       yield* Effect.yieldNow
-      yield* hub.callTool("alpha__echo", { text: "x" })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "x" } })
       yield* TestClock.adjust("2 minutes")
       const events = (yield* Fiber.join(seen)).map(({ server, state }) => `${server}:${state._tag}`)
       assert.deepStrictEqual(events, ["alpha:Idle", "bad:Invalid", "alpha:Connecting", "alpha:Connected", "alpha:Idle"])
@@ -272,10 +272,10 @@ describe("McpHub lifecycle", () => {
     Effect.gen(function*() {
       const alpha = yield* echoServer("alpha")
       const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }])
-      yield* hub.callTool("alpha__echo", { text: "x" })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "x" } })
       yield* hub.release("alpha")
       assert.strictEqual(yield* alpha.control.open, 0)
-      yield* hub.callTool("alpha__echo", { text: "y" })
+      yield* hub.callTool({ name: "alpha__echo", arguments: { text: "y" } })
       assert.strictEqual(yield* alpha.control.connections, 2)
     }))
 })
@@ -309,8 +309,8 @@ describe("McpHub handlers and typed tools", () => {
         { name: "one", transport: one.transport },
         { name: "two", transport: two.transport }
       ], { client: { ...quick, sampling } })
-      assert.deepStrictEqual(texts(yield* hub.callTool("one__ask")), [`{"type":"text","text":"answered for one"}`])
-      assert.deepStrictEqual(texts(yield* hub.callTool("two__ask")), [`{"type":"text","text":"answered for two"}`])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "one__ask" })), [`{"type":"text","text":"answered for one"}`])
+      assert.deepStrictEqual(texts(yield* hub.callTool({ name: "two__ask" })), [`{"type":"text","text":"answered for two"}`])
     }))
 
   it.effect("a typed tool bound through the hub is checked again when the server's tool list changes", () =>

@@ -76,7 +76,7 @@ describe("McpPromiseClient over a real stdio server", () => {
         assert.include(tools.map((t) => t.name), "echo")
         const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "hi" } }))
         assert.strictEqual(textOf(echoed), "hi")
-        const read = yield* Effect.promise(() => client.readResource("fixture://hello"))
+        const read = yield* Effect.promise(() => client.readResource({ uri: "fixture://hello" }))
         assert.isAbove(read.contents.length, 0)
         const prompt = yield* Effect.promise(() => client.getPrompt({ name: "greet", arguments: { name: "ada" } }))
         assert.isAbove(prompt.messages.length, 0)
@@ -335,7 +335,7 @@ describe("McpPromiseClient against a scripted server", () => {
         assert.deepStrictEqual(results.map(textOf), Array.from({ length: 20 }, () => "ok"))
         // (at most the deadline timer's start)
         assert.isBelow(supervisor.started - before, 3)
-        const missing = yield* rejectionOf(client.readResource("file:///nowhere"))
+        const missing = yield* rejectionOf(client.readResource({ uri: "file:///nowhere" }))
         assert.strictEqual(tagOf(missing.rejected ? missing.error : undefined), "ResourceNotFound")
         assert.isTrue(McpError.isMcpClientError(missing.rejected ? missing.error : undefined))
         // the same calls as effects: a fiber each
@@ -501,7 +501,7 @@ describe("McpPromiseClient against a scripted server", () => {
       const client = McpPromiseClient.fromRuntime(runtime)
       yield* Effect.promise(() => client.listTools())
       const controller = new AbortController()
-      const call = rejectionOf(client.readResource("file:///a", { signal: controller.signal }))
+      const call = rejectionOf(client.readResource({ uri: "file:///a" }, { signal: controller.signal }))
       yield* Effect.yieldNow
       controller.abort()
       assert.isTrue((yield* call).rejected)

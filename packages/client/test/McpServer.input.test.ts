@@ -392,7 +392,7 @@ describe.each(ERAS)("McpServer input, %s era, in-process", (era) => {
       assert.strictEqual(textOf(link), "link: accept")
       const prompt = yield* client.getPrompt({ name: "introduce" })
       assert.deepStrictEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "Introduce Ada." } }])
-      const resource = yield* client.readResource("asking://roots")
+      const resource = yield* client.readResource({ uri: "asking://roots" })
       assert.deepStrictEqual(resource.contents, [{
         uri: "asking://roots",
         mimeType: "text/plain",

@@ -17,7 +17,6 @@ import * as OAuth from "../src/OAuth.js"
 import * as Transport from "../src/Transport.js"
 import { oauthLayer } from "./fixtures/oauth/harness.js"
 import * as Scripted from "./utils/scriptedTransport.js"
-import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const clientCredentials = oauthLayer({
   grant: OAuth.Grant.ClientCredentials(),
@@ -36,7 +35,7 @@ const withExtensions = (
       return Context.add(
         context,
         Transport.Transport,
-        TransportHooks.withCredentials({ ...transport }, { set: () => Effect.void, partition: Effect.succeed(undefined), extensions })
+        { ...transport, credentials: { set: () => Effect.void, partition: Effect.succeed(undefined), extensions } }
       )
     }
   ))
@@ -70,7 +69,7 @@ describe("the oauth-client-credentials extension", () => {
         Transport.Transport,
         HttpTransport.layer({ url: "http://127.0.0.1:1/mcp", oauth: OAuth.OAuth }).pipe(Layer.provide(clientCredentials))
       )
-      assert.deepStrictEqual(TransportHooks.credentialsOf(transport)?.extensions, {
+      assert.deepStrictEqual(transport.credentials?.extensions, {
         [OAuth.CLIENT_CREDENTIALS_EXTENSION]: {}
       })
     }))

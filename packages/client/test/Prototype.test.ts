@@ -131,7 +131,7 @@ describe("__proto__ from a server", () => {
         names.map((name) => `s__${name}`)
       )
       for (const name of names) {
-        const result = yield* hub.callTool(`s__${name}`, {})
+        const result = yield* hub.callTool({ name: `s__${name}`, arguments: {} })
         assert.deepStrictEqual(result.content, [{ type: "text", text: `called ${name}` }])
       }
     }).pipe(Effect.provide(NodeServices.layer)))

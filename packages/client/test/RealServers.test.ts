@@ -79,7 +79,7 @@ describe("server-everything (legacy only) over stdio", () => {
     it.effect("a resource is read and a prompt fetched", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
-        const resource = yield* client.readResource(RealServers.everything.resources.dynamicText(1))
+        const resource = yield* client.readResource({ uri: RealServers.everything.resources.dynamicText(1) })
         assert.strictEqual(resource.contents[0].uri, RealServers.everything.resources.dynamicText(1))
         assert.isTrue("text" in resource.contents[0])
         const prompt = yield* client.getPrompt({

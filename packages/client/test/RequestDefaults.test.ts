@@ -36,7 +36,7 @@ describe("request defaults", () => {
       const calls = [
         client.listTools(),
         client.callTool({ name: "slow" }),
-        client.readResource("file:///slow"),
+        client.readResource({ uri: "file:///slow" }),
         client.getPrompt({ name: "slow" }),
         client.request("example/custom", {}, Schema.Unknown)
       ].map((call) => Effect.asVoid(call).pipe(McpClient.withRequestTimeout("1 second"), Effect.exit))

@@ -56,7 +56,7 @@ const stdioClient = (
     ),
     (context) => {
       const client = Context.get(context, McpClient.McpClient)
-      return Effect.map(client.readResource("whoami:"), (result) => JSON.parse(textOf(result)) as Who)
+      return Effect.map(client.readResource({ uri: "whoami:" }), (result) => JSON.parse(textOf(result)) as Who)
     }
   )
 
@@ -163,7 +163,7 @@ describe("the private partition without a known identity", () => {
               Layer.provide(Layer.succeedContext(cache))
             )
           ),
-          (context) => Effect.map(Context.get(context, McpClient.McpClient).readResource("whoami:"), textOf)
+          (context) => Effect.map(Context.get(context, McpClient.McpClient).readResource({ uri: "whoami:" }), textOf)
         )
       const first = yield* client()
       const second = yield* client()
@@ -206,7 +206,7 @@ describe("the private partition of an HTTP server", () => {
       const read = (options: Omit<Parameters<typeof Common.connect>[0], "url">) =>
         Effect.flatMap(
           Common.connect({ url: http.url, ...options }, { resultCache: cache }),
-          ({ client }) => Effect.map(client.readResource("whoami:"), textOf)
+          ({ client }) => Effect.map(client.readResource({ uri: "whoami:" }), textOf)
         )
       assert.strictEqual(yield* read({ bearerToken: Redacted.make("alice") }), "Bearer alice -")
       assert.strictEqual(yield* read({ bearerToken: Redacted.make("bob") }), "Bearer bob -")

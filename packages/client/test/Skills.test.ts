@@ -246,7 +246,7 @@ describe("Skills", () => {
             // at once: its cost against the cost of reading the same file as a plain resource, each the least of two
             // runs (compared with that, measured here, never with milliseconds: utils/cost.ts)
             const loaded = yield* leastMillisOf(load, 2)
-            const read = yield* leastMillisOf(client.readResource(skill!.uri), 2)
+            const read = yield* leastMillisOf(client.readResource({ uri: skill!.uri }), 2)
             return { loaded, outcome: outcome!, read }
           })
         )

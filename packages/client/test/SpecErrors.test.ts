@@ -61,14 +61,14 @@ for (const era of ["legacy", "modern"] as const) {
     it.effect("-32002: ResourceNotFound naming the resource, the McpError as its cause", () =>
       Effect.gen(function*() {
         const client = yield* McpClient.McpClient
-        const error = yield* Effect.flip(client.readResource("file:///missing"))
+        const error = yield* Effect.flip(client.readResource({ uri: "file:///missing" }))
         assert.strictEqual(error._tag, "ResourceNotFound")
         if (error._tag !== "ResourceNotFound") return
         assert.strictEqual(error.uri, "file:///missing")
         assert.strictEqual(error.method, "resources/read")
         assert.strictEqual(error.cause.code, -32002)
         // catchTag recovers it
-        const recovered = yield* client.readResource("file:///bare").pipe(
+        const recovered = yield* client.readResource({ uri: "file:///bare" }).pipe(
           Effect.map(() => "found"),
           Effect.catchTag("ResourceNotFound", (e) => Effect.succeed(`missing ${e.uri}`))
         )
@@ -80,7 +80,7 @@ for (const era of ["legacy", "modern"] as const) {
       () =>
         Effect.gen(function*() {
           const client = yield* McpClient.McpClient
-          const error = yield* Effect.flip(client.readResource("file:///gone"))
+          const error = yield* Effect.flip(client.readResource({ uri: "file:///gone" }))
           assert.strictEqual(error._tag, "ResourceNotFound")
           if (error._tag !== "ResourceNotFound") return
           assert.strictEqual(error.uri, "file:///gone")

@@ -25,7 +25,6 @@ import * as McpError from "../src/McpError.js"
 import type * as McpSchema from "../src/McpSchema.js"
 import * as StdioTransport from "../src/StdioTransport.js"
 import * as Transport from "../src/Transport.js"
-import * as TransportHooks from "../src/internal/transportHooks.js"
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/stdio/${name}`, import.meta.url))
 const node = process.execPath
@@ -172,21 +171,19 @@ describe("StdioTransport", () => {
       const transport = yield* Transport.Transport
       const seen: Array<string> = []
       const events = yield* Queue.unbounded<Transport.TransportEvent>()
-      const emit: Transport.Emit = TransportHooks.withFastEmit(
-        (event: Transport.TransportEvent) =>
-          Effect.suspend(() => {
-            seen.push(`effect ${event._tag === "Response" ? event.message.id : event._tag}`)
-            return Queue.offer(events, event)
-          }),
-        // takes the answers to even ids only
-        (event: Transport.TransportEvent) => {
-          if (event._tag !== "Response" || Number(event.message.id) % 2 !== 0) return false
-          seen.push(`sync ${event.message.id}`)
-          return true
-        }
-      )
-      const connection = yield* transport.connect(emit)
-      const sendAtOnce = TransportHooks.fastRequestOf(connection)
+      const emit: Transport.Emit = (event: Transport.TransportEvent) =>
+        Effect.suspend(() => {
+          seen.push(`effect ${event._tag === "Response" ? event.message.id : event._tag}`)
+          return Queue.offer(events, event)
+        })
+      // takes the answers to even ids only
+      const deliver = (event: Transport.TransportEvent) => {
+        if (event._tag !== "Response" || Number(event.message.id) % 2 !== 0) return false
+        seen.push(`sync ${event.message.id}`)
+        return true
+      }
+      const connection = yield* transport.connect(emit, { deliver })
+      const sendAtOnce = connection.trySend
       assert.isDefined(sendAtOnce)
       for (const id of [1, 2, 3, 4]) {
         assert.isTrue(sendAtOnce!({ jsonrpc: "2.0", id, method: "echo", params: { id } }, {}))

@@ -239,7 +239,7 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
         const resources = yield* mcp.listResources()
         for (const resource of resources) {
           yield* step(`resources/read ${resource.uri}`)
-          yield* mcp.readResource(resource.uri)
+          yield* mcp.readResource({ uri: resource.uri })
         }
         yield* step("prompts/list")
         const prompts = yield* mcp.listPrompts()

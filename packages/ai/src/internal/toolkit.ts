@@ -47,7 +47,7 @@ export const fromHub = (hub: McpHub.Service): McpToolkit.Source<never> => ({
       ),
       items.map((item) => ({ name: item.name, server: item.server, tool: item.tool }))
     )),
-  call: (name, args, options) => hub.callTool(name, args, options),
+  call: (name, args, options) => hub.callTool({ name, arguments: args }, options),
   changes: Stream.filter(hub.changes, (change) => change.list === "tools")
 })
 

@@ -45,7 +45,6 @@ import * as ToolOutput from "./client/toolOutput.js"
 import * as Completions from "./client/completions.js"
 import * as codec from "./codec.js"
 import * as Negotiation from "./negotiation.js"
-import * as TransportHooks from "./transportHooks.js"
 import * as ToolResultInternal from "./toolResult.js"
 
 /** @internal */
@@ -147,7 +146,7 @@ const makeEnvelope = (
     // configured ones (which win), and only where the spec has a place for them: `capabilities.extensions` exists
     // from 2026-07-28 on (the extension's guide declares it in the per-request capabilities); a 2025 `initialize`
     // has no such field, so a legacy session does not get them.
-    const brought = TransportHooks.credentialsOf(transport)?.extensions
+    const brought = transport.credentials?.extensions
     const withBrought = (capabilities: McpSchema.ClientCapabilities, version: McpSchema.ProtocolVersion) =>
       brought === undefined || Object.keys(brought).length === 0 || !McpSchema.isModernVersion(version)
         ? capabilities
@@ -565,7 +564,7 @@ const resourcesPart = (parts: Parts): Pick<
     listResourceTemplates: (options) =>
       collect((refused) => streamResourceTemplates(options, refused), "resources/templates/list"),
     streamResourceTemplates: (options) => streamResourceTemplates(options),
-    readResource: (uri, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options)
+    readResource: ({ uri }, options) => callSync("resources/read", { uri }, decodeReadResourceResult, options)
   }
 }
 

@@ -22,7 +22,6 @@ import type { Sender } from "./httpSender.js"
 import type { Cursor, Resolved, Route, Source, State } from "./httpState.js"
 import { EVENT_STREAM, isObject, JSON_TYPE, newCursor, transportError } from "./httpState.js"
 import * as McpHeaders from "./mcpHeaders.js"
-import * as Hooks from "./transportHooks.js"
 import { printable } from "./printable.js"
 
 /**
@@ -161,7 +160,8 @@ export const make = (
   state: State,
   sender: Sender,
   emit: Transport.Emit,
-  now: () => number
+  now: () => number,
+  deliverAtOnce: ((event: Transport.TransportEvent) => boolean) | undefined
 ): Inbound => {
   const emitOpen = (event: Transport.TransportEvent) => state.closed ? Effect.void : emit(event)
   const reportClosed = (error: McpError.TransportError) =>
@@ -189,8 +189,7 @@ export const make = (
   /** A frame larger than `maxEventBytes` is refused too. */
   const chargeTooLarge = (error: McpError.TransportError): Effect.Effect<void, McpError.TransportError> =>
     error.reason === "FrameTooLarge" ? refuse(error.detail ?? "a frame too large") : Effect.void
-  // looked up once per connection, not per answer
-  const emitAtOnce = Hooks.fastEmitOf(emit)
+  const emitAtOnce = deliverAtOnce
 
   /**
    * Reports the answer to the source's request. It is handed to the client at once when the client can settle it

@@ -25,6 +25,7 @@ import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
+import type * as HttpTransport from "../HttpTransport.js"
 import type * as OAuth from "../OAuth.js"
 import * as Transport from "../Transport.js"
 import * as HttpAuth from "./httpAuth.js"
@@ -41,7 +42,6 @@ import { lazyImport } from "./lazyImport.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
 import * as Tracing from "./tracing.js"
-import * as Hooks from "./transportHooks.js"
 import { printable } from "./printable.js"
 
 export type { BindingOption, Resolved } from "./httpState.js"
@@ -176,7 +176,7 @@ export const make = (
   const verdicts = new Map<string, Verdict>()
   const sender = Sender.make(resolved, client, oauth)
 
-  const connect = (emit: Transport.Emit) =>
+  const connect = (emit: Transport.Emit, connectOptions?: Transport.ConnectOptions) =>
     Effect.gen(function*() {
       yield* sender.auth.ready
       const cached = verdicts.get(resolved.origin)
@@ -197,7 +197,14 @@ export const make = (
       }
       const knownEra = state.binding === "sse" ? "legacy" : cached?.era
       const clock = yield* Clock.Clock
-      const inbound = Inbound.make(resolved, state, sender, emit, () => clock.currentTimeMillisUnsafe())
+      const inbound = Inbound.make(
+        resolved,
+        state,
+        sender,
+        emit,
+        () => clock.currentTimeMillisUnsafe(),
+        connectOptions?.deliver
+      )
 
       // Finalizers run last-added first: stop accepting work, interrupt the streams and requests, DELETE the
       // session, and forget a cached verdict this connection could not confirm.
@@ -332,9 +339,14 @@ export const make = (
       })
     )
 
-  return Hooks.withCredentials(Transport.Transport.of({ kind: "http", connect }), {
-    set: sender.auth.set,
-    partition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers),
-    extensions: oauth?.extensions
+  return Transport.Transport.of({
+    kind: "http",
+    connect,
+    credentials: {
+      // (what `McpClient.setAuth` is given: an `HttpTransport.Auth`, checked again by the setter)
+      set: (auth) => sender.auth.set(auth as HttpTransport.Auth),
+      partition: HttpAuth.partitionOf(resolved.bearerToken, oauth, resolved.headers),
+      extensions: oauth?.extensions
+    }
   })
 }

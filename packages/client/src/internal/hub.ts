@@ -567,13 +567,13 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       order.flatMap((server) => project.tools(server, current.get(server)?.tools ?? []))),
     changes: Stream.fromPubSub(parts.changes),
     resolve,
-    callTool: (name, args, options) =>
+    callTool: ({ arguments: args, name }, options) =>
       Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: tool, server }) =>
         Effect.andThen(allowed(server, tool), callOn(server, tool)(args, options))),
-    getPrompt: (name, args, options) =>
+    getPrompt: ({ arguments: args, name }, options) =>
       Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: prompt, server }) =>
         use(server, (c) => c.getPrompt({ name: prompt, arguments: args }, options))),
-    readResource: (server, uri, options) => use(server, (c) => c.readResource(uri, options)),
+    readResource: ({ server, uri }, options) => use(server, (c) => c.readResource({ uri }, options)),
     bindTool,
     release: (server) => Effect.flatMap(known(server), parts.release)
   }

@@ -180,11 +180,11 @@ export const fromRuntime = <R>(
         )
         : called
     },
-    readResource: (uri, options) =>
+    readResource: (params, options) =>
       call(
         options,
-        (wire) => client.readResource(uri, wire),
-        (calls, wire, onExit) => calls.readResource(directRuntime, uri, wire, onExit)
+        (wire) => client.readResource(params, wire),
+        (calls, wire, onExit) => calls.readResource(directRuntime, params.uri, wire, onExit)
       ),
     getPrompt: (params, options) =>
       call(

@@ -32,7 +32,6 @@ import * as codec from "./codec.js"
 import * as lineDecoder from "./lineDecoder.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as ProcessTree from "./processTree.js"
-import * as Hooks from "./transportHooks.js"
 import { printable } from "./printable.js"
 import * as StdioIdentity from "./stdioIdentity.js"
 
@@ -343,9 +342,9 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
         yield* bounded(Effect.flatMap(Effect.forkDetach(Scope.close(processScope, Exit.void)), Fiber.join), killTimeout)
       }).pipe(Effect.annotateLogs({ module: "StdioTransport", method: "close", pid: proc.pid }))
 
-    const connect = (emit: Transport.Emit) =>
+    const connect = (emit: Transport.Emit, connectOptions?: Transport.ConnectOptions) =>
       Effect.gen(function*() {
-        const unsafeEmit = Hooks.fastEmitOf(emit)
+        const unsafeEmit = connectOptions?.deliver
         const callerScope = yield* Effect.scope
         // Our own sequential scopes: closing `scope` runs the shutdown finalizer, then interrupts the fibers
         // (in `fibers`, so stderr keeps draining during shutdown), then runs the spawner's own release (in
@@ -601,18 +600,20 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
               method: "notifications/cancelled",
               params: { requestId: id, reason: cancelReason(reason) }
             }).pipe(Effect.interruptible, Effect.timeout(cancelTimeout), Effect.ignore),
-          setSession: (session) => Ref.set(era, session.era)
-        }
-        return Hooks.withFastRequest(Hooks.withIdentity(connection, identity), (message) => {
-          let line: string
-          try {
-            line = `${codec.encode(message)}\n`
-          } catch {
-            // (a value JSON cannot hold: `request` fails the call with it)
-            return false
+          setSession: (session) => Ref.set(era, session.era),
+          partition: identity,
+          trySend: (message) => {
+            let line: string
+            try {
+              line = `${codec.encode(message)}\n`
+            } catch {
+              // (a value JSON cannot hold: `request` fails the call with it)
+              return false
+            }
+            return Queue.offerUnsafe(outbox, line)
           }
-          return Queue.offerUnsafe(outbox, line)
-        })
+        }
+        return connection
       }).pipe(
         Effect.withSpan("StdioTransport.connect", {
           attributes: { "mcp.transport": "stdio", "process.command": resolved.command }

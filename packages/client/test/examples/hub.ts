@@ -10,8 +10,8 @@ export const program = Effect.gen(function*() {
   yield* Console.log(`tools: ${items.map((tool) => tool.name).join(", ")}`)
   for (const error of errors) yield* Console.error(error.message)
   // each call goes to the server its name starts with
-  const sum = yield* hub.callTool("everything__get-sum", { a: 2, b: 3 })
-  const echo = yield* hub.callTool("demo__echo", { text: "routed by name" })
+  const sum = yield* hub.callTool({ name: "everything__get-sum", arguments: { a: 2, b: 3 } })
+  const echo = yield* hub.callTool({ name: "demo__echo", arguments: { text: "routed by name" } })
   yield* Console.log(sum.content, echo.content)
 })
 

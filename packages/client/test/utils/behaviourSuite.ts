@@ -99,9 +99,9 @@ export const behaviourSuite = <E>(
           assert.deepStrictEqual(resources.map((r) => r.uri), ["fixture://hello"])
           const templates = yield* client.listResourceTemplates()
           assert.deepStrictEqual(templates.map((t) => t.uriTemplate), ["fixture://items/{id}"])
-          const hello = yield* client.readResource("fixture://hello")
+          const hello = yield* client.readResource({ uri: "fixture://hello" })
           assert.strictEqual("text" in hello.contents[0] ? hello.contents[0].text : undefined, "Hello, world!")
-          const item = yield* client.readResource("fixture://items/20")
+          const item = yield* client.readResource({ uri: "fixture://items/20" })
           assert.strictEqual("text" in item.contents[0] ? item.contents[0].text : undefined, "item 20")
           const prompts = yield* client.listPrompts()
           assert.deepStrictEqual(prompts.map((p) => p.name), ["greet"])
@@ -113,7 +113,7 @@ export const behaviourSuite = <E>(
             argument: { name: "name", value: "al" }
           })
           assert.deepStrictEqual(completion.completion.values, ["alice", "albert"])
-          const missing = yield* Effect.flip(client.readResource("fixture://nothing"))
+          const missing = yield* Effect.flip(client.readResource({ uri: "fixture://nothing" }))
           // legacy servers answer -32002, 2026-07-28 ones -32602: both are a typed ResourceNotFound
           assert.strictEqual(missing._tag, "ResourceNotFound")
         }))

@@ -174,7 +174,7 @@ export const suite = <E>(
         it.effect("a resource is read", () =>
           Effect.gen(function*() {
             const client = yield* McpClient.McpClient
-            const read = yield* client.readResource(resource.uri)
+            const read = yield* client.readResource({ uri: resource.uri })
             const first = read.contents[0]
             assert.include(first !== undefined && "text" in first ? first.text : "", resource.text)
           }))

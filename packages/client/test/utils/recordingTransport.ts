@@ -21,7 +21,6 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type * as McpSchema from "../../src/McpSchema.js"
 import * as Transport from "../../src/Transport.js"
-import * as TransportHooks from "../../src/internal/transportHooks.js"
 
 /**
  * One recorded step. `connection` counts the transport's `connect` calls, from 1.
@@ -119,8 +118,11 @@ const wrap = (
   transport: Transport.Transport["Service"],
   { nextConnection, record }: Recording
 ): Transport.Transport["Service"] =>
-  withSameCredentials(transport, Transport.Transport.of({
+  Transport.Transport.of({
     kind: transport.kind,
+    // the copy keeps the credentials of the transport it records (`McpClient.setAuth` swaps them through it)
+    credentials: transport.credentials,
+    // (no `deliver` passed on: every event is recorded, through `emit`)
     connect: (emit) =>
       Effect.gen(function*() {
         const connection = yield* nextConnection
@@ -140,13 +142,7 @@ const wrap = (
             Effect.andThen(record(Entry.SetSession({ connection, session })), inner.setSession(session))
         } satisfies Transport.TransportConnection
       })
-  }))
-
-/** The copy keeps the credentials of the transport it records (`McpClient.setAuth` swaps them through it). */
-const withSameCredentials = <T extends object>(original: object, copy: T): T => {
-  const credentials = TransportHooks.credentialsOf(original)
-  return credentials === undefined ? copy : TransportHooks.withCredentials(copy, credentials)
-}
+  })
 
 /**
  * Builds a recording copy of a transport service, with its recorder.

@@ -9,7 +9,6 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as McpError from "../../src/McpError.js"
 import type * as McpSchema from "../../src/McpSchema.js"
-import * as Hooks from "../../src/internal/transportHooks.js"
 import * as Transport from "../../src/Transport.js"
 
 export interface ScriptContext {
@@ -115,11 +114,14 @@ export const layer = (
             setSession: (session) => Ref.update(log.sessions, (all) => [...all, session])
           } satisfies Transport.TransportConnection
           if (options.fastRequest !== true) return connection
-          // (a closed connection throws: the request then goes through `request`, which fails it)
-          return Hooks.withFastRequest(connection, (message) => {
-            Effect.runSync(deliver(message))
-            return true
-          })
+          return {
+            ...connection,
+            // (a closed connection throws: the request then goes through `request`, which fails it)
+            trySend: (message) => {
+              Effect.runSync(deliver(message))
+              return true
+            }
+          } satisfies Transport.TransportConnection
         })
     })
     return Context.make(Transport.Transport, transport).pipe(Context.add(ScriptLog, log))

@@ -23,7 +23,6 @@ import type * as McpSchema from "../../McpSchema.js"
 import type * as ResultCache from "../../ResultCache.js"
 import type * as Transport from "../../Transport.js"
 import { cacheableMethods, flightName, isRetry } from "../resultCacheKey.js"
-import * as Hooks from "../transportHooks.js"
 import * as InputRounds from "./inputRounds.js"
 import * as SharedLegs from "./sharedLegs.js"
 import type { Session } from "./session.js"
@@ -103,7 +102,7 @@ export const make = (
   credentialId: string | undefined
 ): Effect.Effect<Cache> =>
   Effect.gen(function*() {
-    const credentials = Hooks.credentialsOf(transport)
+    const credentials = transport.credentials
     // Without an explicit id, the transport's own credentials key the partition (none: the anonymous one).
     let credential = credentialId ??
       (credentials === undefined ? undefined : yield* credentials.partition)
@@ -111,7 +110,7 @@ export const make = (
     let ownPartition: string | undefined
     const partitionOf = (session: Session): Effect.Effect<string | undefined> => {
       if (byCredential) return Effect.succeed(credential)
-      const identity = Hooks.identityOf(session.connection)
+      const identity = session.connection.partition
       if (identity !== undefined) return identity
       ownPartition ??= `client:${globalThis.crypto.randomUUID()}`
       return Effect.succeed(ownPartition)

@@ -23,7 +23,6 @@ import * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
 import type * as Negotiation from "../negotiation.js"
 import * as Signal from "../signal.js"
-import * as TransportHooks from "../transportHooks.js"
 import type * as Options from "./options.js"
 import * as Requester from "./requester.js"
 import type * as RequestTable from "./requestTable.js"
@@ -263,7 +262,7 @@ const reinitialize = (ctx: Context, attempt: Attempt): Effect.Effect<void> =>
   })
 
 /** Where the transport delivers what the server sends during one attempt. */
-const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
+const emitFor = (ctx: Context, attempt: Attempt): readonly [Transport.Emit, Transport.ConnectOptions] => {
   const route = (event: Transport.TransportEvent): Effect.Effect<void> => {
     switch (event._tag) {
       case "SessionExpired":
@@ -293,7 +292,7 @@ const emitFor = (ctx: Context, attempt: Attempt): Transport.Emit => {
     ctx.requests.settleResponse(event.message, entry)
     return true
   }
-  return TransportHooks.withFastEmit(emit, unsafeEmit)
+  return [emit, { deliver: unsafeEmit }]
 }
 
 /** A connection quiet for `interval` is checked (legacy `ping`, modern `server/discover`); a failure closes it. */
@@ -356,7 +355,7 @@ const runAttempt = (ctx: Context, onEstablished: () => void): Effect.Effect<neve
     if ((yield* control.state.get)._tag !== "Connecting") {
       yield* control.state.set({ _tag: "Connecting" })
     }
-    const connection = yield* ctx.transport.connect(emitFor(ctx, attempt))
+    const connection = yield* ctx.transport.connect(...emitFor(ctx, attempt))
     attempt.connection = connection
     const negotiated = yield* ctx.negotiator.negotiate(channelOf(ctx, attempt, connection))
     const session = sessionOf(negotiated, attempt, connection)

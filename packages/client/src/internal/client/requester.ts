@@ -20,7 +20,6 @@ import type * as Transport from "../../Transport.js"
 import * as Envelope from "./envelope.js"
 import type * as RequestTable from "./requestTable.js"
 import type { Wire } from "./session.js"
-import * as Hooks from "../transportHooks.js"
 
 /**
  * How one request is sent and waited for.
@@ -143,7 +142,7 @@ const sentAtOnce = (
   message: McpSchema.JsonRpcRequest,
   options: Transport.WireOptions
 ): boolean => {
-  const unsafeRequest = Hooks.fastRequestOf(connection)
+  const unsafeRequest = connection.trySend
   if (unsafeRequest === undefined) return false
   try {
     return unsafeRequest(message, options)
