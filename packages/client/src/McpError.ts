@@ -397,12 +397,14 @@ export type TransportFailure = TransportError | AuthError | SessionExpired
 export type ConnectError = TransportFailure | McpError | ProtocolError | RequestTimeout
 
 /**
- * What a request to the server can fail with.
+ * What a request to the server can fail with: every error of the client's methods (a call run as a task adds
+ * `TaskError`, which is one of them, so that one type names what any call fails with). `ToolFailed` comes on top
+ * only where a call asks for it (`isError: "fail"`, a typed tool).
  *
  * @since 0.1.0
  * @category errors
  */
-export type McpClientError = RequestError | SpecError
+export type McpClientError = RequestError | SpecError | TaskError
 
 /**
  * What one request on the wire can fail with, before the spec's errors are told apart from other `McpError`s.
@@ -422,7 +424,8 @@ export type RequestError = TransportError | AuthError | SessionExpired | McpErro
 export const isMcpClientError = (u: unknown): u is McpClientError =>
   u instanceof TransportError || u instanceof AuthError || u instanceof SessionExpired || u instanceof McpError ||
   u instanceof ProtocolError || u instanceof RequestTimeout || u instanceof ResourceNotFound ||
-  u instanceof UrlElicitationRequired || u instanceof MissingClientCapability || u instanceof UnsupportedProtocolVersion
+  u instanceof UrlElicitationRequired || u instanceof MissingClientCapability || u instanceof UnsupportedProtocolVersion ||
+  u instanceof TaskError
 
 /**
  * A server's text made fit for a log line or a display: every control character and every invisible one (C0 and

@@ -129,6 +129,11 @@ describe("isError as a failure", () => {
       expectTypeOf(client.callTool({ name: "fail" })).toEqualTypeOf<
         Effect.Effect<McpSchema.CallToolResult, McpError.McpClientError | McpError.TaskError>
       >()
+      // one type names what a call fails with (a task's failure included): a handler typed with it compiles
+      const tags = client.callTool({ name: "add", arguments: { a: 1, b: 2 } }).pipe(
+        Effect.mapError((e: McpError.McpClientError) => e._tag)
+      )
+      assert.strictEqual(ToolResult.text(yield* tags), "3")
       const error = yield* Effect.flip(failed)
       assert.strictEqual(error._tag, "ToolFailed")
       if (error._tag === "ToolFailed") {
