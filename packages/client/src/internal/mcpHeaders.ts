@@ -6,6 +6,7 @@
  * @internal
  */
 import * as McpSchema from "../McpSchema.js"
+import { methodOf } from "./mcpMethods.js"
 
 /** @internal */
 export const SENTINEL_PREFIX = "=?base64?"
@@ -259,19 +260,6 @@ export const paramHeaders = (
   return headers
 }
 
-/**
- * The body field `Mcp-Name` mirrors, by method (the last three come from the tasks extension).
- *
- * @internal
- */
-export const NAME_SOURCE: Readonly<Record<string, string>> = {
-  "tools/call": "name",
-  "prompts/get": "name",
-  "resources/read": "uri",
-  "tasks/get": "taskId",
-  "tasks/update": "taskId",
-  "tasks/cancel": "taskId"
-}
 
 /**
  * `Mcp-Method` and, for the methods that have one, `Mcp-Name` (encoded). A method name that cannot travel as a
@@ -289,7 +277,8 @@ export const standardHeaders = (
     return { _tag: "Refused", reason: `the method name ${JSON.stringify(message.method)} cannot be sent as a header` }
   }
   const headers: Record<string, string> = { "Mcp-Method": message.method }
-  const field = NAME_SOURCE[message.method]
+  // the body field `Mcp-Name` mirrors, by the method's definition
+  const field = methodOf(message.method)?.nameField
   if (field !== undefined && "id" in message && isObject(message.params)) {
     const value = message.params[field]
     if (typeof value === "string") headers["Mcp-Name"] = encodeValue(value)

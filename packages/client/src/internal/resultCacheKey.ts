@@ -6,16 +6,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Hex from "effect/encoding/Hex"
+import { methodsWhere } from "./mcpMethods.js"
 
 /** The methods whose complete results carry `ttlMs` and `cacheScope` (2026-07-28 caching page). @internal */
-export const cacheableMethods: ReadonlySet<string> = new Set([
-  "server/discover",
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read"
-])
+export const cacheableMethods: ReadonlySet<string> = methodsWhere((method) => method.cacheable)
 
 /** The fields of a cache key, as the public module defines them. @internal */
 export interface KeyFields {

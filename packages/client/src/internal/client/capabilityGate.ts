@@ -8,31 +8,7 @@
  */
 import * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
-
-type Capability = "tools" | "prompts" | "resources" | "completions" | "logging"
-
-/** The capability each gated method needs. */
-const needs: Readonly<Record<string, Capability>> = {
-  "tools/list": "tools",
-  "tools/call": "tools",
-  "prompts/list": "prompts",
-  "prompts/get": "prompts",
-  "resources/list": "resources",
-  "resources/templates/list": "resources",
-  "resources/read": "resources",
-  "resources/subscribe": "resources",
-  "resources/unsubscribe": "resources",
-  "completion/complete": "completions",
-  "logging/setLevel": "logging"
-}
-
-/** The empty page of each list method. */
-const emptyLists: Readonly<Record<string, object>> = {
-  "tools/list": { tools: [] },
-  "prompts/list": { prompts: [] },
-  "resources/list": { resources: [] },
-  "resources/templates/list": { resourceTemplates: [] }
-}
+import { methodOf } from "../mcpMethods.js"
 
 /**
  * What a strict client does with a request: send it (undefined), answer it with an empty list (`Empty`), or
@@ -51,17 +27,18 @@ export const check = (
   method: string,
   capabilities: McpSchema.ServerCapabilities
 ): Verdict | undefined => {
-  const capability = needs[method]
+  const definition = methodOf(method)
+  const capability = definition?.capability
   if (capability === undefined) return undefined
-  const declared = capabilities[capability]
+  const subscribing = capability === "resources.subscribe"
+  const declared = capabilities[subscribing ? "resources" : capability]
   if (declared !== undefined && declared !== null) {
-    const subscribing = method === "resources/subscribe" || method === "resources/unsubscribe"
     if (subscribing && capabilities.resources?.subscribe !== true) return refused(method, "resources.subscribe")
     return undefined
   }
-  const empty = emptyLists[method]
+  const empty = definition?.emptyPage
   if (empty !== undefined) return { _tag: "Empty", result: empty }
-  return refused(method, capability)
+  return refused(method, subscribing ? "resources" : capability)
 }
 
 const refused = (method: string, capability: string): Verdict => ({

@@ -15,8 +15,9 @@ import * as UrlConsent from "../urlConsent.js"
 import type * as Cache from "./cache.js"
 import type * as Envelope from "./envelope.js"
 import type { Session } from "./session.js"
+import { methodsWhere } from "../mcpMethods.js"
 
-const inputMethods = new Set(["tools/call", "resources/read", "prompts/get"])
+const inputMethods = methodsWhere((method) => method.inputRounds)
 const inputCapability: Readonly<Record<string, "elicitation" | "sampling" | "roots">> = {
   "elicitation/create": "elicitation",
   "sampling/createMessage": "sampling",

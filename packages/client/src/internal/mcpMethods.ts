@@ -1,0 +1,93 @@
+/**
+ * The request methods the client sends, one definition each: what every part of the client needs to know about a
+ * method reads it from here (whether it may be sent twice, the capability it needs under `strict`, whether its
+ * results may be cached, whether a modern server may answer it with `input_required` rounds, the field the
+ * `Mcp-Name` header mirrors). Every definition has every fact (the compiler checks it): adding a method is its entry
+ * here, its schema, the service member that sends it and its test.
+ *
+ * A leaf: it imports nothing.
+ *
+ * @internal
+ */
+
+/** A server capability a method needs under `strict`; `resources.subscribe` needs `resources.subscribe: true`. */
+export type Capability = "tools" | "prompts" | "resources" | "resources.subscribe" | "completions" | "logging"
+
+/** @internal */
+export interface Method {
+  /**
+   * Only reads, so a server may receive it twice with no harm: the client re-issues it when it is lost with its
+   * response stream, and the HTTP transport re-sends it when its connection closed before any answer. (A dropped
+   * `subscriptions/listen` is opened again by the subscription itself, after a pause.)
+   */
+  readonly idempotent: boolean
+  /** The capability a strict client needs the server to declare before sending it (`undefined`: none). */
+  readonly capability: Capability | undefined
+  /** Under `strict`, the page a server without the capability answers (a listing: empty); else it is refused. */
+  readonly emptyPage: object | undefined
+  /** Its complete results carry `ttlMs` and `cacheScope` (the 2026-07-28 caching page): the result cache keeps them. */
+  readonly cacheable: boolean
+  /** A 2026-07-28 server may answer it with `input_required` rounds. */
+  readonly inputRounds: boolean
+  /** The body field the `Mcp-Name` header mirrors (2026-07-28 HTTP). */
+  readonly nameField: string | undefined
+}
+
+const plain: Method = {
+  idempotent: false,
+  capability: undefined,
+  emptyPage: undefined,
+  cacheable: false,
+  inputRounds: false,
+  nameField: undefined
+}
+
+const listing = (capability: Capability, emptyPage: object): Method => ({
+  ...plain,
+  idempotent: true,
+  capability,
+  emptyPage,
+  cacheable: true
+})
+
+/** @internal */
+export const methods = {
+  "initialize": plain,
+  "ping": { ...plain, idempotent: true },
+  "server/discover": { ...plain, idempotent: true, cacheable: true },
+  "tools/list": listing("tools", { tools: [] }),
+  "tools/call": { ...plain, capability: "tools", inputRounds: true, nameField: "name" },
+  "prompts/list": listing("prompts", { prompts: [] }),
+  "prompts/get": { ...plain, idempotent: true, capability: "prompts", inputRounds: true, nameField: "name" },
+  "resources/list": listing("resources", { resources: [] }),
+  "resources/templates/list": listing("resources", { resourceTemplates: [] }),
+  "resources/read": {
+    ...plain,
+    idempotent: true,
+    capability: "resources",
+    cacheable: true,
+    inputRounds: true,
+    nameField: "uri"
+  },
+  "resources/subscribe": { ...plain, capability: "resources.subscribe" },
+  "resources/unsubscribe": { ...plain, capability: "resources.subscribe" },
+  "completion/complete": { ...plain, idempotent: true, capability: "completions" },
+  "logging/setLevel": { ...plain, capability: "logging" },
+  "subscriptions/listen": plain,
+  "tasks/get": { ...plain, nameField: "taskId" },
+  "tasks/update": { ...plain, nameField: "taskId" },
+  "tasks/cancel": { ...plain, nameField: "taskId" },
+  "tasks/result": plain,
+  "tasks/list": plain
+} as const satisfies Readonly<Record<string, Method>>
+
+/** @internal */
+export type MethodName = keyof typeof methods
+
+/** The definition of `method`, when the client knows it (an extension's method has none). @internal */
+export const methodOf = (method: string): Method | undefined =>
+  Object.hasOwn(methods, method) ? methods[method as MethodName] : undefined
+
+/** The methods whose definitions say `fact`. @internal */
+export const methodsWhere = (fact: (method: Method) => boolean): ReadonlySet<string> =>
+  new Set(Object.entries(methods).flatMap(([name, method]) => fact(method) ? [name] : []))
