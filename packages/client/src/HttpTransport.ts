@@ -110,6 +110,12 @@ export type Auth = Data.TaggedEnum<{
  */
 export const Auth = Data.taggedEnum<Auth>()
 
+/**
+ * The options of {@link layer} and {@link make}: the server's URL and how to reach it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface HttpTransportOptions<R = never> {
   /** The MCP endpoint (or, for HTTP+SSE, the SSE URL). `http:` or `https:`, without credentials. */
   readonly url: string | URL

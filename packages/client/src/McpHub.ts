@@ -25,7 +25,7 @@
  * const program = Effect.gen(function*() {
  *   const hub = yield* McpHub.McpHub
  *   const { items, errors } = yield* hub.listTools()
- *   return yield* hub.callTool(items[0].name, {})
+ *   return yield* hub.callTool({ name: items[0].name, arguments: {} })
  * })
  * ```
  *

@@ -13,20 +13,20 @@
  *
  * @example
  * ```ts
- * import { McpClient, McpPromiseClient, StdioTransport } from "@conduit-mcp/client"
+ * import { McpClient, McpPromiseClient, ToolResult } from "@conduit-mcp/client"
  * import { NodeServices } from "@effect/platform-node"
  * import { Layer } from "effect"
  *
- * const client = await McpPromiseClient.make(
- *   McpClient.layer({ clientInfo: { name: "my-app", version: "1.0.0" } }).pipe(
- *     Layer.provide(StdioTransport.layer({ command: "npx", args: ["-y", "some-mcp-server"] })),
- *     Layer.provide(NodeServices.layer)
+ * export const addOnce = async (): Promise<string> => {
+ *   const client = await McpPromiseClient.make(
+ *     McpClient.layerStdio({ command: "npx", args: ["-y", "some-mcp-server"] }).pipe(Layer.provide(NodeServices.layer))
  *   )
- * )
- * try {
- *   const result = await client.callTool({ name: "add", arguments: { a: 1, b: 2 } }, { timeout: "5 seconds" })
- * } finally {
- *   await client.close()
+ *   try {
+ *     const result = await client.callTool({ name: "add", arguments: { a: 1, b: 2 } }, { timeout: "5 seconds" })
+ *     return ToolResult.text(result)
+ *   } finally {
+ *     await client.close()
+ *   }
  * }
  * ```
  *

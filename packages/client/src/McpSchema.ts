@@ -119,10 +119,10 @@ export const ErrorCode = {
  */
 export const parseJson: (text: string) => unknown = protoKeys.parse
 
-// The JSON-RPC envelope, the lifecycle and content types and the feature types live in internal modules of their own,
-// re-exported here as they are.
-
 /**
+ * The JSON-RPC envelope, the lifecycle and content types and the feature types live in internal modules of their
+ * own, re-exported here as they are.
+ *
  * @since 0.1.0
  */
 export * from "./internal/mcpSchemaJsonRpc.js"

@@ -288,18 +288,31 @@ export class McpServer extends Context.Service<McpServer, Server>()("@conduit-mc
  * @since 0.1.0
  */
 export {
+  /** @since 0.1.0 */
   type CreateMessageParams,
+  /** @since 0.1.0 */
   type CreateMessageResult,
+  /** @since 0.1.0 */
   elicit,
+  /** @since 0.1.0 */
   type ElicitParams,
+  /** @since 0.1.0 */
   type ElicitResult,
+  /** @since 0.1.0 */
   elicitUrl,
+  /** @since 0.1.0 */
   type ElicitUrlParams,
+  /** @since 0.1.0 */
   listRoots,
+  /** @since 0.1.0 */
   log,
+  /** @since 0.1.0 */
   progress,
+  /** @since 0.1.0 */
   publish,
+  /** @since 0.1.0 */
   type Root,
+  /** @since 0.1.0 */
   sample
 } from "./internal/serverAccessors.js"
 
@@ -307,23 +320,41 @@ export {
  * @since 0.1.0
  */
 export {
+  /** @since 0.1.0 */
   type Completer,
+  /** @since 0.1.0 */
   type DefinitionContext,
+  /** @since 0.1.0 */
   prompt,
+  /** @since 0.1.0 */
   type Prompt,
+  /** @since 0.1.0 */
   type PromptArgument,
+  /** @since 0.1.0 */
   type PromptMessage,
+  /** @since 0.1.0 */
   type PromptResult,
+  /** @since 0.1.0 */
   resource,
+  /** @since 0.1.0 */
   type Resource,
+  /** @since 0.1.0 */
   type ResourceInfo,
+  /** @since 0.1.0 */
   type ResourceResult,
+  /** @since 0.1.0 */
   resourceTemplate,
+  /** @since 0.1.0 */
   type ResourceTemplate,
+  /** @since 0.1.0 */
   text,
+  /** @since 0.1.0 */
   tool,
+  /** @since 0.1.0 */
   type Tool,
+  /** @since 0.1.0 */
   type ToolInfo,
+  /** @since 0.1.0 */
   type ToolResult
 } from "./internal/serverDefinitions.js"
 
@@ -414,11 +445,15 @@ export const layer = <
  * import * as Stdio from "effect/Stdio"
  * import * as McpServer from "@conduit-mcp/server/McpServer"
  *
- * Effect.gen(function*() {
+ * // serves until stdin closes
+ * export const main = Effect.gen(function*() {
  *   const server = yield* McpServer.make({ name: "demo", version: "1.0.0" })
  *   const stdio = yield* Stdio.Stdio
  *   yield* McpServer.serve(server, { input: stdio.stdin, output: stdio.stdout() })
- * }).pipe(Effect.provide(NodeServices.layer), NodeRuntime.runMain)
+ * }).pipe(Effect.provide(NodeServices.layer))
+ *
+ * // in the program's entry point:
+ * if (process.argv[1]?.endsWith("server.js")) NodeRuntime.runMain(main)
  * ```
  *
  * @since 0.1.0
