@@ -2,7 +2,7 @@
  * Drives a program in a real terminal: a private tmux server (its own socket) running one window, whose screen
  * the test reads and whose keyboard it types on.
  */
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
@@ -22,6 +22,9 @@ export interface Terminal {
  * Runs `argv` in a terminal of `columns` × `rows`. When it exits, `[exit <code>]` is printed and the window
  * stays open. The tmux server is killed with the Scope.
  */
+/** How often `waitFor` reads the screen: what it sees may be this late. */
+export const pollInterval = Duration.millis(100)
+
 export const open = (
   argv: ReadonlyArray<string>,
   options: { readonly columns?: number; readonly rows?: number; readonly env?: Readonly<Record<string, string>> } = {}
@@ -57,7 +60,7 @@ export const open = (
     const screen = run(spawner.string(tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main")))
     const poll = (pattern: RegExp): Effect.Effect<string> =>
       Effect.flatMap(screen, (text) =>
-        pattern.test(text) ? Effect.succeed(text) : Effect.andThen(Effect.sleep("100 millis"), poll(pattern)))
+        pattern.test(text) ? Effect.succeed(text) : Effect.andThen(Effect.sleep(pollInterval), poll(pattern)))
     return {
       screen,
       sendKeys: (...keys) => Effect.asVoid(run(spawner.exitCode(tmux("send-keys", "-t", "main", ...keys)))),
