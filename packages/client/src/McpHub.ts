@@ -117,6 +117,23 @@ export class ServerError extends Schema.TaggedError<ServerError>("@conduit-mcp/c
  */
 export type McpHubError = HubError | ServerError
 
+/**
+ * The hub's `callTool`: with `isError: "fail"` a result that reports a failure fails with `McpError.ToolFailed`.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface CallTool {
+  (
+    params: McpClient.CallToolParams,
+    options: McpClient.CallToolOptions & { readonly isError: "fail" }
+  ): Effect.Effect<McpSchema.CallToolResult, McpHubError | McpError.ToolFailed>
+  (
+    params: McpClient.CallToolParams,
+    options?: McpClient.CallToolOptions & { readonly isError?: "result" | undefined }
+  ): Effect.Effect<McpSchema.CallToolResult, McpHubError>
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Definitions
 
@@ -432,11 +449,11 @@ export interface Service {
 
   /** Splits a namespaced name into its server and the server's own name. */
   readonly resolve: (name: string) => Result.Result<{ readonly server: string; readonly name: string }, HubError>
-  /** `tools/call` of a namespaced tool (`server__tool`): the client's parameters and options. */
-  readonly callTool: (
-    params: McpClient.CallToolParams,
-    options?: McpClient.RequestOptions
-  ) => Effect.Effect<McpSchema.CallToolResult, McpHubError>
+  /**
+   * `tools/call` of a namespaced tool (`server__tool`): the client's parameters and options; with `isError: "fail"`
+   * a result that reports a failure fails with `McpError.ToolFailed` (naming the namespaced tool).
+   */
+  readonly callTool: CallTool
   /** `prompts/get` of a namespaced prompt. */
   readonly getPrompt: (
     params: McpClient.GetPromptParams,

@@ -68,6 +68,22 @@ describe("McpHub names and routing", () => {
       assert.deepStrictEqual(texts(yield* hub.callTool({ name: "alpha__a__b" })), ["alpha's a__b"])
     }))
 
+  it.effect("a tool's failure is a result, or with isError: \"fail\" a ToolFailed naming the hub's tool", () =>
+    Effect.gen(function*() {
+      const alpha = yield* echoServer("alpha")
+      const hub = yield* hubOf([{ name: "alpha", transport: alpha.transport }])
+      const result = yield* hub.callTool({ name: "alpha__fail" })
+      assert.isTrue(result.isError)
+      const error = yield* Effect.flip(hub.callTool({ name: "alpha__fail" }, { isError: "fail" }))
+      assert.strictEqual(error._tag, "ToolFailed")
+      if (error._tag === "ToolFailed") {
+        assert.strictEqual(error.tool, "alpha__fail")
+        assert.strictEqual(error.text, "alpha cannot do that")
+      }
+      const ok = yield* hub.callTool({ name: "alpha__echo", arguments: { text: "x" } }, { isError: "fail" })
+      assert.deepStrictEqual(texts(ok), ["alpha: x"])
+    }))
+
   it.effect("an unknown server or a name without a server is a HubError naming it; nothing is connected", () =>
     Effect.gen(function*() {
       const alpha = yield* echoServer("alpha")

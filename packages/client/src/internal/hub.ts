@@ -26,6 +26,7 @@ import type * as SamplingHandler from "../SamplingHandler.js"
 import * as TypedTool from "../TypedTool.js"
 import * as Value from "./jsonSchemaValue.js"
 import { printable } from "./printable.js"
+import * as ToolResultInternal from "./toolResult.js"
 
 type Entry<R> =
   | {
@@ -567,9 +568,12 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       order.flatMap((server) => project.tools(server, current.get(server)?.tools ?? []))),
     changes: Stream.fromPubSub(parts.changes),
     resolve,
-    callTool: ({ arguments: args, name }, options) =>
-      Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: tool, server }) =>
-        Effect.andThen(allowed(server, tool), callOn(server, tool)(args, options))),
+    callTool: ((params: McpClient.CallToolParams, given?: McpClient.CallToolOptions) => {
+      const { isError, ...options } = given ?? {}
+      const called = Effect.flatMap(Effect.fromResult(resolve(params.name)), ({ name: tool, server }) =>
+        Effect.andThen(allowed(server, tool), callOn(server, tool)(params.arguments, options)))
+      return isError === "fail" ? Effect.flatMap(called, ToolResultInternal.failOnError(params.name)) : called
+    }) as McpHub.Service["callTool"],
     getPrompt: ({ arguments: args, name }, options) =>
       Effect.flatMap(Effect.fromResult(resolve(name)), ({ name: prompt, server }) =>
         use(server, (c) => c.getPrompt({ name: prompt, arguments: args }, options))),
