@@ -49,8 +49,7 @@ export interface HasContent {
  * @since 1.0.0
  * @category getters
  */
-export const texts = (result: HasContent): ReadonlyArray<string> =>
-  result.content.flatMap((block) => block.type === "text" ? [block.text] : [])
+export const texts: (result: HasContent) => ReadonlyArray<string> = ToolResultInternal.textsOf
 
 /**
  * The text blocks joined with a newline (`""` when there are none).

@@ -8,9 +8,13 @@ import * as Effect from "effect/Effect"
 import * as McpError from "../McpError.js"
 import type * as McpSchema from "../McpSchema.js"
 
+/** The text of a result's text blocks, in order. */
+export const textsOf = (result: { readonly content: ReadonlyArray<McpSchema.ContentBlock> }): ReadonlyArray<string> =>
+  result.content.flatMap((block) => block.type === "text" ? [block.text] : [])
+
 /** The text blocks of a result, joined with a newline. */
 export const textOf = (result: { readonly content: ReadonlyArray<McpSchema.ContentBlock> }): string =>
-  result.content.flatMap((block) => block.type === "text" ? [block.text] : []).join("\n")
+  textsOf(result).join("\n")
 
 /** The failure an `isError` result of `tool` is. */
 export const toolFailed = (tool: string, result: McpSchema.CallToolResult): McpError.ToolFailed =>
