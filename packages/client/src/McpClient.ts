@@ -45,6 +45,7 @@ import type * as ElicitationHandler from "./ElicitationHandler.js"
 import type * as ExtensionHandler from "./ExtensionHandler.js"
 import type * as HttpTransport from "./HttpTransport.js"
 import type * as McpError from "./McpError.js"
+import type * as McpMethod from "./McpMethod.js"
 import type * as McpSchema from "./McpSchema.js"
 import type * as McpTasks from "./McpTasks.js"
 import { lazyImport } from "./internal/lazyImport.js"
@@ -347,6 +348,26 @@ export const withMeta: {
 )
 
 /**
+ * `McpClient.request`: by a method's definition, or by name with the result's schema.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface Request {
+  <M extends McpMethod.Any>(
+    method: M,
+    ...args: [void] extends [McpMethod.Params<M>] ? [params?: McpMethod.Params<M>, options?: RequestOptions]
+      : [params: McpMethod.Params<M>, options?: RequestOptions]
+  ): Effect.Effect<McpMethod.Result<M>, McpError.McpClientError>
+  <A, I>(
+    method: string,
+    params: Readonly<Record<string, unknown>> | undefined,
+    schema: Schema.Codec<A, I>,
+    options?: RequestOptions
+  ): Effect.Effect<A, McpError.McpClientError>
+}
+
+/**
  * Options of `callTool`: a request's, and what a result that reports a failure (`isError: true`) does: returned as
  * a value (`"result"`, the default) or failing the call with `McpError.ToolFailed` (`"fail"`).
  *
@@ -544,13 +565,12 @@ export interface McpClientService {
    */
   readonly subscribe: Effect.Effect<Stream.Stream<McpSchema.ServerNotification>, never, Scope.Scope>
 
-  /** Any request, its result decoded with `schema`. */
-  readonly request: <A, I>(
-    method: string,
-    params: Readonly<Record<string, unknown>> | undefined,
-    schema: Schema.Codec<A, I>,
-    options?: RequestOptions
-  ) => Effect.Effect<A, McpError.McpClientError>
+  /**
+   * Any request: by its method's definition (`McpMethod`: its parameters encoded and its result decoded by the
+   * definition's schemas, its facts honoured as the client's own methods' are), or by name, its result decoded
+   * with `schema`.
+   */
+  readonly request: Request
   readonly notify: (
     method: string,
     params?: Readonly<Record<string, unknown>> | undefined

@@ -278,7 +278,9 @@ export type ListingBudget = typeof ListingBudget.Type
  *
  * A listing that would pass one of its budgets fails with `ListingBudgetExceeded`: `budget` names the option
  * (`maxPages`, `maxListItems`, `maxListBytes`) and `limit` its value. One whose server answers a cursor it gave
- * before in the same listing (which would page forever) fails with `RepeatedCursor`.
+ * before in the same listing (which would page forever) fails with `RepeatedCursor`. A request sent by its
+ * method's definition (`McpMethod`) whose parameters the definition's schema refuses fails with `InvalidParams`,
+ * before anything is sent.
  *
  * @since 0.1.0
  * @category errors
@@ -294,6 +296,7 @@ export class ProtocolError extends Schema.TaggedError<ProtocolError>("@conduit-m
       "InputRoundsExceeded",
       "CapabilityMissing",
       "InputFailed",
+      "InvalidParams",
       "ListingBudgetExceeded",
       "RepeatedCursor"
     ]),

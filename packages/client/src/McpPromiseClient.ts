@@ -38,6 +38,7 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as internal from "./internal/promiseClient.js"
 import type * as McpClient from "./McpClient.js"
+import type * as McpMethod from "./McpMethod.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
@@ -101,6 +102,12 @@ export interface McpPromiseClient<R = McpClient.McpClient> {
   ) => Promise<ReadonlyArray<McpSchema.ResourceTemplate>>
   readonly listPrompts: (options?: PromiseRequestOptions) => Promise<ReadonlyArray<McpSchema.Prompt>>
   readonly ping: (options?: PromiseRequestOptions) => Promise<void>
+  /** A request by its method's definition (an extension's method): see `McpClient.request` and `McpMethod`. */
+  readonly request: <M extends McpMethod.Any>(
+    method: M,
+    ...args: [void] extends [McpMethod.Params<M>] ? [params?: McpMethod.Params<M>, options?: PromiseRequestOptions]
+      : [params: McpMethod.Params<M>, options?: PromiseRequestOptions]
+  ) => Promise<McpMethod.Result<M>>
   /**
    * Runs anything else the client offers, as an effect in the client's runtime (with its services): the promise
    * settles with its outcome (rejecting as a call does); the signal interrupts it, and so does `close`.

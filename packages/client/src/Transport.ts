@@ -58,6 +58,16 @@ export interface WireOptions {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** The request is a modern `subscriptions/listen`: a long-lived stream with no deadline. */
   readonly listen?: boolean | undefined
+  /**
+   * The request only reads: a transport may send it once more when its connection closed before any answer (the
+   * HTTP transport does). Absent: the transport knows the specification's methods itself.
+   */
+  readonly idempotent?: boolean | undefined
+  /**
+   * The parameter the `Mcp-Name` header mirrors (2026-07-28 HTTP), when the method has one. Absent: the transport
+   * knows the specification's methods itself.
+   */
+  readonly nameField?: string | undefined
 }
 
 /**

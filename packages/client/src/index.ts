@@ -24,6 +24,11 @@ export * as McpClient from "./McpClient.js"
 export * as McpError from "./McpError.js"
 
 /**
+ * @since 1.0.0
+ */
+export * as McpMethod from "./McpMethod.js"
+
+/**
  * @since 0.1.0
  */
 export * as McpPromiseClient from "./McpPromiseClient.js"

@@ -63,14 +63,14 @@ describe("ARCHITECTURE.md", () => {
     assert.deepInclude(importsOf("internal/client"), { target: "internal/client/requestTable", typeOnly: false })
   })
 
-  it("layer 1: McpSchema (with its internal parts) and McpError import no other module of the package", () => {
+  it("layer 1: McpSchema (with its internal parts), McpError and McpMethod import no other module of the package", () => {
     const isWireModel = (m: string) => m === "McpSchema" || m.startsWith("internal/mcpSchema")
     // (but two leaves: the escape of server text, public as `McpError.printable`, and the removal of `__proto__`
     // members, public as `McpSchema.parseJson`)
     const isLeaf = (m: string) => m === "internal/printable" || m === "internal/protoKeys"
     assert.deepStrictEqual(
       violations(
-        (m) => isWireModel(m) || m === "McpError",
+        (m) => isWireModel(m) || m === "McpError" || m === "McpMethod",
         (i) => !i.target.includes("/") || (modules.includes(i.target) && !isWireModel(i.target) && !isLeaf(i.target))
       ),
       []

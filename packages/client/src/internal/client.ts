@@ -35,6 +35,7 @@ import * as NotificationHub from "./client/notificationHub.js"
 import * as Options from "./client/options.js"
 import * as Pagination from "./client/pagination.js"
 import * as Requester from "./client/requester.js"
+import * as McpMethods from "./mcpMethods.js"
 import * as RequestTable from "./client/requestTable.js"
 import * as ServerRequests from "./client/serverRequests.js"
 import { publicSession, type Session } from "./client/session.js"
@@ -80,7 +81,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
     const resultCache = yield* feature(options.resultCache)
     const cache = yield* Cache.make(resultCache, transport, options.credentialId)
     const requests = yield* RequestTable.make
-    const requester = Requester.make(requests, envelope)
+    const requester = Requester.make(requests, envelope, McpMethods.registry())
     const notifications = NotificationHub.makeHub(resolved.notificationBufferSize)
     const serverRequests = yield* ServerRequests.make({
       envelope,
@@ -411,7 +412,7 @@ const sessionPart = (parts: Parts): Pick<
     stateChanges: status.state.changes,
     notifications: parts.notifications.stream,
     subscribe: parts.notifications.subscribe,
-    request,
+    request: calls.requestAny,
     notify: calls.notify,
     listen: parts.subscriptions.listen,
     ping: (options) =>

@@ -93,7 +93,7 @@ export const make = (
       const initializing = request.method === "initialize"
       const sessionId = initializing ? undefined : state.sessionId
       const headers = initializing ? { ...sender.baseHeaders(), accept: ACCEPT_BOTH } : LegacyStreams.sessionHeaders(session, ACCEPT_BOTH)
-      return Effect.flatMap(sender.post(sender.target, request, headers, request.method), (response) => {
+      return Effect.flatMap(sender.post(sender.target, request, headers, request.method, options.idempotent), (response) => {
         const status = response.status
         if (initializing) {
           if ((status === 400 || status === 404 || status === 405) && resolved.binding === "auto") {

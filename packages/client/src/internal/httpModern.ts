@@ -46,9 +46,10 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
   }
 
   const modernHeaders = (
-    message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification
+    message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification,
+    nameField?: string | undefined
   ): Result.Result<Record<string, string>, McpError.TransportError> => {
-    const standard = McpHeaders.standardHeaders(message)
+    const standard = McpHeaders.standardHeaders(message, nameField)
     if (standard._tag === "Refused") return Result.fail(transportError("Write", standard.reason))
     const headers: Record<string, string> = { ...sender.baseHeaders(), accept: ACCEPT_BOTH, ...standard.headers }
     const version = McpHeaders.protocolVersionOf(message) ?? state.version
@@ -63,11 +64,11 @@ export const make = (state: State, sender: Sender, inbound: Inbound): Binding =>
     retried = false
   ): Effect.Effect<void, McpError.TransportFailure, Scope.Scope> =>
     Effect.suspend(() => {
-      const headers = modernHeaders(request)
+      const headers = modernHeaders(request, options.nameField)
       if (Result.isFailure(headers)) return Effect.fail(headers.failure)
       const params = paramHeaders(request, options)
       const sent = Effect.flatMap(
-        sender.post(sender.target, request, { ...params.headers, ...headers.success }, request.method),
+        sender.post(sender.target, request, { ...params.headers, ...headers.success }, request.method, options.idempotent),
         (response) => {
           // Mcp-Param headers from our own index (the caller gave none): on HeaderMismatch the tool's
           // declarations changed or were never listed, so refresh them and send once more

@@ -72,7 +72,9 @@ export interface Sender {
     url: URL | string,
     message: McpSchema.JsonRpcMessage,
     headers: Record<string, string>,
-    what: string
+    what: string,
+    /** What the client said of the request's method (`WireOptions.idempotent`); absent: the specification's table. */
+    idempotent?: boolean | undefined
   ) => Effect.Effect<HttpClientResponse.HttpClientResponse, McpError.TransportFailure, Scope.Scope>
   /** The configured headers and the current `Authorization`. */
   readonly baseHeaders: () => Record<string, string>
@@ -93,8 +95,8 @@ export interface Sender {
 }
 
 /** A request that only reads: sent once more when its connection is closed under it (see `post`). */
-const resendable = (message: McpSchema.JsonRpcMessage): boolean =>
-  "method" in message && "id" in message && Idempotent.isIdempotent(message.method)
+const resendable = (message: McpSchema.JsonRpcMessage, idempotent: boolean | undefined): boolean =>
+  "method" in message && "id" in message && (idempotent ?? Idempotent.isIdempotent(message.method))
 
 /** @internal */
 export const make = (
@@ -152,10 +154,10 @@ export const make = (
   const sendError: Sender["sendError"] = (what) => (error) =>
     error._tag === "AuthError" ? error : Body.connectError(what)(error)
 
-  const post: Sender["post"] = (url, message, headers, what) => {
+  const post: Sender["post"] = (url, message, headers, what, idempotentMethod) => {
     const body = codec.encode(message)
     const posted = HttpClientRequest.bodyText(HttpClientRequest.post(url, { headers }), body, JSON_TYPE)
-    const idempotent = resendable(message)
+    const idempotent = resendable(message, idempotentMethod)
     const attempts = Effect.catchIf(
       execute(posted),
       (error) => Body.isNeverSent(error) || (idempotent && Body.isClosedUnderRequest(error)),

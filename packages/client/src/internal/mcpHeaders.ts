@@ -268,7 +268,9 @@ export const paramHeaders = (
  * @internal
  */
 export const standardHeaders = (
-  message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification
+  message: McpSchema.JsonRpcRequest | McpSchema.JsonRpcNotification,
+  /** The field the client's definition of the method names (`WireOptions.nameField`); absent: the specification's. */
+  nameField?: string | undefined
 ): { readonly _tag: "Headers"; readonly headers: Record<string, string> } | {
   readonly _tag: "Refused"
   readonly reason: string
@@ -278,7 +280,7 @@ export const standardHeaders = (
   }
   const headers: Record<string, string> = { "Mcp-Method": message.method }
   // the body field `Mcp-Name` mirrors, by the method's definition
-  const field = methodOf(message.method)?.nameField
+  const field = nameField ?? methodOf(message.method)?.nameField
   if (field !== undefined && "id" in message && isObject(message.params)) {
     const value = message.params[field]
     if (typeof value === "string") headers["Mcp-Name"] = encodeValue(value)

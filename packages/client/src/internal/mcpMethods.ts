@@ -3,12 +3,15 @@
  * method reads it from here (whether it may be sent twice, the capability it needs under `strict`, whether its
  * results may be cached, whether a modern server may answer it with `input_required` rounds, the field the
  * `Mcp-Name` header mirrors). Every definition has every fact (the compiler checks it): adding a method is its entry
- * here, its schema, the service member that sends it and its test.
+ * here, its schema, the service member that sends it and its test. A client also knows the methods of extensions
+ * it was asked to send by their definitions (`McpMethod`): its {@link Registry}.
  *
- * A leaf: it imports nothing.
+ * A leaf: it imports nothing but the public definition's type.
  *
  * @internal
  */
+
+import type * as McpMethod from "../McpMethod.js"
 
 /** A server capability a method needs under `strict`; `resources.subscribe` needs `resources.subscribe: true`. */
 export type Capability = "tools" | "prompts" | "resources" | "resources.subscribe" | "completions" | "logging"
@@ -91,3 +94,40 @@ export const methodOf = (method: string): Method | undefined =>
 /** The methods whose definitions say `fact`. @internal */
 export const methodsWhere = (fact: (method: Method) => boolean): ReadonlySet<string> =>
   new Set(Object.entries(methods).flatMap(([name, method]) => fact(method) ? [name] : []))
+
+/**
+ * The methods one client knows: the specification's, and the extension methods it was asked to send by their
+ * definitions. A definition that names one of the specification's methods leaves the client's facts for it in place.
+ *
+ * @internal
+ */
+export interface Registry {
+  readonly of: (method: string) => Method | undefined
+  /** Learns an extension method's facts (the last definition given for a name is the one in force). */
+  readonly define: (definition: McpMethod.Any) => void
+}
+
+/** @internal */
+export const registry = (): Registry => {
+  let extensions: Map<string, Method> | undefined
+  return {
+    of: (method) => Object.hasOwn(methods, method) ? methods[method as MethodName] : extensions?.get(method),
+    define: (definition) => {
+      if (Object.hasOwn(methods, definition.method)) return
+      const known = extensions?.get(definition.method)
+      if (
+        known !== undefined && known.idempotent === definition.idempotent &&
+        known.inputRounds === definition.inputRounds && known.nameField === definition.nameField
+      ) return
+      ;(extensions ??= new Map()).set(definition.method, {
+        ...plain,
+        idempotent: definition.idempotent,
+        inputRounds: definition.inputRounds,
+        nameField: definition.nameField
+      })
+    }
+  }
+}
+
+/** The specification's methods only, for what has no client (a transport used on its own). @internal */
+export const builtIn: Registry = { of: methodOf, define: () => {} }

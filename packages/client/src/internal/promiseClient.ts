@@ -16,6 +16,7 @@ import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
+import type * as McpMethod from "../McpMethod.js"
 import type * as McpPromiseClient from "../McpPromiseClient.js"
 import * as Direct from "./client/direct.js"
 import * as ToolResultInternal from "./toolResult.js"
@@ -198,6 +199,13 @@ export const fromRuntime = <R>(
     listResourceTemplates: (options) => call(options, (wire) => client.listResourceTemplates(wire)),
     listPrompts: (options) => call(options, (wire) => client.listPrompts(wire)),
     ping: (options) => call(options, (wire) => client.ping(wire)),
+    request: <M extends McpMethod.Any>(method: M, params?: McpMethod.Params<M>, options?: McpPromiseClient.PromiseRequestOptions) =>
+      call(options, (wire) =>
+        (client.request as (
+          method: M,
+          params: unknown,
+          options: McpClient.RequestOptions | undefined
+        ) => Effect.Effect<McpMethod.Result<M>, McpError.McpClientError>)(method, params, wire)),
     run: (use, options) => call(options, () => use(client)),
     close
   }

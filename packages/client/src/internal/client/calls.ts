@@ -15,7 +15,8 @@ import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
-import * as Idempotent from "../idempotent.js"
+import { isMcpMethod } from "../../McpMethod.js"
+import type * as McpMethod from "../../McpMethod.js"
 import * as CapabilityGate from "./capabilityGate.js"
 import * as Negotiation from "../negotiation.js"
 import type * as Cache from "./cache.js"
@@ -113,6 +114,15 @@ export const resultDecoder = <A, I>(schema: Schema.Codec<A, I>, quick?: (raw: un
     })
 }
 
+/** Decodes a result with a user's schema, with its default parse options. */
+const definedDecoder = <A, I>(schema: Schema.Codec<A, I>): SyncDecoder<A> => {
+  const decodeEither = Schema.decodeUnknownResult(schema)
+  return (method, raw) =>
+    Result.flatMap(checkResultType(method, raw), (result) =>
+      Result.mapError(decodeEither(result), (cause) =>
+        new McpError.ProtocolError({ reason: "InvalidResult", method, detail: cause.message, cause })))
+}
+
 /** Who learns the ids of the requests made with an options object (see `observingIds`). */
 const idObservers = new WeakMap<McpClient.RequestOptions, (id: McpSchema.RequestId) => void>()
 
@@ -185,6 +195,8 @@ export interface Calls {
     schema: Schema.Codec<A, I>,
     options?: McpClient.RequestOptions
   ) => Effect.Effect<A, McpError.McpClientError>
+  /** `McpClient.request`: by a method's definition (its facts learnt, its params encoded), or as `request`. */
+  readonly requestAny: McpClient.Request
   readonly notify: (
     method: string,
     params?: Readonly<Record<string, unknown>> | undefined
@@ -251,7 +263,7 @@ export const make = (deps: Deps): Calls => {
       }
       return Effect.map(requester.send(session.wire, method, params, send), (result) => [result, session] as const)
     })
-    if (!Idempotent.isIdempotent(method)) return once
+    if (requester.methods.of(method)?.idempotent !== true) return once
     return Effect.catchIf(
       once,
       (error): error is McpError.TransportError => error._tag === "TransportError" && error.reason === "StreamEnded",
@@ -265,7 +277,7 @@ export const make = (deps: Deps): Calls => {
     (options, method) => status.awaitSession(sendOptions(options).timeoutMillis, method),
     sendOptions
   )
-  const inputRounds = InputRounds.make(raw, deps.envelope, deps.maxInputRounds)
+  const inputRounds = InputRounds.make(raw, deps.envelope, deps.maxInputRounds, requester.methods)
 
   const callOnce = <A>(
     method: string,
@@ -311,12 +323,69 @@ export const make = (deps: Deps): Calls => {
   ): Effect.Effect<A, McpError.McpClientError> =>
     call(method, params, (m, result) => decodeResult(m, schema, result), options)
 
+  const requestDefined = <P, A>(
+    definition: McpMethod.McpMethod<string, P, A>,
+    params: P,
+    options?: McpClient.RequestOptions
+  ): Effect.Effect<A, McpError.McpClientError> => {
+    const codecs = codecsOf(definition)
+    const encoded = codecs.encode(params)
+    if (Result.isFailure(encoded)) {
+      return Effect.fail(
+        new McpError.ProtocolError({
+          reason: "InvalidParams",
+          method: definition.method,
+          detail: encoded.failure.message,
+          cause: encoded.failure
+        })
+      )
+    }
+    requester.methods.define(definition)
+    return call(definition.method, encoded.success, codecs.decode, options)
+  }
+
   const notify = makeNotify(status, requestTimeout)
 
   const gated = (method: string, session: Session): boolean =>
     deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
 
-  return { sendOptions, raw, inputRounds, call, callOnce, request, notify, recover, gated }
+  const requestAny = ((
+    method: string | McpMethod.Any,
+    params: unknown,
+    schemaOrOptions?: unknown,
+    options?: McpClient.RequestOptions
+  ) =>
+    isMcpMethod(method)
+      ? requestDefined(method, params, schemaOrOptions as McpClient.RequestOptions | undefined)
+      : request(
+        method,
+        params as Readonly<Record<string, unknown>> | undefined,
+        schemaOrOptions as Schema.Codec<unknown, unknown>,
+        options
+      )) as McpClient.Request
+
+  return { sendOptions, raw, inputRounds, call, callOnce, request, requestAny, notify, recover, gated }
+}
+
+/** A definition's parameter encoder and result decoder, made once per definition. */
+const codecs = new WeakMap<McpMethod.Any, {
+  readonly encode: (params: unknown) => Result.Result<McpMethod.WireParams, Schema.SchemaError>
+  readonly decode: SyncDecoder<unknown>
+}>()
+const codecsOf = <P, A>(definition: McpMethod.McpMethod<string, P, A>): {
+  readonly encode: (params: P) => Result.Result<McpMethod.WireParams, Schema.SchemaError>
+  readonly decode: SyncDecoder<A>
+} => {
+  let made = codecs.get(definition)
+  if (made === undefined) {
+    made = {
+      encode: Schema.encodeUnknownResult(definition.params),
+      // (the definition's schema as its author wrote it: members it does not name are left out)
+      decode: definedDecoder(definition.result)
+    }
+    codecs.set(definition, made)
+  }
+  return made as never
 }
 
 /** The send options of a call: the shared defaults when it has no options, else its own. */

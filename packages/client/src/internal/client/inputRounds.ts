@@ -15,9 +15,8 @@ import * as UrlConsent from "../urlConsent.js"
 import type * as Cache from "./cache.js"
 import type * as Envelope from "./envelope.js"
 import type { Session } from "./session.js"
-import { methodsWhere } from "../mcpMethods.js"
+import type * as McpMethods from "../mcpMethods.js"
 
-const inputMethods = methodsWhere((method) => method.inputRounds)
 const inputCapability: Readonly<Record<string, "elicitation" | "sampling" | "roots">> = {
   "elicitation/create": "elicitation",
   "sampling/createMessage": "sampling",
@@ -123,7 +122,12 @@ export const makeAnswerer = (envelope: Envelope.Envelope): Answerer => (method, 
 /**
  * @internal
  */
-export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds: number): InputRounds => {
+export const make = (
+  leg: Cache.Leg,
+  envelope: Envelope.Envelope,
+  maxInputRounds: number,
+  methods: McpMethods.Registry
+): InputRounds => {
   const answerInputs = makeAnswerer(envelope)
   return (method, params, options, first) =>
     Effect.gen(function*() {
@@ -139,7 +143,7 @@ export const make = (leg: Cache.Leg, envelope: Envelope.Envelope, maxInputRounds
         }
         const [raw, session] = round === 1 ? first : yield* leg(method, legParams, options)
         if (!isInputRequired(raw)) return raw
-        if (!inputMethods.has(method)) {
+        if (methods.of(method)?.inputRounds !== true) {
           return yield* inputError(method, `input_required is not allowed in answer to ${method}`, "InvalidResultType")
         }
         const decoded = decodeInputRequired(raw)

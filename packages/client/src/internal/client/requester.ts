@@ -17,6 +17,7 @@ import * as Tracer from "effect/Tracer"
 import type * as McpError from "../../McpError.js"
 import type * as McpSchema from "../../McpSchema.js"
 import type * as Transport from "../../Transport.js"
+import type * as McpMethods from "../mcpMethods.js"
 import * as Envelope from "./envelope.js"
 import type * as RequestTable from "./requestTable.js"
 import type { Wire } from "./session.js"
@@ -83,6 +84,8 @@ export type FiberView = Pick<Fiber.Fiber<unknown, unknown>, "context" | "getRef"
  * @internal
  */
 export interface Requester {
+  /** The methods this client knows, with their facts (what the transport is told of each request's method). */
+  readonly methods: McpMethods.Registry
   /**
    * Sends one request and waits for its outcome. The request is registered (and its deadline set) before it is
    * sent and dropped whatever the outcome; a request given up (timed out, or its caller interrupted) is cancelled
@@ -158,7 +161,11 @@ const propagatedSpan = (span: Tracer.AnySpan | undefined) =>
 /**
  * @internal
  */
-export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Envelope): Requester => {
+export const make = (
+  requests: RequestTable.RequestTable,
+  envelope: Envelope.Envelope,
+  methods: McpMethods.Registry
+): Requester => {
   const register = (
     fiber: FiberView,
     wire: Wire,
@@ -184,10 +191,14 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     const message: McpSchema.JsonRpcRequest = finalParams === undefined
       ? { jsonrpc: "2.0", id, method }
       : { jsonrpc: "2.0", id, method, params: finalParams }
+    // what the transport needs to know of the method, from its definition
+    const definition = methods.of(method)
     const options: Transport.WireOptions = {
       probe: send.probe,
       deadline: budget === undefined ? undefined : now + budget,
-      listen: method === "subscriptions/listen"
+      listen: method === "subscriptions/listen",
+      idempotent: definition?.idempotent ?? false,
+      nameField: definition?.nameField
     }
     const connection = wire.connection
     const sent = sentAtOnce(connection, message, options) ? undefined : connection.request(message, options)
@@ -241,6 +252,7 @@ export const make = (requests: RequestTable.RequestTable, envelope: Envelope.Env
     )
 
   return {
+    methods,
     send,
     register,
     transmit,
