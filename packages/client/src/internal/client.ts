@@ -276,7 +276,7 @@ const wireTasks = (core: Core, { calls, inbound, subscriptions }: Features, part
       pagination.paginate("tools/list", (cursor) =>
         Effect.map(
           Effect.tap(
-            calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult),
+            calls.send("tools/list", Pagination.cursorParams(cursor)),
             (page) => learnTools(page.tools)
           ),
           (r) => ({ items: r.tools, nextCursor: r.nextCursor })
@@ -326,10 +326,12 @@ const sessionStarted = (
     }
   })
 
-const decodeCallToolResult = Calls.resultDecoder(McpSchema.CallToolResult, codec.decodeTextToolResult)
-const decodeReadResourceResult = Calls.resultDecoder(McpSchema.ReadResourceResult)
-const decodeGetPromptResult = Calls.resultDecoder(McpSchema.GetPromptResult)
-const decodeCompleteResult = Calls.resultDecoder(McpSchema.CompleteResult)
+// the fast path's decoders, of the schemas the methods' entries name (a text result read by hand when it can be)
+const { methods } = McpMethods
+const decodeCallToolResult = Calls.resultDecoder(methods["tools/call"].result, codec.decodeTextToolResult)
+const decodeReadResourceResult = Calls.resultDecoder(methods["resources/read"].result)
+const decodeGetPromptResult = Calls.resultDecoder(methods["prompts/get"].result)
+const decodeCompleteResult = Calls.resultDecoder(methods["completion/complete"].result)
 
 const nameAndArguments = <A>(params: { readonly name: string; readonly arguments?: A | undefined }) =>
   params.arguments === undefined ? { name: params.name } : { name: params.name, arguments: params.arguments }
@@ -404,7 +406,6 @@ const sessionPart = (parts: Parts): Pick<
   | "setLoggingLevel" | "setAuth" | "tasks"
 > => {
   const { calls, status } = parts
-  const { request } = calls
   const requestTimeout = parts.resolved.requestTimeout
   return {
     session: Effect.map(status.awaitSession(requestTimeout, "session"), publicSession),
@@ -418,13 +419,13 @@ const sessionPart = (parts: Parts): Pick<
     ping: (options) =>
       Effect.flatMap(status.awaitSession(requestTimeout, "ping"), (session) =>
         session.era === "legacy"
-          ? Effect.asVoid(request("ping", undefined, McpSchema.EmptyResult, options))
-          : Effect.asVoid(request("server/discover", undefined, McpSchema.DiscoverResult, options))),
+          ? Effect.asVoid(calls.send("ping", undefined, options))
+          : Effect.asVoid(calls.send("server/discover", undefined, options))),
     setLoggingLevel: (level) =>
       Effect.flatMap(status.awaitSession(requestTimeout, "logging/setLevel"), (session) => {
         parts.envelope.setLogLevel(level)
         return session.era === "legacy"
-          ? Effect.asVoid(request("logging/setLevel", { level }, McpSchema.EmptyResult))
+          ? Effect.asVoid(calls.send("logging/setLevel", { level }))
           : Effect.void
       }),
     setAuth: parts.cache.setAuth,
@@ -452,7 +453,7 @@ const toolsPart = (parts: Parts): {
 
   const listToolsPage = (cursor?: string, options?: McpClient.RequestOptions) =>
     Effect.tap(
-      calls.request("tools/list", Pagination.cursorParams(cursor), McpSchema.ListToolsResult, options),
+      calls.send("tools/list", Pagination.cursorParams(cursor), options),
       (page) => parts.learnTools(page.tools)
     )
   const streamTools = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
@@ -544,7 +545,7 @@ const resourcesPart = (parts: Parts): Pick<
   const cursorParams = Pagination.cursorParams
 
   const listResourcesPage = (cursor?: string, options?: McpClient.RequestOptions) =>
-    calls.request("resources/list", cursorParams(cursor), McpSchema.ListResourcesResult, options)
+    calls.send("resources/list", cursorParams(cursor), options)
   const streamResources = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("resources/list", (cursor) =>
       Effect.map(
@@ -554,7 +555,7 @@ const resourcesPart = (parts: Parts): Pick<
   const streamResourceTemplates = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("resources/templates/list", (cursor) =>
       Effect.map(
-        calls.request("resources/templates/list", cursorParams(cursor), McpSchema.ListResourceTemplatesResult, options),
+        calls.send("resources/templates/list", cursorParams(cursor), options),
         (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor })
       ), refused)
 
@@ -578,7 +579,7 @@ const promptsPart = (parts: Parts): Pick<Service, "listPrompts" | "streamPrompts
   const streamPrompts = (options?: McpClient.RequestOptions, refused?: Pagination.CursorRefused) =>
     paginate("prompts/list", (cursor) =>
       Effect.map(
-        calls.request("prompts/list", Pagination.cursorParams(cursor), McpSchema.ListPromptsResult, options),
+        calls.send("prompts/list", Pagination.cursorParams(cursor), options),
         (r) => ({ items: r.prompts, nextCursor: r.nextCursor })
       ), refused)
 

@@ -6,12 +6,14 @@
  * here, its schema, the service member that sends it and its test. A client also knows the methods of extensions
  * it was asked to send by their definitions (`McpMethod`): its {@link Registry}.
  *
- * A leaf: it imports nothing but the public definition's type.
+ * It imports only the wire model: the schemas of the results.
  *
  * @internal
  */
 
+import * as Schema from "effect/Schema"
 import type * as McpMethod from "../McpMethod.js"
+import * as McpSchema from "../McpSchema.js"
 
 /** A server capability a method needs under `strict`; `resources.subscribe` needs `resources.subscribe: true`. */
 export type Capability = "tools" | "prompts" | "resources" | "resources.subscribe" | "completions" | "logging"
@@ -53,36 +55,57 @@ const listing = (capability: Capability, emptyPage: object): Method => ({
   cacheable: true
 })
 
+/**
+ * A method of the specification: its facts, and the schema of its result (what the service's member that sends it
+ * decodes; `Schema.Unknown` where the part that sends it decodes the result itself, as the task driver does with
+ * schemas that load with it).
+ *
+ * @internal
+ */
+export interface Defined extends Method {
+  readonly result: Schema.Codec<unknown, unknown>
+}
+
+const define = <const M extends Method, A, I>(facts: M, result: Schema.Codec<A, I>) => ({ ...facts, result })
+
 /** @internal */
 export const methods = {
-  "initialize": plain,
-  "ping": { ...plain, idempotent: true },
-  "server/discover": { ...plain, idempotent: true, cacheable: true },
-  "tools/list": listing("tools", { tools: [] }),
-  "tools/call": { ...plain, capability: "tools", inputRounds: true, nameField: "name" },
-  "prompts/list": listing("prompts", { prompts: [] }),
-  "prompts/get": { ...plain, idempotent: true, capability: "prompts", inputRounds: true, nameField: "name" },
-  "resources/list": listing("resources", { resources: [] }),
-  "resources/templates/list": listing("resources", { resourceTemplates: [] }),
-  "resources/read": {
-    ...plain,
-    idempotent: true,
-    capability: "resources",
-    cacheable: true,
-    inputRounds: true,
-    nameField: "uri"
-  },
-  "resources/subscribe": { ...plain, capability: "resources.subscribe" },
-  "resources/unsubscribe": { ...plain, capability: "resources.subscribe" },
-  "completion/complete": { ...plain, idempotent: true, capability: "completions" },
-  "logging/setLevel": { ...plain, capability: "logging" },
-  "subscriptions/listen": plain,
-  "tasks/get": { ...plain, nameField: "taskId" },
-  "tasks/update": { ...plain, nameField: "taskId" },
-  "tasks/cancel": { ...plain, nameField: "taskId" },
-  "tasks/result": plain,
-  "tasks/list": plain
-} as const satisfies Readonly<Record<string, Method>>
+  "initialize": define(plain, McpSchema.InitializeResult),
+  "ping": define({ ...plain, idempotent: true }, McpSchema.EmptyResult),
+  "server/discover": define({ ...plain, idempotent: true, cacheable: true }, McpSchema.DiscoverResult),
+  "tools/list": define(listing("tools", { tools: [] }), McpSchema.ListToolsResult),
+  "tools/call": define(
+    { ...plain, capability: "tools", inputRounds: true, nameField: "name" },
+    McpSchema.CallToolResult
+  ),
+  "prompts/list": define(listing("prompts", { prompts: [] }), McpSchema.ListPromptsResult),
+  "prompts/get": define(
+    { ...plain, idempotent: true, capability: "prompts", inputRounds: true, nameField: "name" },
+    McpSchema.GetPromptResult
+  ),
+  "resources/list": define(listing("resources", { resources: [] }), McpSchema.ListResourcesResult),
+  "resources/templates/list": define(
+    listing("resources", { resourceTemplates: [] }),
+    McpSchema.ListResourceTemplatesResult
+  ),
+  "resources/read": define(
+    { ...plain, idempotent: true, capability: "resources", cacheable: true, inputRounds: true, nameField: "uri" },
+    McpSchema.ReadResourceResult
+  ),
+  "resources/subscribe": define({ ...plain, capability: "resources.subscribe" }, McpSchema.EmptyResult),
+  "resources/unsubscribe": define({ ...plain, capability: "resources.subscribe" }, McpSchema.EmptyResult),
+  "completion/complete": define({ ...plain, idempotent: true, capability: "completions" }, McpSchema.CompleteResult),
+  "logging/setLevel": define({ ...plain, capability: "logging" }, McpSchema.EmptyResult),
+  "subscriptions/listen": define(plain, Schema.Unknown),
+  "tasks/get": define({ ...plain, nameField: "taskId" }, Schema.Unknown),
+  "tasks/update": define({ ...plain, nameField: "taskId" }, Schema.Unknown),
+  "tasks/cancel": define({ ...plain, nameField: "taskId" }, Schema.Unknown),
+  "tasks/result": define(plain, Schema.Unknown),
+  "tasks/list": define(plain, Schema.Unknown)
+} as const satisfies Readonly<Record<string, Defined>>
+
+/** What a method of the specification answers, decoded by its entry's schema. @internal */
+export type ResultOf<M extends MethodName> = (typeof methods)[M]["result"]["Type"]
 
 /** @internal */
 export type MethodName = keyof typeof methods

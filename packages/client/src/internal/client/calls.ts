@@ -17,6 +17,7 @@ import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
 import { isMcpMethod } from "../../McpMethod.js"
 import type * as McpMethod from "../../McpMethod.js"
+import * as McpMethods from "../mcpMethods.js"
 import * as CapabilityGate from "./capabilityGate.js"
 import * as Negotiation from "../negotiation.js"
 import type * as Cache from "./cache.js"
@@ -195,6 +196,12 @@ export interface Calls {
     schema: Schema.Codec<A, I>,
     options?: McpClient.RequestOptions
   ) => Effect.Effect<A, McpError.McpClientError>
+  /** A request of the specification's methods, its result decoded by the method's entry in the registry. */
+  readonly send: <M extends McpMethods.MethodName>(
+    method: M,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options?: McpClient.RequestOptions
+  ) => Effect.Effect<McpMethods.ResultOf<M>, McpError.McpClientError>
   /** `McpClient.request`: by a method's definition (its facts learnt, its params encoded), or as `request`. */
   readonly requestAny: McpClient.Request
   readonly notify: (
@@ -349,6 +356,13 @@ export const make = (deps: Deps): Calls => {
   const gated = (method: string, session: Session): boolean =>
     deps.strict && CapabilityGate.check(method, session.capabilities) !== undefined
 
+  const send = <M extends McpMethods.MethodName>(
+    method: M,
+    params: Readonly<Record<string, unknown>> | undefined,
+    options?: McpClient.RequestOptions
+  ): Effect.Effect<McpMethods.ResultOf<M>, McpError.McpClientError> =>
+    request(method, params, McpMethods.methods[method].result as Schema.Codec<McpMethods.ResultOf<M>, unknown>, options)
+
   const requestAny = ((
     method: string | McpMethod.Any,
     params: unknown,
@@ -364,7 +378,7 @@ export const make = (deps: Deps): Calls => {
         options
       )) as McpClient.Request
 
-  return { sendOptions, raw, inputRounds, call, callOnce, request, requestAny, notify, recover, gated }
+  return { sendOptions, raw, inputRounds, call, callOnce, request, send, requestAny, notify, recover, gated }
 }
 
 /** A definition's parameter encoder and result decoder, made once per definition. */

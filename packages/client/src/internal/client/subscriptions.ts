@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as McpClient from "../../McpClient.js"
 import type * as McpError from "../../McpError.js"
-import * as McpSchema from "../../McpSchema.js"
+import type * as McpSchema from "../../McpSchema.js"
 import type * as Cache from "./cache.js"
 import type * as Calls from "./calls.js"
 import type * as Connection from "./connection.js"
@@ -156,13 +156,13 @@ export const make = (deps: {
             }
             legacySubscriptions.delete(uri)
             return Effect.ignore(
-              calls.request("resources/unsubscribe", { uri }, McpSchema.EmptyResult, { timeout: "5 seconds" })
+              calls.send("resources/unsubscribe", { uri }, { timeout: "5 seconds" })
             )
           })
         )
         if (count === 0) {
           // A connection lost meanwhile is no failure: every new session subscribes again.
-          yield* calls.request("resources/subscribe", { uri }, McpSchema.EmptyResult).pipe(
+          yield* calls.send("resources/subscribe", { uri }).pipe(
             Effect.catchTag("TransportError", (error) =>
               Effect.logDebug(printable(`resources/subscribe deferred to the next session: ${error.message}`)))
           )
