@@ -130,12 +130,11 @@ const learn = (
   result: unknown
 ): Effect.Effect<unknown> | undefined => {
   if (request.method === "initialize" && isObject(result) && typeof result.protocolVersion === "string") {
-    state.legacyVersion = result.protocolVersion
+    state.agreedLegacyVersion(result.protocolVersion)
   }
   if (request.method !== "tools/list" || route !== "modern") return undefined
   const index = McpHeaders.indexTools(result, { allowNumber: resolved.allowNumberHeaders })
-  for (const [name, declarations] of index.valid) state.tools.set(name, declarations)
-  for (const { tool } of index.invalid) state.tools.delete(tool)
+  state.learnedTools(index.valid, index.invalid.map(({ tool }) => tool))
   if (index.invalid.length === 0 || !isObject(result) || !Array.isArray(result.tools)) return undefined
   const rejected = new Set(index.invalid.map(({ tool }) => tool))
   const tools = result.tools.filter((tool: unknown) => !(isObject(tool) && rejected.has(String(tool.name))))
@@ -180,7 +179,7 @@ export const make = (
       Effect.suspend(() => {
         if (state.closed) return Effect.void
         const closing = reportClosed(error)
-        state.closed = true
+        state.close()
         return closing
       }),
       Effect.fail(error)

@@ -73,13 +73,12 @@ export const make = (
   const adoptSession = (response: HttpClientResponse.HttpClientResponse) =>
     Effect.suspend(() => {
       const id = response.headers["mcp-session-id"]
-      state.expiredSession = undefined
       if (id === undefined || SESSION_ID.test(id)) {
         // a sessionless handshake clears the old id
-        state.sessionId = id
+        state.sessionStarted(id)
         return Effect.void
       }
-      state.sessionId = undefined
+      state.sessionStarted(undefined)
       return Effect.logWarning("ignored a session id that is not visible ASCII")
     })
 
@@ -127,11 +126,8 @@ export const make = (
         // a new session already started: this request goes there at once
         return Effect.scoped(exchange(request, options, true))
       }
-      state.parked.set(request.id, { message: request, options, resent: true })
-      if (state.expiredSession !== sentWith) {
-        state.expiredSession = sentWith
-        state.sessionId = undefined
-      }
+      state.park({ message: request, options, resent: true })
+      state.sessionExpired(sentWith)
       return Effect.andThen(
         Effect.logInfo("the server forgot the session; the request waits for a new one"),
         inbound.emitOpen(Transport.TransportEvent.SessionExpired({ id: request.id }))
@@ -161,14 +157,12 @@ export const make = (
 
   const park: Legacy["park"] = (message, options) => {
     if (state.expiredSession === undefined || message.method === "initialize") return false
-    state.parked.set(message.id, { message, options, resent: false })
+    state.park({ message, options, resent: false })
     return true
   }
 
   const sessionStarted: Effect.Effect<void> = Effect.gen(function*() {
-    state.expiredSession = undefined
-    const parked = [...state.parked.values()]
-    state.parked.clear()
+    const parked = state.takeParked()
     yield* Effect.forEach(parked, hooks.restart, { discard: true })
     // A new session gets a new GET stream (the old one belonged to the old session), and the session's first
     // request waits until the server has answered that GET (or for FIRST_GET_WAIT at most): a server sends what it

@@ -123,7 +123,7 @@ export const make = (
     const open = ready === undefined
     if (ready === undefined) {
       ready = Deferred.makeUnsafe<URL, McpError.TransportFailure>()
-      state.sse = ready
+      state.sseOpening(ready)
     }
     const opened = open ? runBackground(stream(ready)) : Effect.void
     return Effect.andThen(

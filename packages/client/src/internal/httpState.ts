@@ -95,25 +95,114 @@ export interface Source {
 }
 
 /**
- * The state of one connection, shared by its parts.
+ * The state of one connection, shared by its parts: read anywhere, changed only through its transitions, each
+ * named for what happened on the wire.
  *
  * @internal
  */
 export interface State {
-  closed: boolean
-  binding: "streamable-http" | "sse"
-  era: McpSchema.Era | undefined
-  version: McpSchema.ProtocolVersion | undefined
+  readonly closed: boolean
+  readonly binding: "streamable-http" | "sse"
+  readonly era: McpSchema.Era | undefined
+  readonly version: McpSchema.ProtocolVersion | undefined
   /** The legacy version the server agreed to, known from the `initialize` answer on (before `setSession`). */
-  legacyVersion: string | undefined
-  sessionId: string | undefined
+  readonly legacyVersion: string | undefined
+  readonly sessionId: string | undefined
   /** The legacy session the server forgot, until a new one starts. */
-  expiredSession: string | undefined
-  negotiated: boolean
-  sse: Deferred.Deferred<URL, McpError.TransportFailure> | undefined
-  readonly parked: Map<McpSchema.RequestId, Parked>
+  readonly expiredSession: string | undefined
+  readonly negotiated: boolean
+  readonly sse: Deferred.Deferred<URL, McpError.TransportFailure> | undefined
+  /** Requests waiting for a new legacy session. */
+  readonly parked: ReadonlyMap<McpSchema.RequestId, Parked>
   /** `x-mcp-header` declarations by tool name, from the `tools/list` answers this connection carried. */
-  readonly tools: Map<string, ReadonlyArray<McpHeaders.ParamHeader>>
+  readonly tools: ReadonlyMap<string, ReadonlyArray<McpHeaders.ParamHeader>>
+
+  /** The connection is closed (by its scope, or after too many refused messages). */
+  readonly close: () => void
+  /** The server speaks HTTP+SSE (2024-11-05): every message goes that way from now on. */
+  readonly fellBackToSse: () => void
+  /** The HTTP+SSE stream is being opened: `ready` gets its endpoint. */
+  readonly sseOpening: (ready: Deferred.Deferred<URL, McpError.TransportFailure>) => void
+  /** The client's negotiation ended in `session`. */
+  readonly negotiatedSession: (session: Transport.SessionInfo) => void
+  /** The server's `initialize` answer agreed to `version`. */
+  readonly agreedLegacyVersion: (version: string) => void
+  /** A modern `tools/list` answer declared headers for some tools and invalid ones for others. */
+  readonly learnedTools: (
+    valid: ReadonlyMap<string, ReadonlyArray<McpHeaders.ParamHeader>>,
+    invalid: ReadonlyArray<string>
+  ) => void
+  /** A legacy handshake's answer named the session (`undefined`: a sessionless one, which clears the old id). */
+  readonly sessionStarted: (id: string | undefined) => void
+  /** The server forgot the session `sentWith` (a 404 to a request sent in it). */
+  readonly sessionExpired: (sentWith: string) => void
+  /** A request waits for a new session. */
+  readonly park: (request: Parked) => void
+  /** A parked request is given up: whether it was parked. */
+  readonly unpark: (id: McpSchema.RequestId) => boolean
+  /** A new session started: what waited for it, which is no longer parked. */
+  readonly takeParked: () => ReadonlyArray<Parked>
+}
+
+/** @internal */
+export const makeState = (binding: State["binding"]): State => {
+  const parked = new Map<McpSchema.RequestId, Parked>()
+  const tools = new Map<string, ReadonlyArray<McpHeaders.ParamHeader>>()
+  const state: { -readonly [K in keyof State]: State[K] } = {
+    closed: false,
+    binding,
+    era: undefined,
+    version: undefined,
+    legacyVersion: undefined,
+    sessionId: undefined,
+    expiredSession: undefined,
+    negotiated: false,
+    sse: undefined,
+    parked,
+    tools,
+    close: () => {
+      state.closed = true
+    },
+    fellBackToSse: () => {
+      state.binding = "sse"
+    },
+    sseOpening: (ready) => {
+      state.sse = ready
+    },
+    negotiatedSession: (session) => {
+      state.era = session.era
+      state.version = session.protocolVersion
+      if (session.era === "legacy") state.legacyVersion = session.protocolVersion
+      state.negotiated = true
+    },
+    agreedLegacyVersion: (version) => {
+      state.legacyVersion = version
+    },
+    learnedTools: (valid, invalid) => {
+      for (const [name, declarations] of valid) tools.set(name, declarations)
+      for (const tool of invalid) tools.delete(tool)
+    },
+    sessionStarted: (id) => {
+      state.expiredSession = undefined
+      state.sessionId = id
+    },
+    sessionExpired: (sentWith) => {
+      if (state.expiredSession === sentWith) return
+      state.expiredSession = sentWith
+      state.sessionId = undefined
+    },
+    park: (request) => {
+      parked.set(request.message.id, request)
+    },
+    unpark: (id) => parked.delete(id),
+    takeParked: () => {
+      state.expiredSession = undefined
+      const waiting = [...parked.values()]
+      parked.clear()
+      return waiting
+    }
+  }
+  return state
 }
 
 /**

@@ -37,7 +37,7 @@ import * as Body from "./httpResponse.js"
 import * as Sender from "./httpSender.js"
 import type * as Sse from "./httpSse.js"
 import type { Binding, Resolved, Route, State } from "./httpState.js"
-import { socketTurn, transportError } from "./httpState.js"
+import { makeState, socketTurn, transportError } from "./httpState.js"
 import { lazyImport } from "./lazyImport.js"
 import { madeOnUse } from "./madeOnUse.js"
 import * as McpHeaders from "./mcpHeaders.js"
@@ -119,7 +119,7 @@ const fallBackToSse = (
       )
     }
     yield* Effect.logDebug("the server speaks HTTP+SSE (2024-11-05)")
-    state.binding = "sse"
+    state.fellBackToSse()
     exchanges.reroute(request.id, "sse")
     yield* sse.post(request, request.method)
   })
@@ -137,7 +137,7 @@ const canceller = (
 (id: McpSchema.RequestId, reason: Transport.CancelReason): Effect.Effect<void> =>
   Effect.suspend(() => {
     // a request waiting for a new session never reached the server
-    if (state.parked.delete(id)) return Effect.void
+    if (state.unpark(id)) return Effect.void
     const binding = bindings[exchanges.routeOf(id) ?? sessionRoute()]
     const stop = exchanges.stop(id)
     if (!binding.announcesCancel) return stop
@@ -180,21 +180,11 @@ export const make = (
     Effect.gen(function*() {
       yield* sender.auth.ready
       const cached = verdicts.get(resolved.origin)
-      const state: State = {
-        closed: false,
-        binding: resolved.binding === "sse" || (resolved.binding === "auto" && cached?.binding === "sse")
+      const state = makeState(
+        resolved.binding === "sse" || (resolved.binding === "auto" && cached?.binding === "sse")
           ? "sse"
-          : "streamable-http",
-        era: undefined,
-        version: undefined,
-        legacyVersion: undefined,
-        sessionId: undefined,
-        expiredSession: undefined,
-        negotiated: false,
-        sse: undefined,
-        parked: new Map(),
-        tools: new Map()
-      }
+          : "streamable-http"
+      )
       const knownEra = state.binding === "sse" ? "legacy" : cached?.era
       const clock = yield* Clock.Clock
       const inbound = Inbound.make(
@@ -220,7 +210,7 @@ export const make = (
       // (made on first use, closing at this point of the order: a modern connection uses neither)
       const background = yield* madeOnUse(FiberSet.make())
       const getStream = yield* madeOnUse(FiberHandle.make())
-      yield* Effect.addFinalizer(() => Effect.sync(() => (state.closed = true)))
+      yield* Effect.addFinalizer(() => Effect.sync(state.close))
 
       const sse = lazySse((module) =>
         module.make(
@@ -310,10 +300,7 @@ export const make = (
 
       const setSession = (session: Transport.SessionInfo): Effect.Effect<void> =>
         Effect.suspend(() => {
-          state.era = session.era
-          state.version = session.protocolVersion
-          if (session.era === "legacy") state.legacyVersion = session.protocolVersion
-          state.negotiated = true
+          state.negotiatedSession(session)
           verdicts.set(resolved.origin, { era: session.era, binding: state.binding })
           // (the session's GET stream takes a socket of its own; the caller's first request, the last answer's)
           if (session.era !== "legacy" || state.binding !== "streamable-http") return socketTurn
