@@ -45,19 +45,19 @@
  * @since 0.1.0
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
-import * as McpError from "@conduit-mcp/client/McpError"
+import type * as McpError from "@conduit-mcp/client/McpError"
 import type * as McpHub from "@conduit-mcp/client/McpHub"
 import type * as McpSchema from "@conduit-mcp/client/McpSchema"
-import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
 import * as internal from "./internal/toolkit.js"
+import type { Failure, Success, ToolLeftOut } from "./internal/toolkitModel.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sources
@@ -113,36 +113,64 @@ export const fromHub: (hub: McpHub.Service) => Source<never> = internal.fromHub
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
-/**
- * What the model gets back from a successful call: the tool's content blocks and its structured content.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const Success = Schema.Struct({
-  content: Schema.Array(Schema.Unknown),
-  structuredContent: Schema.optional(Schema.Unknown)
-})
-
-/**
- * What the model gets back from a failed call: the tool's error text (`isError`), or the client's or hub's error
- * message.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const Failure = Schema.Struct({ error: Schema.String })
-
-/**
- * The arguments as the model gives them: any JSON object, described to the model by the tool's `inputSchema`.
- * A tool's handler checks the arguments with it (the tool itself is a `Tool.dynamic` whose parameters are the
- * server's JSON Schema, so the toolkit does not decode them): arguments that are not an object come back to the
- * model as a failure, an `AiError` whose reason is a `ToolParameterValidationError`.
- *
- * @since 0.1.0
- * @category schemas
- */
-export const Parameters = Schema.StructWithRest(Schema.Struct({}), [Schema.Record(Schema.String, Schema.Unknown)])
+export {
+  /**
+   * The deepest nesting of a tool's `inputSchema` offered to a model: 64 levels (the schema is level 1, each object
+   * or array inside it one more). `JSON.stringify`, which every provider runs on it, recurses.
+   *
+   * @since 0.2.0
+   * @category bounds
+   */
+  defaultMaxSchemaDepth,
+  /**
+   * The longest `inputSchema` offered to a model: 65,536 characters of compact JSON (sent with every request).
+   *
+   * @since 0.2.0
+   * @category bounds
+   */
+  defaultMaxSchemaLength,
+  /**
+   * What the model gets back from a failed call: the tool's error text (`isError`), or the client's or hub's error
+   * message.
+   *
+   * @since 0.1.0
+   * @category schemas
+   */
+  Failure,
+  /**
+   * The MCP origin of a tool, as an annotation: the source's name for it, its server (from a hub) and its
+   * definition.
+   *
+   * @since 0.1.0
+   * @category annotations
+   */
+  Origin,
+  /**
+   * The arguments as the model gives them: any JSON object, described to the model by the tool's `inputSchema`.
+   * A tool's handler checks the arguments with it (the tool itself is a `Tool.dynamic` whose parameters are the
+   * server's JSON Schema, so the toolkit does not decode them): arguments that are not an object come back to the
+   * model as a failure, an `AiError` whose reason is a `ToolParameterValidationError`.
+   *
+   * @since 0.1.0
+   * @category schemas
+   */
+  Parameters,
+  /**
+   * What the model gets back from a successful call: the tool's content blocks and its structured content.
+   *
+   * @since 0.1.0
+   * @category schemas
+   */
+  Success,
+  /**
+   * A tool not offered to the model: its `inputSchema` passes a bound (`SchemaDepth`, `SchemaSize`). `tool` is the
+   * source's name for it; the message is escaped for a log line (the name is the server's).
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  ToolLeftOut
+} from "./internal/toolkitModel.js"
 
 /**
  * One MCP tool as an `effect/ai` tool: a `Tool.dynamic` with the server's `inputSchema` as its JSON Schema.
@@ -164,15 +192,6 @@ export type McpTool = Tool.Tool<string, {
 export type Tools = Record<string, McpTool>
 
 /**
- * The MCP origin of a tool, as an annotation: the source's name for it, its server (from a hub) and its
- * definition.
- *
- * @since 0.1.0
- * @category annotations
- */
-export class Origin extends Context.Service<Origin, SourceTool>()("@conduit-mcp/ai/McpToolkit/Origin") {}
-
-/**
  * A progress notification of a tool call the model asked for.
  *
  * @since 0.1.0
@@ -183,45 +202,6 @@ export interface ProgressEvent {
   readonly tool: string
   readonly origin: SourceTool
   readonly progress: McpSchema.Progress
-}
-
-/**
- * The deepest nesting of a tool's `inputSchema` offered to a model: 64 levels (the schema is level 1, each object
- * or array inside it one more). `JSON.stringify`, which every provider runs on it, recurses.
- *
- * @since 0.2.0
- * @category bounds
- */
-export const defaultMaxSchemaDepth = 64
-
-/**
- * The longest `inputSchema` offered to a model: 65,536 characters of compact JSON (sent with every request).
- *
- * @since 0.2.0
- * @category bounds
- */
-export const defaultMaxSchemaLength = 65_536
-
-/**
- * A tool not offered to the model: its `inputSchema` passes a bound (`SchemaDepth`, `SchemaSize`). `tool` is the
- * source's name for it; the message is escaped for a log line (the name is the server's).
- *
- * @since 0.2.0
- * @category errors
- */
-export class ToolLeftOut extends Schema.TaggedError<ToolLeftOut>("@conduit-mcp/ai/McpToolkit/ToolLeftOut")(
-  "ToolLeftOut",
-  {
-    tool: Schema.String,
-    server: Schema.optional(Schema.String),
-    reason: Schema.Literals(["SchemaDepth", "SchemaSize"]),
-    detail: Schema.String
-  }
-) {
-  override get message(): string {
-    const from = this.server === undefined ? "" : ` of server ${this.server}`
-    return McpError.printable(`McpToolkit: the tool ${this.tool}${from} is left out: ${this.detail}`)
-  }
 }
 
 /**

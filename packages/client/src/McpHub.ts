@@ -33,7 +33,7 @@
  */
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
+import type * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
@@ -41,75 +41,57 @@ import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as HttpTransport from "./HttpTransport.js"
 import * as internal from "./internal/hub.js"
 import * as hubConfig from "./internal/hubConfig.js"
+import { HubError, type ServerError, ServerState as serverStateConstructors } from "./internal/hubModel.js"
 import type * as McpClient from "./McpClient.js"
-import * as McpError from "./McpError.js"
+import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 import * as StdioTransport from "./StdioTransport.js"
 import type * as Transport from "./Transport.js"
 import type * as TypedTool from "./TypedTool.js"
 
 // ---------------------------------------------------------------------------------------------------------------
-// Errors
+// Errors, a server's state, the current server (defined in internal/hubModel.ts, which the implementation uses)
 
-/**
- * What the hub refuses before any server is asked: a name it does not know, a misconfigured entry, a tool a
- * filter hides. `server` names the entry concerned (absent for a configuration file that cannot be read at all).
- *
- * @since 0.1.0
- * @category errors
- */
-export class HubError extends Schema.TaggedError<HubError>("@conduit-mcp/client/HubError")("HubError", {
-  reason: Schema.Literals(["UnknownServer", "UnknownName", "InvalidConfig", "DuplicateName", "InvalidName", "NotAllowed"]),
-  server: Schema.optional(Schema.String),
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return this.server === undefined ? this.detail : `server "${this.server}": ${this.detail}`
-  }
-}
-
-/**
- * Every error an `McpClient` may fail with, as a Schema.
- *
- * @since 0.1.0
- * @category errors
- */
-export const ClientError = Schema.Union([
-  McpError.TransportError,
-  McpError.AuthError,
-  McpError.SessionExpired,
-  McpError.McpError,
-  McpError.ProtocolError,
-  McpError.RequestTimeout,
-  McpError.InvalidOption,
-  McpError.TaskError,
-  McpError.ResourceNotFound,
-  McpError.UrlElicitationRequired,
-  McpError.MissingClientCapability,
-  McpError.UnsupportedProtocolVersion
-])
-
-/**
- * A server failed what was asked of it (connecting, or a call): the client's own typed error, under the
- * server's name.
- *
- * @since 0.1.0
- * @category errors
- */
-export class ServerError extends Schema.TaggedError<ServerError>("@conduit-mcp/client/ServerError")("ServerError", {
-  server: Schema.String,
-  error: ClientError
-}) {
-  override get message(): string {
-    return `server "${this.server}": ${this.error.message}`
-  }
-}
+export {
+  /**
+   * Every error an `McpClient` may fail with, as a Schema.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ClientError,
+  /**
+   * The hub name of the server whose request a handler is serving. The handlers given in the hub's `client`
+   * options (`sampling`, `elicitation`, `roots`, `extensions`) serve every server; they read this to tell them
+   * apart. Outside a hub it is `undefined`.
+   *
+   * @since 0.1.0
+   * @category references
+   */
+  CurrentServer,
+  /**
+   * What the hub refuses before any server is asked: a name it does not know, a misconfigured entry, a tool a
+   * filter hides. `server` names the entry concerned (absent for a configuration file that cannot be read at all).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  HubError,
+  /**
+   * A server failed what was asked of it (connecting, or a call): the client's own typed error, under the
+   * server's name.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ServerError
+} from "./internal/hubModel.js"
 
 /**
  * @since 0.1.0
@@ -319,7 +301,7 @@ export type ServerState = Data.TaggedEnum<{
  * @since 0.1.0
  * @category constructors
  */
-export const ServerState = Data.taggedEnum<ServerState>()
+export const ServerState: Data.TaggedEnum.Constructor<ServerState> = serverStateConstructors
 
 /**
  * A tool in the aggregated view: `name` is the namespaced name, `tool` the server's definition.
@@ -478,18 +460,6 @@ export interface Service {
  * @category tags
  */
 export class McpHub extends Context.Service<McpHub, Service>()("@conduit-mcp/client/McpHub") {}
-
-/**
- * The hub name of the server whose request a handler is serving. The handlers given in the hub's `client` options
- * (`sampling`, `elicitation`, `roots`, `extensions`) serve every server; they read this to tell them apart. Outside a hub it is `undefined`.
- *
- * @since 0.1.0
- * @category references
- */
-export const CurrentServer: Context.Reference<string | undefined> = Context.Reference<string | undefined>(
-  "@conduit-mcp/client/McpHub/CurrentServer",
-  { defaultValue: () => undefined }
-)
 
 /**
  * What the servers' transports need (for example `ChildProcessSpawner` for stdio, `HttpClient` for HTTP).

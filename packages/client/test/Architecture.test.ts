@@ -142,6 +142,29 @@ describe("ARCHITECTURE.md", () => {
     // (transpiling every module twice takes seconds, and ran out of 30 s in a whole-suite run on a loaded machine)
   }, 120_000)
 
+  it("no internal module value-imports a public module that imports it back (a value import cycle)", () => {
+    // an internal module needs values (error classes, tags, constructors) from a leaf beside it, which the public
+    // module re-exports; importing them from the public module that imports the internal one is a cycle, whose
+    // order of evaluation decides whether a class is defined yet when a module body uses it
+    const reach = (from: string): ReadonlySet<string> => {
+      const reached = new Set<string>()
+      const visit = (module: string): void => {
+        if (reached.has(module) || !modules.includes(module)) return
+        reached.add(module)
+        for (const imported of importsOf(module)) if (!imported.typeOnly) visit(imported.target)
+      }
+      visit(from)
+      return reached
+    }
+    const cycles = modules.filter((module) => module.startsWith("internal/")).flatMap((module) =>
+      importsOf(module)
+        .filter((imported) => !imported.typeOnly && modules.includes(imported.target))
+        .filter((imported) => !imported.target.startsWith("internal/") && reach(imported.target).has(module))
+        .map((imported) => `${module} → ${imported.target} → … → ${module}`)
+    )
+    assert.deepStrictEqual(cycles, [])
+  })
+
   it("what loads once used stays out of the static imports of McpClient and the transports", () => {
     // value imports only: a type import costs nothing at run time, and `import()` is not matched
     const reached = new Set<string>()

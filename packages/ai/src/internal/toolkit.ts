@@ -18,8 +18,9 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import * as McpToolkit from "../McpToolkit.js"
+import type * as McpToolkit from "../McpToolkit.js"
 import * as SchemaBounds from "./schemaBounds.js"
+import * as ToolkitModel from "./toolkitModel.js"
 
 /** @internal */
 export const fromClient = (client: McpClient.McpClientService): McpToolkit.Source<McpError.McpClientError> => ({
@@ -80,8 +81,8 @@ const toTool = (name: string, origin: McpToolkit.SourceTool): McpToolkit.McpTool
   let tool: McpToolkit.McpTool = Tool.dynamic(name, {
     ...(mcp.description !== undefined ? { description: mcp.description } : {}),
     parameters: mcp.inputSchema,
-    success: McpToolkit.Success,
-    failure: McpToolkit.Failure,
+    success: ToolkitModel.Success,
+    failure: ToolkitModel.Failure,
     failureMode: "return"
   }).annotate(Tool.Strict, false)
   const hint = (key: string) => (typeof annotations[key] === "boolean" ? annotations[key] : undefined)
@@ -94,7 +95,7 @@ const toTool = (name: string, origin: McpToolkit.SourceTool): McpToolkit.McpTool
   if (destructive !== undefined) tool = tool.annotate(Tool.Destructive, destructive)
   if (idempotent !== undefined) tool = tool.annotate(Tool.Idempotent, idempotent)
   if (openWorld !== undefined) tool = tool.annotate(Tool.OpenWorld, openWorld)
-  return tool.annotate(McpToolkit.Origin, origin)
+  return tool.annotate(ToolkitModel.Origin, origin)
 }
 
 const errorText = (result: McpSchema.CallToolResult): string => {
@@ -142,7 +143,7 @@ const handlerFor = <E>(
 }
 
 // McpToolkit imports this module: its schemas are read on the first call, not at load
-const decodeArguments = (params: unknown) => Schema.decodeUnknownResult(McpToolkit.Parameters)(params)
+const decodeArguments = (params: unknown) => Schema.decodeUnknownResult(ToolkitModel.Parameters)(params)
 
 /**
  * A call of a name the toolkit does not have fails as effect/ai fails it (a `ToolNotFoundError`), even when every
@@ -164,14 +165,14 @@ export const build = <E>(
   tools: ReadonlyArray<McpToolkit.SourceTool>,
   options: McpToolkit.Options | undefined
 ): McpToolkit.McpToolkit => {
-  const maxDepth = options?.maxSchemaDepth ?? McpToolkit.defaultMaxSchemaDepth
-  const maxLength = options?.maxSchemaLength ?? McpToolkit.defaultMaxSchemaLength
+  const maxDepth = options?.maxSchemaDepth ?? ToolkitModel.defaultMaxSchemaDepth
+  const maxLength = options?.maxSchemaLength ?? ToolkitModel.defaultMaxSchemaLength
   const origins = new Map<string, McpToolkit.SourceTool>()
   const leftOut: Array<McpToolkit.ToolLeftOut> = []
   for (const origin of tools) {
     const excess = SchemaBounds.check(origin.tool.inputSchema, maxDepth, maxLength)
     if (excess !== undefined) {
-      leftOut.push(new McpToolkit.ToolLeftOut({ tool: origin.name, server: origin.server, ...excess }))
+      leftOut.push(new ToolkitModel.ToolLeftOut({ tool: origin.name, server: origin.server, ...excess }))
       continue
     }
     origins.set(modelName(origin.name, new Set(origins.keys()), options?.maxNameLength), origin)

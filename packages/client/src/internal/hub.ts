@@ -19,11 +19,12 @@ import type * as ElicitationHandler from "../ElicitationHandler.js"
 import type * as ExtensionHandler from "../ExtensionHandler.js"
 import * as McpClient from "../McpClient.js"
 import * as McpError from "../McpError.js"
-import * as McpHub from "../McpHub.js"
+import type * as McpHub from "../McpHub.js"
 import type * as McpSchema from "../McpSchema.js"
 import type * as RootsProvider from "../RootsProvider.js"
 import type * as SamplingHandler from "../SamplingHandler.js"
 import * as TypedTool from "../TypedTool.js"
+import * as HubModel from "./hubModel.js"
 import * as Value from "./jsonSchemaValue.js"
 import { printable } from "./printable.js"
 import * as ToolResultInternal from "./toolResult.js"
@@ -104,7 +105,7 @@ const checkDefinitions = <R>(options: McpHub.McpHubOptions<McpHub.ServerSpec<R>>
     const problem = nameProblem(name, separator)
     const invalid = (reason: McpHub.HubError["reason"], detail: string): Entry<R> => ({
       _tag: "Invalid",
-      error: new McpHub.HubError({ reason, server: name, detail })
+      error: new HubModel.HubError({ reason, server: name, detail })
     })
     entries.set(
       name,
@@ -128,15 +129,15 @@ const toServerState = (state: McpClient.ConnectionState, server: string): McpHub
   switch (state._tag) {
     case "Connecting":
     case "Probing":
-      return McpHub.ServerState.Connecting()
+      return HubModel.ServerState.Connecting()
     case "Connected":
-      return McpHub.ServerState.Connected({ era: state.era, protocolVersion: state.protocolVersion })
+      return HubModel.ServerState.Connected({ era: state.era, protocolVersion: state.protocolVersion })
     case "Reconnecting":
-      return McpHub.ServerState.Reconnecting({ attempt: state.attempt, error: state.error })
+      return HubModel.ServerState.Reconnecting({ attempt: state.attempt, error: state.error })
     case "Closed":
       return state.error === undefined
-        ? McpHub.ServerState.Idle()
-        : McpHub.ServerState.Failed({ error: new McpHub.ServerError({ server, error: state.error }) })
+        ? HubModel.ServerState.Idle()
+        : HubModel.ServerState.Failed({ error: new HubModel.ServerError({ server, error: state.error }) })
   }
 }
 
@@ -154,7 +155,7 @@ const handlersFor = (server: string, options: McpClient.McpClientOptions) =>
     const roots = yield* resolve(options.roots)
     const extensions = yield* resolve(options.extensions)
     const tagged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.provideService(effect, McpHub.CurrentServer, server)
+      Effect.provideService(effect, HubModel.CurrentServer, server)
     const features: {
       sampling?: SamplingHandler.Service
       elicitation?: ElicitationHandler.Service
@@ -204,8 +205,8 @@ export const make = <R>(
       new Map(order.map((name) => {
         const entry = entries.get(name)!
         const state = entry._tag === "Invalid"
-          ? McpHub.ServerState.Invalid({ error: entry.error })
-          : McpHub.ServerState.Idle()
+          ? HubModel.ServerState.Invalid({ error: entry.error })
+          : HubModel.ServerState.Idle()
         return [name, state]
       }))
     )
@@ -329,10 +330,10 @@ export const make = <R>(
         }
         const generation = (generations.get(server) ?? 0) + 1
         generations.set(server, generation)
-        yield* setState(server, generation, McpHub.ServerState.Connecting())
+        yield* setState(server, generation, HubModel.ServerState.Connecting())
         let connected = false
         yield* Effect.addFinalizer(() =>
-          connected ? setState(server, generation, McpHub.ServerState.Idle()) : Effect.void
+          connected ? setState(server, generation, HubModel.ServerState.Idle()) : Effect.void
         )
         const built = Effect.gen(function*() {
           // built again at each connection, on a memo map of its own (as Effect 3's Layer.build did): nothing of
@@ -347,8 +348,8 @@ export const make = <R>(
           return yield* McpClient.make({ ...clientOptions, ...handlers }).pipe(Effect.provide(transport))
         })
         const client = yield* built.pipe(
-          Effect.mapError((error) => new McpHub.ServerError({ server, error })),
-          Effect.tapError((error) => setState(server, generation, McpHub.ServerState.Failed({ error })))
+          Effect.mapError((error) => new HubModel.ServerError({ server, error })),
+          Effect.tapError((error) => setState(server, generation, HubModel.ServerState.Failed({ error })))
         )
         connected = true
         yield* watch(server, generation, client)
@@ -438,7 +439,7 @@ const listOf = <R, K extends McpHub.ListKind, A>(
           duration: parts.listTimeout,
           orElse: () =>
             Effect.fail(
-              new McpHub.ServerError({
+              new HubModel.ServerError({
                 server,
                 error: new McpError.RequestTimeout({
                   method: `${kind} listing`,
@@ -477,7 +478,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
   const { catalog, entries, order, separator } = parts
   const project = projectors(entries, separator)
   const unknownServer = (server: string) =>
-    new McpHub.HubError({
+    new HubModel.HubError({
       reason: "UnknownServer",
       server,
       detail: `no such server (the hub has: ${order.join(", ") || "none"})`
@@ -496,7 +497,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
     f: (client: McpClient.McpClientService) => Effect.Effect<A, McpError.McpClientError | McpError.TaskError, RA>
   ): Effect.Effect<A, McpHub.McpHubError, RA> =>
     Effect.scoped(
-      Effect.flatMap(client(server), (c) => Effect.mapError(f(c), (error) => new McpHub.ServerError({ server, error })))
+      Effect.flatMap(client(server), (c) => Effect.mapError(f(c), (error) => new HubModel.ServerError({ server, error })))
     )
 
   const resolve = (name: string): Result.Result<{ readonly server: string; readonly name: string }, McpHub.HubError> => {
@@ -504,7 +505,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
     const rest = at > 0 ? name.slice(at + separator.length) : ""
     if (at <= 0 || rest === "") {
       return Result.fail(
-        new McpHub.HubError({
+        new HubModel.HubError({
           reason: "UnknownName",
           detail: `"${name}" is not a hub name (<server>${separator}<name>)`
         })
@@ -526,7 +527,7 @@ const makeService = <R>(parts: Parts<R>): McpHub.Service => {
       entry.allows(tool)
         ? Effect.void
         : Effect.fail(
-          new McpHub.HubError({ reason: "NotAllowed", server, detail: `tool "${tool}" is hidden by the hub's filter` })
+          new HubModel.HubError({ reason: "NotAllowed", server, detail: `tool "${tool}" is hidden by the hub's filter` })
         ))
 
   const callOn = (server: string, tool: string) =>
