@@ -77,7 +77,10 @@ export interface McpClientOptions<R = never> extends Features<R> {
   readonly protocolVersion?: McpSchema.ProtocolVersion | undefined
   /** Capabilities declared to the server (`initialize`, or every modern request's `_meta`). */
   readonly capabilities?: McpSchema.ClientCapabilities | undefined
-  /** How long to wait for the era probe (`server/discover` while the era is unknown): 5 s on HTTP, 3 s otherwise. */
+  /**
+   * How long to wait for the era probe (`server/discover` while the era is unknown). Default: the transport's
+   * `traits.probeTimeout` (the HTTP transport's: 5 s), else 3 s.
+   */
   readonly probeTimeout?: Duration.Input | undefined
   /**
    * How long to wait for the opening handshake (default 30 s): the `initialize` answer, or `server/discover`'s once

@@ -8,19 +8,22 @@ import * as Schema from "effect/Schema"
 import * as internalPrintable from "./internal/printable.js"
 
 /**
- * The family of a transport: it selects the era probe rules, the default probe timeout and telemetry
- * attributes.
+ * The label of a transport in errors, logs and telemetry: `"stdio"`, `"http"` or `"in-process"` for this package's
+ * transports, any other string for a transport written elsewhere (its `Transport.kind`). It is a label only: what
+ * the client does differently from one transport to another comes from the transport's declared
+ * `Transport.Traits`, never from its kind. The schema accepts any string; the type names the known labels so that
+ * editors offer them.
  *
  * @since 0.1.0
  * @category models
  */
-export const TransportKind = Schema.Literals(["stdio", "http", "in-process"])
+export const TransportKind: Schema.Codec<TransportKind> = Schema.String
 
 /**
  * @since 0.1.0
  * @category models
  */
-export type TransportKind = typeof TransportKind.Type
+export type TransportKind = "stdio" | "http" | "in-process" | (string & {})
 
 /**
  * The transport could not carry a message: a child that would not start or exited, a broken pipe, an HTTP

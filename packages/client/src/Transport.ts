@@ -8,10 +8,16 @@
  * connection. Everything the server sends reaches the client as a {@link TransportEvent} through the `emit`
  * function given to `connect`.
  *
+ * What the client needs to know of a transport beyond the message pipe it reads from the service's optional
+ * members, never from its `kind` (a label for errors and telemetry): its {@link Traits}, its {@link Credentials},
+ * and on a connection its `trySend` and `partition`. A transport written outside this package declares the same
+ * members and is treated the same way.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as McpError from "./McpError.js"
@@ -205,6 +211,55 @@ export interface Credentials {
 }
 
 /**
+ * How a failed era probe (`server/discover`, sent while the era of a server is unknown) reads on a transport. A
+ * JSON-RPC error answering the probe reads the same on every transport; what differs is a probe that gets no
+ * answer:
+ *
+ * - `"status"` (the HTTP transport's): the server answers every request, and a legacy server refuses the probe with
+ *   a status, which the transport reports as a `RequestFailed` event carrying a `TransportError` of reason
+ *   `"HttpStatus"` (with its status, content type and body). 400, 404 and 405 mean a legacy server, unless the body
+ *   holds a modern JSON-RPC error, which is read as that error; any other status is a failure. A probe that times
+ *   out is an outage (a `TransportError` of reason `"Timeout"`), never a verdict.
+ * - `"stream"` (the default; stdio, in-process): messages go over a stream to a server that may not know the probe
+ *   and may say nothing: a probe that times out means a legacy server. Some legacy servers quit on any request
+ *   before `initialize`: when the transport closes over the probe, the client connects again and speaks the legacy
+ *   era at once (unless the transport's error says the server failed on its own: an exit code other than 0 with
+ *   nothing about the probe in what it wrote). Any other failure of the probe is a failure.
+ *
+ * Either way, a server already known to be modern is never taken for a legacy one: silence is then an outage.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export type ProbeFailures = "status" | "stream"
+
+/**
+ * What a transport declares of itself, for what the client does differently from one transport to another. Every
+ * member is optional; a transport that declares nothing (as one written outside this package may) gets the
+ * defaults, which suit a stream of messages to a server.
+ *
+ * @since 1.0.0
+ * @category models
+ */
+export interface Traits {
+  /**
+   * How long to wait for an answer to the era probe when the client's `probeTimeout` option is not given: a
+   * positive duration (default 3 seconds; the HTTP transport's: 5 seconds).
+   */
+  readonly probeTimeout?: Duration.Input | undefined
+  /** How a failed era probe reads (see {@link ProbeFailures}; default `"stream"`). */
+  readonly probeFailures?: ProbeFailures | undefined
+  /**
+   * `true`: sending a message runs nothing that could see a span (no span of its own, no trace context besides the
+   * `_meta` the client writes itself), as writing a line to a child's stdin (the stdio transport). The client then
+   * sends outside the call's span and, under Effect's own tracer, makes no span for a legacy call (whose message
+   * carries no trace context) unless something comes to need it. Default `false`: `request` runs with the call's
+   * span as its parent.
+   */
+  readonly untracedSend?: boolean | undefined
+}
+
+/**
  * Where a transport sends what it receives. Called from the transport's own fibers, in arrival order.
  *
  * @since 0.1.0
@@ -219,6 +274,11 @@ export type Emit = (event: TransportEvent) => Effect.Effect<void>
  * @category tags
  */
 export class Transport extends Context.Service<Transport, {
+  /**
+   * A label for errors (`TransportError.transport`), logs and telemetry (`mcp.transport`): `"stdio"`, `"http"` and
+   * `"in-process"` for this package's transports, any other for one written elsewhere. The client never reads
+   * behaviour from it.
+   */
   readonly kind: McpError.TransportKind
   /** Opens one connection, owned by the caller's Scope. */
   readonly connect: (
@@ -227,4 +287,6 @@ export class Transport extends Context.Service<Transport, {
   ) => Effect.Effect<TransportConnection, McpError.TransportFailure, Scope.Scope>
   /** Optional: the credentials the transport sends (see {@link Credentials}). */
   readonly credentials?: Credentials | undefined
+  /** Optional: what the transport declares of itself (see {@link Traits}); none: the defaults. */
+  readonly traits?: Traits | undefined
 }>()("@conduit-mcp/client/Transport") {}

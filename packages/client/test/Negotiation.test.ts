@@ -21,7 +21,7 @@ const rpcError = (code: number, data?: unknown) => ({
 describe("HTTP probe refusals", () => {
   it("400 with -32020 or -32021 is a negotiation error, not a fallback (decision 1)", () => {
     for (const code of [-32020, -32021]) {
-      const verdict = Negotiation.classifyProbeFailure("http", http(400, rpcError(code)), all, false)
+      const verdict = Negotiation.classifyProbeFailure("status", http(400, rpcError(code)), all, false)
       assert.strictEqual(verdict._tag, "Fail")
       if (verdict._tag === "Fail") {
         assert.strictEqual(verdict.error._tag === "ProtocolError" ? verdict.error.reason : "", "Negotiation")
@@ -31,16 +31,16 @@ describe("HTTP probe refusals", () => {
 
   it("400 with -32022 naming a modern version: one corrective retry; twice: fatal", () => {
     const body = rpcError(-32022, { supported: ["2026-07-28"], requested: "2026-07-28" })
-    assert.strictEqual(Negotiation.classifyProbeFailure("http", http(400, body), all, false)._tag, "RetryModern")
-    assert.strictEqual(Negotiation.classifyProbeFailure("http", http(400, body), all, true)._tag, "Fail")
+    assert.strictEqual(Negotiation.classifyProbeFailure("status", http(400, body), all, false)._tag, "RetryModern")
+    assert.strictEqual(Negotiation.classifyProbeFailure("status", http(400, body), all, true)._tag, "Fail")
   })
 
   it("400/404/405 with an empty or non-modern body mean legacy; 404 with -32601 too (decision 4)", () => {
     for (const status of [400, 404, 405]) {
-      assert.strictEqual(Negotiation.classifyProbeFailure("http", http(status), all, false)._tag, "Legacy")
-      assert.strictEqual(Negotiation.classifyProbeFailure("http", http(status, "<html>"), all, false)._tag, "Legacy")
+      assert.strictEqual(Negotiation.classifyProbeFailure("status", http(status), all, false)._tag, "Legacy")
+      assert.strictEqual(Negotiation.classifyProbeFailure("status", http(status, "<html>"), all, false)._tag, "Legacy")
       assert.strictEqual(
-        Negotiation.classifyProbeFailure("http", http(status, rpcError(-32601)), all, false)._tag,
+        Negotiation.classifyProbeFailure("status", http(status, rpcError(-32601)), all, false)._tag,
         "Legacy"
       )
     }
@@ -48,10 +48,10 @@ describe("HTTP probe refusals", () => {
 
   it("5xx, other 4xx and auth refusals are never verdicts", () => {
     for (const status of [500, 502, 503, 409, 429]) {
-      assert.strictEqual(Negotiation.classifyProbeFailure("http", http(status), all, false)._tag, "Fail")
+      assert.strictEqual(Negotiation.classifyProbeFailure("status", http(status), all, false)._tag, "Fail")
     }
     const auth = new McpError.AuthError({ status: 401, challenges: [] })
-    assert.strictEqual(Negotiation.classifyProbeFailure("http", auth, all, false)._tag, "Fail")
+    assert.strictEqual(Negotiation.classifyProbeFailure("status", auth, all, false)._tag, "Fail")
   })
 })
 

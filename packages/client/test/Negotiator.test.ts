@@ -79,6 +79,7 @@ const negotiator = (
 ) =>
   Negotiation.makeNegotiator({
     kind: "stdio",
+    probeFailures: "stream",
     eraOption: "auto",
     pinned: undefined,
     supported: [...McpSchema.LEGACY_VERSIONS, ...McpSchema.MODERN_VERSIONS],
@@ -159,7 +160,7 @@ describe("the era negotiator", () => {
       })
       assert.strictEqual((yield* negotiator().negotiate(stdio.value)).era, "legacy")
       const http = yield* channel({ "server/discover": [timeout] })
-      const error = yield* Effect.flip(negotiator({ kind: "http" }).negotiate(http.value))
+      const error = yield* Effect.flip(negotiator({ kind: "http", probeFailures: "status" }).negotiate(http.value))
       assert.deepStrictEqual(
         [error._tag, error._tag === "TransportError" ? error.reason : undefined],
         ["TransportError", "Timeout"]
@@ -175,9 +176,9 @@ describe("the era negotiator", () => {
         "server/discover": [status(404)],
         "initialize": [Effect.succeed(initialized("2025-11-25"))]
       })
-      assert.strictEqual((yield* negotiator({ kind: "http" }).negotiate(legacy.value)).era, "legacy")
+      assert.strictEqual((yield* negotiator({ kind: "http", probeFailures: "status" }).negotiate(legacy.value)).era, "legacy")
       const down = yield* channel({ "server/discover": [status(500)] })
-      const error = yield* Effect.flip(negotiator({ kind: "http" }).negotiate(down.value))
+      const error = yield* Effect.flip(negotiator({ kind: "http", probeFailures: "status" }).negotiate(down.value))
       assert.strictEqual(error._tag === "TransportError" ? error.status : undefined, 500)
     }))
 

@@ -74,7 +74,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
 > =>
   Effect.gen(function*() {
     const transport = yield* Transport.Transport
-    const resolved = yield* Options.resolve(options, transport.kind)
+    const resolved = yield* Options.resolve(options, transport)
     const tasksResolved = yield* TaskSupport.resolveOptions(options.tasks)
     const envelope = yield* makeEnvelope(options, transport, resolved, tasksResolved)
     const taskStore = yield* feature(options.taskStore)
@@ -120,7 +120,7 @@ export const make = <const O extends McpClient.McpClientOptions<unknown> = {}>(
       calls,
       taskCalls,
       learnTools,
-      fastPath: FastPath.make({ kind: resolved.kind, status, requester, calls, cache, telemetry }),
+      fastPath: FastPath.make({ untracedSend: resolved.untracedSend, status, requester, calls, cache, telemetry }),
       pagination,
       toolOutput,
       subscriptions,

@@ -68,6 +68,12 @@ const lazySse = (make: (module: typeof Sse) => Sse.Sse): Sse.Sse => {
   }
 }
 
+/**
+ * What the client reads of this transport: a server that answers every request refuses the era probe with a status
+ * (400/404/405: a legacy server) and its silence is an outage; the probe waits 5 seconds by default (3 elsewhere).
+ */
+const traits: Transport.Traits = { probeTimeout: Duration.seconds(5), probeFailures: "status" }
+
 /** What a connection found out about an origin, for the next connection through the same transport. */
 interface Verdict {
   readonly era: McpSchema.Era
@@ -329,6 +335,7 @@ export const make = (
   return Transport.Transport.of({
     kind: "http",
     connect,
+    traits,
     credentials: {
       // (what `McpClient.setAuth` is given: an `HttpTransport.Auth`, checked again by the setter)
       set: (auth) => sender.auth.set(auth as HttpTransport.Auth),

@@ -35,6 +35,13 @@ const cross = (message: McpSchema.JsonRpcMessage): Result.Result<McpSchema.JsonR
 
 const closedError = (detail: string) => new TransportError({ transport: "in-process", reason: "Closed", detail })
 
+/**
+ * What the client reads of this transport: the default probe rules (a server that says nothing to the probe is a
+ * legacy one), and a send that hands the message to a server running in this process, whose handler may run under
+ * the call's span.
+ */
+const traits: Transport.Traits = { probeFailures: "stream", untracedSend: false }
+
 interface Live {
   readonly disconnect: Effect.Effect<void>
 }
@@ -108,7 +115,7 @@ export const make = (server: InProcessTransport.Peer) =>
       }).pipe(Effect.annotateLogs({ module: "InProcessTransport", method: "connect" }))
 
     return {
-      transport: Transport.Transport.of({ kind: "in-process", connect }),
+      transport: Transport.Transport.of({ kind: "in-process", connect, traits }),
       control: {
         disconnect: Effect.suspend(() => Effect.forEach([...live], (entry) => entry.disconnect, { discard: true })),
         connections: Ref.get(opened),

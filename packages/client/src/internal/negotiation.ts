@@ -4,6 +4,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as McpError from "../McpError.js"
 import * as McpSchema from "../McpSchema.js"
+import type * as Transport from "../Transport.js"
 
 /**
  * What the connection does after the era probe.
@@ -130,19 +131,20 @@ export const classifyProbeError = (
 }
 
 /**
- * Classifies a probe that failed without a JSON-RPC answer. On HTTP a 400/404/405 without a modern error body
- * means a legacy server; 401/403 go to the auth path; 5xx and network failures are outages, never verdicts. On
- * every other kind the caller treats a closed transport as "legacy, restart".
+ * Classifies a probe that failed without a JSON-RPC answer. On a transport that reads refusals by status (HTTP) a
+ * 400/404/405 without a modern error body means a legacy server; 401/403 go to the auth path; 5xx and network
+ * failures are outages, never verdicts. On a stream the caller treats a closed transport as "legacy, restart";
+ * anything else is a failure.
  *
  * @internal
  */
 export const classifyProbeFailure = (
-  kind: McpError.TransportKind,
+  reading: Transport.ProbeFailures,
   error: McpError.TransportFailure,
   supported: ReadonlyArray<McpSchema.ProtocolVersion>,
   retried: boolean
 ): ProbeVerdict => {
-  if (error._tag !== "TransportError" || kind !== "http") return { _tag: "Fail", error }
+  if (error._tag !== "TransportError" || reading !== "status") return { _tag: "Fail", error }
   if (error.reason !== "HttpStatus" || error.status === undefined) return { _tag: "Fail", error }
   if (error.status >= 400 && error.status < 500 && error.body !== undefined && error.body.length > 0) {
     const modern = modernErrorInBody(error.body)
@@ -272,7 +274,10 @@ export interface Channel {
  * @internal
  */
 export interface NegotiatorConfig {
+  /** The transport's label, for the errors the negotiator makes. */
   readonly kind: McpError.TransportKind
+  /** How a failed probe reads on the transport (its `traits.probeFailures`). */
+  readonly probeFailures: Transport.ProbeFailures
   readonly eraOption: "auto" | "legacy" | "modern"
   readonly pinned: McpSchema.ProtocolVersion | undefined
   readonly supported: ReadonlyArray<McpSchema.ProtocolVersion>
@@ -406,13 +411,14 @@ const classifyFailure = (
   error: McpError.RequestError,
   retried: boolean
 ): Effect.Effect<ProbeVerdict, NegotiationError> => {
-  const { kind, supported } = state.config
+  const { kind, probeFailures, supported } = state.config
   switch (error._tag) {
     case "McpError":
       return Effect.succeed(classifyProbeError(error, supported, retried))
     case "RequestTimeout":
-      // On HTTP silence is an outage; and a server known to be modern is never quietly downgraded.
-      if (kind === "http" || state.verdict === "modern") {
+      // Where a server answers every request (HTTP) silence is an outage; and a server known to be modern is never
+      // quietly downgraded.
+      if (probeFailures === "status" || state.verdict === "modern") {
         return Effect.fail(
           new McpError.TransportError({
             transport: kind,
@@ -423,21 +429,21 @@ const classifyFailure = (
       }
       return Effect.succeed({ _tag: "Legacy", version: undefined })
     case "TransportError":
-      if (kind === "http" || state.verdict === "modern") {
-        return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+      if (probeFailures === "status" || state.verdict === "modern") {
+        return Effect.succeed(classifyProbeFailure(probeFailures, error, supported, retried))
       }
       // Some legacy servers quit on any request before initialize: restart and speak legacy. A child that failed
       // on its own is not started again just to fail the same way: its exit is the error.
       return Effect.flatMap(channel.closed, (closed): Effect.Effect<ProbeVerdict, NegotiationError> =>
         !closed
-          ? Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+          ? Effect.succeed(classifyProbeFailure(probeFailures, error, supported, retried))
           : exitedBecauseOfProbe(error)
           ? Effect.fail(new RestartAsLegacy())
           : Effect.fail(error))
     case "ProtocolError":
       return Effect.fail(error)
     default:
-      return Effect.succeed(classifyProbeFailure(kind, error, supported, retried))
+      return Effect.succeed(classifyProbeFailure(probeFailures, error, supported, retried))
   }
 }
 

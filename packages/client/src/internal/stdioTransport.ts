@@ -204,6 +204,13 @@ export const buildCommand = (options: Resolved): Effect.Effect<ChildProcess.Stan
 
 // How long the end of stdout, the end of stderr and the exit of the child may trail each other before the
 // connection reports the close with what it has.
+/**
+ * What the client reads of this transport: a stream to a child (the default probe rules: silence means a legacy
+ * server, a child that quits over the probe is started again), and a send that writes a line and nothing else (no
+ * span, no trace context of its own).
+ */
+const traits: Transport.Traits = { untracedSend: true }
+
 const exitGrace = Duration.seconds(1)
 // Bound of the steps after SIGKILL, and of sending `notifications/cancelled`.
 const killTimeout = Duration.seconds(1)
@@ -621,7 +628,7 @@ export const make = (options: StdioTransport.StdioTransportOptions): ReturnType<
       )
 
     return {
-      transport: { kind: "stdio", connect },
+      transport: { kind: "stdio", connect, traits },
       process: {
         stderr: Stream.unwrap(Effect.map(stderrHub.use, (hub) => Stream.fromPubSub(hub))),
         stderrTail: Effect.map(Ref.get(currentTail), (ring) => ring.snapshot())

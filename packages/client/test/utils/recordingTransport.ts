@@ -122,6 +122,7 @@ const wrap = (
     kind: transport.kind,
     // the copy keeps the credentials of the transport it records (`McpClient.setAuth` swaps them through it)
     credentials: transport.credentials,
+    traits: transport.traits,
     // (no `deliver` passed on: every event is recorded, through `emit`)
     connect: (emit) =>
       Effect.gen(function*() {

@@ -138,14 +138,15 @@ export interface FastPath {
  * @internal
  */
 export const make = (deps: {
-  readonly kind: McpError.TransportKind
+  /** The transport's `traits.untracedSend`: its send runs nothing that could see the call's span. */
+  readonly untracedSend: boolean
   readonly status: Connection.Status
   readonly requester: Requester.Requester
   readonly calls: Calls.Calls
   readonly cache: Cache.Cache
   readonly telemetry: Telemetry.Telemetry
 }): FastPath => {
-  const { cache, calls, kind, requester, status, telemetry } = deps
+  const { cache, calls, requester, status, telemetry, untracedSend } = deps
 
   /** The span `Effect.withSpan` would start in this fiber (but not made the parent). */
   const startSpan = (trace: CallTrace): Tracer.Span => {
@@ -215,10 +216,10 @@ export const make = (deps: {
   /** Whether a call's span can wait until something needs it. */
   const deferSpan = (fiber: Requester.FiberView, wire: Wire) =>
     // With Effect's own tracer, nothing records a span: one is made only where something can see it. A legacy
-    // call over stdio runs nothing under its span and sends no trace context; any other call needs its span only
-    // under a caller's span, whose trace the server may join.
+    // call over a transport whose send is untraced (stdio) runs nothing under its span and sends no trace context;
+    // any other call needs its span only under a caller's span, whose trace the server may join.
     untraced(fiber) ||
-    (kind === "stdio" && wire.era === "legacy" && fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
+    (untracedSend && wire.era === "legacy" && fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
 
   /** The session a call goes to on the fast path now, or undefined when it must take `Calls.call`. */
   const fastSession = (fiber: Requester.FiberView, method: string): Session | undefined => {
@@ -290,7 +291,7 @@ export const make = (deps: {
         const span = trace.span
         if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
         const registered = requester.register(fiber, wire, method, params, send, span)
-        const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
+        const around = untracedSend || span === undefined ? undefined : inSpan(span, tool)
         return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
           onFailure: (cause) => {
             const { again, cancel, exit } = failureOf(
@@ -427,7 +428,7 @@ export const make = (deps: {
     if (arm !== undefined) run(arm, () => {})
     const sent = registered.sent
     if (sent !== undefined) {
-      const around = kind === "stdio" || span === undefined ? undefined : inSpan(span, tool)
+      const around = untracedSend || span === undefined ? undefined : inSpan(span, tool)
       const stop = run(around === undefined ? sent : around(sent), (exit) => {
         sending = undefined
         if (Exit.isFailure(exit)) onOutcome(exit)

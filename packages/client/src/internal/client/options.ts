@@ -10,10 +10,11 @@ import * as Schedule from "effect/Schedule"
 import type * as McpClient from "../../McpClient.js"
 import * as McpError from "../../McpError.js"
 import * as McpSchema from "../../McpSchema.js"
+import type * as Transport from "../../Transport.js"
 import * as Pagination from "./pagination.js"
 
-/** Default time to wait for an answer to the era probe: 5 s on HTTP, 3 s on every other kind. */
-const defaultProbeTimeoutMillis = (kind: McpError.TransportKind): number => kind === "http" ? 5_000 : 3_000
+/** Time to wait for an answer to the era probe when neither the options nor the transport's traits say. */
+const defaultProbeTimeoutMillis = 3_000
 
 const VERSION = "1.0.0"
 
@@ -22,6 +23,10 @@ const VERSION = "1.0.0"
  */
 export interface Resolved {
   readonly kind: McpError.TransportKind
+  /** The transport's `traits.probeFailures`, or its default. */
+  readonly probeFailures: Transport.ProbeFailures
+  /** The transport's `traits.untracedSend`, or its default. */
+  readonly untracedSend: boolean
   readonly probeTimeout: number
   readonly initializeTimeout: number
   readonly requestTimeout: number
@@ -116,9 +121,15 @@ const versions = (
  */
 export const resolve: (
   options: McpClient.McpClientOptions<unknown>,
-  kind: McpError.TransportKind
-) => Effect.Effect<Resolved, McpError.InvalidOption> = Effect.fnUntraced(function*(options, kind) {
-  const probeTimeout = yield* millis("probeTimeout", options.probeTimeout, defaultProbeTimeoutMillis(kind))
+  transport: Pick<Transport.Transport["Service"], "kind" | "traits">
+) => Effect.Effect<Resolved, McpError.InvalidOption> = Effect.fnUntraced(function*(options, transport) {
+  const { kind, traits } = transport
+  const probeTimeout = yield* millis(
+    "probeTimeout",
+    options.probeTimeout,
+    // (a transport's own default is checked as an option would be, with the transport named)
+    yield* millis(`probeTimeout (the ${kind} transport's default)`, traits?.probeTimeout, defaultProbeTimeoutMillis)
+  )
   const initializeTimeout = yield* millis("initializeTimeout", options.initializeTimeout, 30_000)
   const requestTimeout = yield* millis("requestTimeout", options.requestTimeout, 60_000)
   const healthTimeout = yield* millis("healthCheckTimeout", options.healthCheckTimeout, 10_000)
@@ -140,6 +151,8 @@ export const resolve: (
   const reconnect = options.reconnect === false ? Schedule.recurs(0) : options.reconnect ?? defaultReconnect
   return {
     kind,
+    probeFailures: traits?.probeFailures === "status" ? "status" : "stream",
+    untracedSend: traits?.untracedSend === true,
     probeTimeout,
     initializeTimeout,
     requestTimeout,
