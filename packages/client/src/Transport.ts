@@ -24,12 +24,14 @@ import type * as McpError from "./McpError.js"
 import type * as McpSchema from "./McpSchema.js"
 
 /**
- * How the transport binds to the server, as reported once connected.
+ * How the transport binds to the server, as reported once connected: `"stdio"`, `"in-process"`,
+ * `"streamable-http"` or `"sse"` for this package's transports, any other label for one written elsewhere. The
+ * client reports it and reads nothing from it.
  *
  * @since 0.1.0
  * @category models
  */
-export type Binding = "stdio" | "in-process" | "streamable-http" | "sse"
+export type Binding = "stdio" | "in-process" | "streamable-http" | "sse" | (string & {})
 
 /**
  * What a transport knows once it can carry messages.
