@@ -53,17 +53,27 @@ const currentSpan = (fiber: Requester.FiberView): Option.Option<Tracer.AnySpan> 
 const untraced = (fiber: Requester.FiberView): boolean =>
   Option.isNone(currentSpan(fiber)) && fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer
 
-/** A call under way: its span (when made), and what its metrics need. */
-interface CallTrace {
+/**
+ * A call on the fast path, one object per call: what it asks, where it goes, its span (when made) and what its
+ * metrics need.
+ */
+interface FastCall<A> {
   readonly fiber: Requester.FiberView
   readonly method: string
+  readonly params: Readonly<Record<string, unknown>> | undefined
+  readonly decode: Calls.SyncDecoder<A>
+  readonly options: McpClient.RequestOptions | undefined
   readonly tool: string | undefined
+  readonly send: Requester.SendOptions
+  readonly session: Session
   readonly metrics: Telemetry.MethodMetrics
   readonly clock: Clock.Clock
   readonly timing: boolean
   /** Undefined while a deferred span is not needed. */
   span: Tracer.Span | undefined
   readonly start: bigint
+  /** Set once the request is registered (never, when the connection had closed already). */
+  registered: Requester.Registered
 }
 
 const annotated = <A, E>(effect: Effect.Effect<A, E>, tool: string | undefined): Effect.Effect<A, E> =>
@@ -149,8 +159,8 @@ export const make = (deps: {
   const { cache, calls, requester, status, telemetry, untracedSend } = deps
 
   /** The span `Effect.withSpan` would start in this fiber (but not made the parent). */
-  const startSpan = (trace: CallTrace): Tracer.Span => {
-    const { fiber, method, tool } = trace
+  const startSpan = (call: FastCall<unknown>): Tracer.Span => {
+    const { fiber, method, tool } = call
     const spanOptions = telemetry.spanOptionsFor(method)
     // as `Effect.withSpan` makes it (`makeSpanUnsafe` in effect's internal/effect.ts)
     const parent = propagatedParent(currentSpan(fiber))
@@ -160,7 +170,7 @@ export const make = (deps: {
       parent,
       annotations: Context.empty(),
       links: fiber.getRef(References.TracerSpanLinks).slice(),
-      startTime: trace.timing ? trace.start : BigInt(0),
+      startTime: call.timing ? call.start : BigInt(0),
       kind: spanOptions.kind ?? "internal",
       root: false,
       sampled: Option.isSome(parent) && parent.value.sampled === false
@@ -173,44 +183,6 @@ export const make = (deps: {
     if (tool !== undefined) span.attribute("mcp.tool", tool)
     for (const [key, value] of Object.entries(spanOptions.attributes ?? {})) span.attribute(key, value)
     return span
-  }
-
-  /** Starts a call's metrics and its span, or defers the span when nothing can observe it. */
-  const beginCall = (
-    fiber: Requester.FiberView,
-    method: string,
-    tool: string | undefined,
-    deferSpan: boolean
-  ): CallTrace => {
-    const clock = fiber.getRef(Clock.Clock)
-    const timing = fiber.getRef(References.TracerTimingEnabled)
-    const start = clock.currentTimeNanosUnsafe()
-    const metrics = telemetry.metricsFor(method)
-    const trace: CallTrace = { fiber, method, tool, metrics, clock, timing, span: undefined, start }
-    if (!deferSpan) trace.span = startSpan(trace)
-    return trace
-  }
-
-  /** The call's span, made now if it was deferred, with the start time it would have had. */
-  const spanOf = (trace: CallTrace): Tracer.Span => trace.span ??= startSpan(trace)
-
-  /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
-  const endCall = <A>(
-    trace: CallTrace,
-    exit: Exit.Exit<A, McpError.McpClientError>
-  ): Exit.Exit<A, McpError.McpClientError> => {
-    const { clock, metrics, span } = trace
-    // (the metrics read their attributes, `Metric.CurrentMetricAttributes`, from the caller's context)
-    const context = trace.fiber.context
-    if (Exit.isFailure(exit)) {
-      const error = Cause.findErrorOption(exit.cause)
-      if (Option.isSome(error)) metrics.errorsBy(error.value._tag).updateUnsafe(1, context)
-    }
-    metrics.duration.updateUnsafe(Duration.nanos(clock.currentTimeNanosUnsafe() - trace.start), context)
-    if (span !== undefined && span.status._tag !== "Ended") {
-      span.end(trace.timing ? clock.currentTimeNanosUnsafe() : BigInt(0), exit)
-    }
-    return exit
   }
 
   /** Whether a call's span can wait until something needs it. */
@@ -231,24 +203,95 @@ export const make = (deps: {
   }
 
   /**
-   * A request that failed: the call's typed outcome, the cancellation its binding requires (the entry leaves the
-   * table), and the call made once more when a new negotiation cures the failure (a -32022: this call ends, the
-   * connection negotiates again and the call is sent once more).
+   * Starts a call on the fast path: its metrics, and its span unless nothing can observe it yet; undefined when the
+   * call must take the effect (`call` then runs `Calls.call`, `direct` hands it back to its caller). The request is
+   * registered next, by {@link register}, unless the connection closed already.
    */
-  const failureOf = <A>(
-    cause: Cause.Cause<McpError.RequestError>,
-    session: Session,
-    registered: Requester.Registered,
-    send: Requester.SendOptions,
+  const begin = <A>(
+    fiber: Requester.FiberView,
     method: string,
     params: Readonly<Record<string, unknown>> | undefined,
     decode: Calls.SyncDecoder<A>,
     options: McpClient.RequestOptions | undefined,
-    tool: string | undefined
-  ) => {
+    tool: string | undefined,
+    /** A timeout that restarts on progress needs a watchdog fiber of its own (the caller has none). */
+    noWatchdog: boolean
+  ): FastCall<A> | undefined => {
+    const session = fastSession(fiber, method)
+    if (session === undefined) return undefined
+    const send = calls.sendOptions(options)
+    if (noWatchdog && send.resetOnProgress && send.timeoutMillis !== undefined) return undefined
+    const clock = fiber.getRef(Clock.Clock)
+    const timing = fiber.getRef(References.TracerTimingEnabled)
+    const start = clock.currentTimeNanosUnsafe()
+    const metrics = telemetry.metricsFor(method)
+    const call: FastCall<A> = {
+      fiber,
+      method,
+      params,
+      decode,
+      options,
+      tool,
+      send,
+      session,
+      metrics,
+      clock,
+      timing,
+      span: undefined,
+      start,
+      registered: undefined!
+    }
+    if (!deferSpan(fiber, session.wire)) call.span = startSpan(call)
+    return call
+  }
+
+  /** Registers the call's request and sends it when the transport takes it at once; false: the connection closed. */
+  const register = (call: FastCall<any>): boolean => {
+    const wire = call.session.wire
+    if (wire.attempt.closedError !== undefined) return false
+    call.registered = requester.register(call.fiber, wire, call.method, call.params, call.send, call.span)
+    return true
+  }
+
+  /** What the send runs in when it runs an effect: the call's span, unless the transport's send sees none. */
+  const aroundSend = (call: FastCall<any>) =>
+    untracedSend || call.span === undefined ? undefined : inSpan(call.span, call.tool)
+
+  /** The call's span, made now if it was deferred, with the start time it would have had. */
+  const spanOf = (call: FastCall<unknown>): Tracer.Span => call.span ??= startSpan(call)
+
+  /** Records a call's latency (and failure by error tag) and ends its span; gives back its outcome. */
+  const endCall = <A>(
+    call: FastCall<A>,
+    exit: Exit.Exit<A, McpError.McpClientError>
+  ): Exit.Exit<A, McpError.McpClientError> => {
+    const { clock, metrics, span } = call
+    // (the metrics read their attributes, `Metric.CurrentMetricAttributes`, from the caller's context)
+    const context = call.fiber.context
+    if (Exit.isFailure(exit)) {
+      const error = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(error)) metrics.errorsBy(error.value._tag).updateUnsafe(1, context)
+    }
+    metrics.duration.updateUnsafe(Duration.nanos(clock.currentTimeNanosUnsafe() - call.start), context)
+    if (span !== undefined && span.status._tag !== "Ended") {
+      span.end(call.timing ? clock.currentTimeNanosUnsafe() : BigInt(0), exit)
+    }
+    return exit
+  }
+
+  /** A call that found the connection closed: its outcome, ended. */
+  const endClosed = <A>(call: FastCall<A>) => endCall(call, Exit.fail(call.session.wire.attempt.closedError!))
+
+  /**
+   * A request that failed: the call's typed outcome, the cancellation its binding requires (the entry leaves the
+   * table), and the call made once more when a new negotiation cures the failure (a -32022: this call ends, the
+   * connection negotiates again and the call is sent once more).
+   */
+  const failureOf = <A>(call: FastCall<A>, cause: Cause.Cause<McpError.RequestError>) => {
+    const { decode, method, options, params, tool } = call
     const typed = SpecErrors.typedCause(cause, method, params)
     const exit = Exit.failCause(typed)
-    const cancel = requester.abandoned(session.wire, registered, send, cause)
+    const cancel = requester.abandoned(call.session.wire, call.registered, call.send, cause)
     const failure = Cause.findErrorOption(typed)
     const again = Option.isSome(failure)
       ? calls.recover(failure.value, calls.callOnce(method, params, decode, options, tool))
@@ -256,21 +299,30 @@ export const make = (deps: {
     return { exit, cancel, again }
   }
 
-  /** The rounds after a first `input_required` answer, the last one decoded. */
-  const roundsAfter = <A>(
-    raw: unknown,
-    session: Session,
-    method: string,
-    params: Readonly<Record<string, unknown>> | undefined,
-    decode: Calls.SyncDecoder<A>,
-    options: McpClient.RequestOptions | undefined
-  ) => Effect.flatMap(calls.inputRounds(method, params, options, [raw, session]), (last) => Effect.fromResult(decode(method, last)))
-
-  /** An answer, decoded. */
-  const decodedExit = <A>(decode: Calls.SyncDecoder<A>, method: string, raw: unknown) => {
-    const decoded = decode(method, raw)
-    return Result.isSuccess(decoded) ? Exit.succeed(decoded.success) : Exit.fail(decoded.failure)
+  /**
+   * The answer to the call's request: the call's outcome (decoded, ended), or undefined when the server asks for
+   * input first (an `input_required` answer: {@link roundsOf} then runs the rounds that follow).
+   */
+  const answered = <A>(call: FastCall<A>, raw: unknown): Exit.Exit<A, McpError.McpClientError> | undefined => {
+    requester.completed(call.registered)
+    if (InputRounds.isInputRequired(raw)) return undefined
+    const decoded = call.decode(call.method, raw)
+    return endCall(call, Result.isSuccess(decoded) ? Exit.succeed(decoded.success) : Exit.fail(decoded.failure))
   }
+
+  /** The rounds after a first `input_required` answer, the last one decoded, still in the call's span. */
+  const roundsOf = <A>(call: FastCall<A>, raw: unknown): Effect.Effect<A, McpError.McpClientError> => {
+    const { decode, method, options, params } = call
+    const rounds = Effect.flatMap(
+      calls.inputRounds(method, params, options, [raw, call.session]),
+      (last) => Effect.fromResult(decode(method, last))
+    )
+    return inSpan(spanOf(call), call.tool)(rounds)
+  }
+
+  /** The outcome of the rounds, typed: the call's, ended. */
+  const roundsEnded = <A>(call: FastCall<A>, exit: Exit.Exit<A, McpError.McpClientError>) =>
+    endCall(call, Exit.isSuccess(exit) ? exit : Exit.failCause(SpecErrors.typedCause(exit.cause, call.method, call.params)))
 
   const call = <A>(
     method: string,
@@ -283,48 +335,24 @@ export const make = (deps: {
       Effect.withFiber<A, McpError.McpClientError>((fiber) => {
         // under the caller's request defaults (McpClient.withRequestDefaults)
         const options = Calls.underDefaults(fiber, given)
-        const send = calls.sendOptions(options)
-        const session = fastSession(fiber, method)
-        if (session === undefined) return restore(calls.call(method, params, decode, options, tool))
-        const wire = session.wire
-        const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
-        const span = trace.span
-        if (wire.attempt.closedError !== undefined) return endCall(trace, Exit.fail(wire.attempt.closedError))
-        const registered = requester.register(fiber, wire, method, params, send, span)
-        const around = untracedSend || span === undefined ? undefined : inSpan(span, tool)
-        return Effect.matchCauseEffect(restore(requester.transmit(registered, around)), {
+        const state = begin(fiber, method, params, decode, options, tool, false)
+        if (state === undefined) return restore(calls.call(method, params, decode, options, tool))
+        if (!register(state)) return endClosed(state)
+        return Effect.matchCauseEffect(restore(requester.transmit(state.registered, aroundSend(state))), {
           onFailure: (cause) => {
-            const { again, cancel, exit } = failureOf(
-              cause,
-              session,
-              registered,
-              send,
-              method,
-              params,
-              decode,
-              options,
-              tool
-            )
+            const { again, cancel, exit } = failureOf(state, cause)
             const end = () => {
-              const ended = endCall(trace, exit)
+              const ended = endCall(state, exit)
               // (the recovery waits on the user and the server: the caller may give it up)
               return again === undefined ? ended : restore(again)
             }
             return cancel === undefined ? end() : Effect.flatMap(cancel, end)
           },
-          onSuccess: (raw) => {
-            requester.completed(registered)
-            if (InputRounds.isInputRequired(raw)) {
-              // the rounds after the first, still in the call's span
-              const rounds = roundsAfter(raw, session, method, params, decode, options)
-              return Effect.matchCauseEffect(restore(inSpan(spanOf(trace), tool)(rounds)), {
-                onFailure: (cause) =>
-                  endCall(trace, Exit.failCause(SpecErrors.typedCause(cause, method, params))),
-                onSuccess: (value) => endCall(trace, Exit.succeed(value))
-              })
-            }
-            return endCall(trace, decodedExit(decode, method, raw))
-          }
+          onSuccess: (raw) =>
+            answered(state, raw) ?? Effect.matchCauseEffect(restore(roundsOf(state, raw)), {
+              onFailure: (cause) => roundsEnded(state, Exit.failCause(cause)),
+              onSuccess: (value) => roundsEnded(state, Exit.succeed(value))
+            })
         })
       })
     )
@@ -332,26 +360,18 @@ export const make = (deps: {
 
   const direct: DirectCall = (runtime, method, params, decode, given, tool, onExit, after) => {
     const { fiber, run } = runtime
-    const session = fastSession(fiber, method)
-    if (session === undefined) return undefined
-    const options = Calls.underDefaults(fiber, given)
-    const send = calls.sendOptions(options)
-    // (a timeout that restarts on progress has a watchdog fiber of its own)
-    if (send.resetOnProgress && send.timeoutMillis !== undefined) return undefined
-    const wire = session.wire
-    const trace = beginCall(fiber, method, tool, deferSpan(fiber, wire))
-    const span = trace.span
+    const state = begin(fiber, method, params, decode, Calls.underDefaults(fiber, given), tool, true)
+    if (state === undefined) return undefined
     let ended = false
     const end: typeof onExit = (exit) => {
       if (ended) return
       ended = true
       onExit(exit)
     }
-    if (wire.attempt.closedError !== undefined) {
-      end(endCall(trace, Exit.fail(wire.attempt.closedError)))
+    if (!register(state)) {
+      end(endClosed(state))
       return { abort: () => {} }
     }
-    const registered = requester.register(fiber, wire, method, params, send, span)
     // the outcome, once: the answer, a failure, the deadline, or the caller giving up
     let settled = false
 
@@ -378,9 +398,9 @@ export const make = (deps: {
     }
 
     const failed = (cause: Cause.Cause<McpError.RequestError>) => {
-      const { again, cancel, exit } = failureOf(cause, session, registered, send, method, params, decode, options, tool)
+      const { again, cancel, exit } = failureOf(state, cause)
       const finish = () => {
-        const exitEnded = endCall(trace, exit)
+        const exitEnded = endCall(state, exit)
         if (again === undefined) end(exitEnded)
         else follow(again, settle)
       }
@@ -389,21 +409,9 @@ export const make = (deps: {
     }
 
     const succeeded = (raw: unknown) => {
-      requester.completed(registered)
-      if (InputRounds.isInputRequired(raw)) {
-        const rounds = roundsAfter(raw, session, method, params, decode, options)
-        follow(inSpan(spanOf(trace), tool)(rounds), (exit) =>
-          settle(
-            endCall(
-              trace,
-              Exit.isSuccess(exit)
-                ? exit
-                : Exit.failCause(SpecErrors.typedCause(exit.cause, method, params))
-            )
-          ))
-        return
-      }
-      settle(endCall(trace, decodedExit(decode, method, raw)))
+      const exit = answered(state, raw)
+      if (exit === undefined) follow(roundsOf(state, raw), (rounds) => settle(roundsEnded(state, rounds)))
+      else settle(exit)
     }
 
     // the transport's send while it runs (when the request did not go out at once): a failed call stops it, as
@@ -420,15 +428,16 @@ export const make = (deps: {
         if (Exit.isSuccess(outcome)) succeeded(outcome.value)
         else failed(outcome.cause)
       } catch (defect) {
-        end(endCall(trace, Exit.die(defect)))
+        end(endCall(state, Exit.die(defect)))
       }
     }
 
+    const registered = state.registered
     const arm = requester.listen(registered, onOutcome)
     if (arm !== undefined) run(arm, () => {})
     const sent = registered.sent
     if (sent !== undefined) {
-      const around = untracedSend || span === undefined ? undefined : inSpan(span, tool)
+      const around = aroundSend(state)
       const stop = run(around === undefined ? sent : around(sent), (exit) => {
         sending = undefined
         if (Exit.isFailure(exit)) onOutcome(exit)
@@ -444,8 +453,8 @@ export const make = (deps: {
         settled = true
         sending?.()
         const cause = Cause.interrupt()
-        const cancel = requester.abandoned(wire, registered, send, cause)
-        const finish = () => end(endCall(trace, Exit.failCause(cause)))
+        const cancel = requester.abandoned(state.session.wire, registered, state.send, cause)
+        const finish = () => end(endCall(state, Exit.failCause(cause)))
         if (cancel === undefined) finish()
         else run(cancel, finish)
       }
