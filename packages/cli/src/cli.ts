@@ -26,26 +26,25 @@ import {
 } from "./commandLine.js"
 import type * as Connection from "./connection.js"
 import type { CliError } from "./errors.js"
-import {
-  complete,
-  probe,
-  promptsGet,
-  promptsList,
-  resourcesList,
-  resourcesRead,
-  resourcesTemplates,
-  toolsCall,
-  toolsDescribe,
-  toolsList
-} from "./featureCommands.js"
 import * as Grammar from "./grammar.js"
-import { listen } from "./listenCommand.js"
-import { demoServer, type DemoServerOptions, servers } from "./localCommands.js"
-import { login, logout, whoami } from "./loginCommands.js"
+import type { DemoServerOptions } from "./localCommands.js"
 import * as Output from "./output.js"
-import * as Shell from "./shell.js"
-import * as Tasks from "./tasks.js"
-import { withClient } from "./withClient.js"
+import type * as Tasks from "./tasks.js"
+
+// The commands' bodies are loaded when a command runs, each group's module on its first use: `--version`, `--help`
+// and a command line that does not parse load none of them, nor the client, the server and the HTTP stack they
+// import (the bundle made by scripts/bundle.mjs evaluates a module imported this way on its first import only).
+const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(module)
+const Features = load(() => import("./featureCommands.js"))
+const Listen = load(() => import("./listenCommand.js"))
+const Local = load(() => import("./localCommands.js"))
+const Login = load(() => import("./loginCommands.js"))
+const Shell = load(() => import("./shell.js"))
+const TaskCommands = load(() => import("./tasks.js"))
+const WithClient = load(() => import("./withClient.js"))
+
+const withClient: Tasks.WithClient = (connection, body) =>
+  Effect.flatMap(WithClient, (module) => module.withClient(connection, body))
 
 // The version and the server options are defined with the rest of the command line's vocabulary, and
 // parseReference with the commands that use it; they are re-exported here as they are.
@@ -53,28 +52,26 @@ import { withClient } from "./withClient.js"
 /**
  * @since 0.1.0
  */
-export { serverOptions, version } from "./commandLine.js"
-
-/**
- * @since 0.1.0
- */
-export { parseReference } from "./featureCommands.js"
+export { parseReference, serverOptions, version } from "./commandLine.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // The shell
 
 const shell = (connection: Connection.ConnectionOptions, mode: "shell" | "run", script: Option.Option<string>) =>
-  Shell.run({
-    commands,
-    mode,
-    script,
-    json: connection.json,
-    version,
-    connect: (body, elicitation) => withClient(connection, body, { elicitation })
-  })
+  Effect.flatMap(Effect.all([Shell, WithClient]), ([Shell, WithClient]) =>
+    Shell.run({
+      commands,
+      mode,
+      script,
+      json: connection.json,
+      version,
+      connect: (body, elicitation) => WithClient.withClient(connection, body, { elicitation })
+    }))
 
 // ---------------------------------------------------------------------------------------------------------------
 // The command table
+
+const taskIdArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }
 
 /**
  * Every command, in the order help lists them.
@@ -94,14 +91,18 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       description: "Approve the project's server <name> (its command, args, env, cwd, url and headers are shown); a " +
         "change to its definition asks again"
     }],
-    run: (p) => servers(connectionOf(p.options), text(p.options, "trust"))
+    run: (p) => Effect.flatMap(Local, (Local) => Local.servers(connectionOf(p.options), text(p.options, "trust")))
   }),
   command({
     path: ["probe"],
     description: "Connect and show the era, protocol version, transport, server info and capabilities",
-    run: (p) => probe(connectionOf(p.options))
+    run: (p) => Effect.flatMap(Features, (Features) => Features.probe(connectionOf(p.options)))
   }),
-  command({ path: ["tools", "list"], description: "List the server's tools", run: (p) => toolsList(connectionOf(p.options)) }),
+  command({
+    path: ["tools", "list"],
+    description: "List the server's tools",
+    run: (p) => Effect.flatMap(Features, (Features) => Features.toolsList(connectionOf(p.options)))
+  }),
   command({
     path: ["tools", "call"],
     description: "Call a tool; progress is shown on stderr; Ctrl-C cancels the call",
@@ -114,24 +115,54 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       description: "Run the tool as a task and print its id at once (see tasks get|result|cancel)"
     }],
     run: (p) =>
-      toolsCall(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"), flag(p.options, "detach"))
+      Effect.flatMap(Features, (Features) =>
+        Features.toolsCall(
+          connectionOf(p.options),
+          arg(p, 0),
+          optionalArg(p, 1),
+          texts(p.options, "arg"),
+          flag(p.options, "detach")
+        ))
   }),
   command({
     path: ["tools", "describe"],
     description: "Show one tool: its description, annotations, and its arguments and result as readable text",
     arguments: [{ name: "name", description: "The tool" }],
-    run: (p) => toolsDescribe(connectionOf(p.options), arg(p, 0))
+    run: (p) => Effect.flatMap(Features, (Features) => Features.toolsDescribe(connectionOf(p.options), arg(p, 0)))
   }),
-  ...Tasks.commands((connection, body) => withClient(connection, body), (p) => connectionOf(p.options)),
+  command({
+    path: ["tasks", "list"],
+    description: "List the server's tasks (2025-11-25 servers that offer tasks/list); for any other server, the " +
+      "tasks conduit started there and keeps on disk",
+    run: (p) => Effect.flatMap(TaskCommands, (Tasks) => Tasks.list(withClient, connectionOf(p.options)))
+  }),
+  command({
+    path: ["tasks", "get"],
+    description: "Show a task's status",
+    arguments: [taskIdArgument],
+    run: (p) => Effect.flatMap(TaskCommands, (Tasks) => Tasks.get(withClient, connectionOf(p.options), arg(p, 0)))
+  }),
+  command({
+    path: ["tasks", "result"],
+    description: "Wait for a task's result (its status on stderr) and print it; Ctrl-C stops waiting, the task goes on",
+    arguments: [taskIdArgument],
+    run: (p) => Effect.flatMap(TaskCommands, (Tasks) => Tasks.result(withClient, connectionOf(p.options), arg(p, 0)))
+  }),
+  command({
+    path: ["tasks", "cancel"],
+    description: "Ask the server to cancel a task",
+    arguments: [taskIdArgument],
+    run: (p) => Effect.flatMap(TaskCommands, (Tasks) => Tasks.cancel(withClient, connectionOf(p.options), arg(p, 0)))
+  }),
   command({
     path: ["resources", "list"],
     description: "List the server's resources",
-    run: (p) => resourcesList(connectionOf(p.options))
+    run: (p) => Effect.flatMap(Features, (Features) => Features.resourcesList(connectionOf(p.options)))
   }),
   command({
     path: ["resources", "templates"],
     description: "List the server's resource templates",
-    run: (p) => resourcesTemplates(connectionOf(p.options))
+    run: (p) => Effect.flatMap(Features, (Features) => Features.resourcesTemplates(connectionOf(p.options)))
   }),
   command({
     path: ["resources", "read"],
@@ -143,9 +174,15 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       value: "<file>",
       description: "Write the contents to this file (text as UTF-8, binary as its bytes)"
     }],
-    run: (p) => resourcesRead(connectionOf(p.options), arg(p, 0), text(p.options, "output"))
+    run: (p) =>
+      Effect.flatMap(Features, (Features) =>
+        Features.resourcesRead(connectionOf(p.options), arg(p, 0), text(p.options, "output")))
   }),
-  command({ path: ["prompts", "list"], description: "List the server's prompts", run: (p) => promptsList(connectionOf(p.options)) }),
+  command({
+    path: ["prompts", "list"],
+    description: "List the server's prompts",
+    run: (p) => Effect.flatMap(Features, (Features) => Features.promptsList(connectionOf(p.options)))
+  }),
   command({
     path: ["prompts", "get"],
     description: "Get a prompt with its arguments",
@@ -154,7 +191,9 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "json-arguments", description: "The arguments as a JSON object of strings", optional: true }
     ],
     options: [{ ...argOption, description: "One argument (prompt arguments are strings); merged over the JSON arguments" }],
-    run: (p) => promptsGet(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg"))
+    run: (p) =>
+      Effect.flatMap(Features, (Features) =>
+        Features.promptsGet(connectionOf(p.options), arg(p, 0), optionalArg(p, 1), texts(p.options, "arg")))
   }),
   command({
     path: ["complete"],
@@ -165,7 +204,9 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "value", description: "What was typed so far" }
     ],
     options: [{ ...argOption, description: "An argument already chosen, sent as context" }],
-    run: (p) => complete(connectionOf(p.options), arg(p, 0), arg(p, 1), arg(p, 2), texts(p.options, "arg"))
+    run: (p) =>
+      Effect.flatMap(Features, (Features) =>
+        Features.complete(connectionOf(p.options), arg(p, 0), arg(p, 1), arg(p, 2), texts(p.options, "arg")))
   }),
   command({
     path: ["listen"],
@@ -177,13 +218,14 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "uri", value: "<uri>", repeatable: true, description: "Subscribe to updates of this resource" }
     ],
     run: (p) =>
-      listen({
-        connection: connectionOf(p.options),
-        tools: flag(p.options, "tools"),
-        prompts: flag(p.options, "prompts"),
-        resources: flag(p.options, "resources"),
-        uri: texts(p.options, "uri")
-      })
+      Effect.flatMap(Listen, (Listen) =>
+        Listen.listen({
+          connection: connectionOf(p.options),
+          tools: flag(p.options, "tools"),
+          prompts: flag(p.options, "prompts"),
+          resources: flag(p.options, "resources"),
+          uri: texts(p.options, "uri")
+        }))
   }),
   command({
     path: ["login"],
@@ -194,18 +236,23 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "scope", value: "<scope>", repeatable: true, description: "A scope to ask for" }
     ],
     run: (p) =>
-      login({
-        connection: connectionOf(p.options),
-        device: flag(p.options, "device"),
-        noBrowser: flag(p.options, "no-browser"),
-        scope: texts(p.options, "scope")
-      })
+      Effect.flatMap(Login, (Login) =>
+        Login.login({
+          connection: connectionOf(p.options),
+          device: flag(p.options, "device"),
+          noBrowser: flag(p.options, "no-browser"),
+          scope: texts(p.options, "scope")
+        }))
   }),
-  command({ path: ["logout"], description: "Forget the stored token of an HTTP server", run: (p) => logout(connectionOf(p.options)) }),
+  command({
+    path: ["logout"],
+    description: "Forget the stored token of an HTTP server",
+    run: (p) => Effect.flatMap(Login, (Login) => Login.logout(connectionOf(p.options)))
+  }),
   command({
     path: ["whoami"],
     description: "Show the stored token's issuer, scope and expiry (never the token itself)",
-    run: (p) => whoami(connectionOf(p.options))
+    run: (p) => Effect.flatMap(Login, (Login) => Login.whoami(connectionOf(p.options)))
   }),
   command({
     path: ["shell"],
@@ -229,11 +276,12 @@ export const commands: ReadonlyArray<Grammar.CommandSpec<Run>> = [
       { name: "era", value: "<era>", choices: ["auto", "legacy", "modern"], description: "auto (both eras; the default), legacy or modern" }
     ],
     run: (p) =>
-      demoServer({
-        stdio: flag(p.options, "stdio"),
-        http: text(p.options, "http"),
-        era: Option.getOrElse(text(p.options, "era"), () => "auto") as DemoServerOptions["era"]
-      })
+      Effect.flatMap(Local, (Local) =>
+        Local.demoServer({
+          stdio: flag(p.options, "stdio"),
+          http: text(p.options, "http"),
+          era: Option.getOrElse(text(p.options, "era"), () => "auto") as DemoServerOptions["era"]
+        }))
   })
 ]
 

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
+import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import type * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Connection from "./connection.js"
@@ -224,4 +225,19 @@ export const helpStyle = (): Grammar.HelpStyle => {
     width: Math.min(typeof columns === "number" && columns > 40 ? columns : 100, 120),
     bold: Output.styles(process.stdout).bold
   }
+}
+
+/**
+ * Reads the `<ref>` of `complete`: `prompt:<name>`, `resource:<uri-template>`, a bare URI (a resource) or a
+ * bare name (a prompt).
+ *
+ * @since 0.1.0
+ * @category arguments
+ */
+export const parseReference = (text: string): McpSchema.CompleteReference => {
+  const match = /^(?:ref\/)?(prompt|resource):(.*)$/.exec(text)
+  if (match !== null && !match[2].startsWith("//")) {
+    return match[1] === "prompt" ? { type: "ref/prompt", name: match[2] } : { type: "ref/resource", uri: match[2] }
+  }
+  return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(text) ? { type: "ref/resource", uri: text } : { type: "ref/prompt", name: text }
 }

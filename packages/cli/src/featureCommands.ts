@@ -6,10 +6,10 @@
  * @since 0.1.0
  */
 import type * as McpClient from "@conduit-mcp/client/McpClient"
-import type * as McpSchema from "@conduit-mcp/client/McpSchema"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Arguments from "./arguments.js"
+import { parseReference } from "./commandLine.js"
 import type * as Connection from "./connection.js"
 import * as Describe from "./describe.js"
 import { ToolFailed, UsageError } from "./errors.js"
@@ -43,21 +43,6 @@ const findPrompt = (client: McpClient.McpClientService, name: string) =>
         new UsageError({ message: `unknown prompt ${JSON.stringify(name)} (prompts: ${nameList(prompts.map((p) => p.name))})` })
       )
   })
-
-/**
- * Reads the `<ref>` of `complete`: `prompt:<name>`, `resource:<uri-template>`, a bare URI (a resource) or a
- * bare name (a prompt).
- *
- * @since 0.1.0
- * @category arguments
- */
-export const parseReference = (text: string): McpSchema.CompleteReference => {
-  const match = /^(?:ref\/)?(prompt|resource):(.*)$/.exec(text)
-  if (match !== null && !match[2].startsWith("//")) {
-    return match[1] === "prompt" ? { type: "ref/prompt", name: match[2] } : { type: "ref/resource", uri: match[2] }
-  }
-  return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(text) ? { type: "ref/resource", uri: text } : { type: "ref/prompt", name: text }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Commands

@@ -152,94 +152,90 @@ const listAll = (client: McpClient.McpClientService) =>
     (cursor) => Effect.map(client.tasks.list(cursor), (page) => ({ items: page.tasks, nextCursor: page.nextCursor }))
   )
 
-const idArgument: Grammar.ArgumentSpec = { name: "task-id", description: "The task's id (as tools call --detach printed it)" }
+// The bodies of the `tasks …` commands; their table rows (paths, descriptions, arguments) are in cli.ts with the
+// rest of the command table, which loads this module when one of them runs.
 
 /**
- * The `tasks …` commands.
+ * `tasks list`: the server's tasks, or the tasks conduit started there and keeps on disk.
  *
  * @since 0.1.0
  * @category commands
  */
-export const commands = (
-  withClient: WithClient,
-  connectionOf: (parsed: Grammar.Parsed<unknown>) => Connection.ConnectionOptions
-): ReadonlyArray<Grammar.CommandSpec<Run>> => [
-  {
-    path: ["tasks", "list"],
-    description: "List the server's tasks (2025-11-25 servers that offer tasks/list); for any other server, the " +
-      "tasks conduit started there and keeps on disk",
-    run: (p) =>
-      withClient(connectionOf(p), (client, resolved) =>
-        Effect.gen(function*() {
-          const listed = yield* Effect.result(listAll(client))
-          if (Result.isSuccess(listed)) {
-            const all = listed.success
-            return yield* resolved.json
-              ? Output.json({ tasks: all })
-              : Output.stdout(
-                all.length === 0 ? "(no tasks)" : Output.table(
-                  ["TASK", "STATUS", "MESSAGE"],
-                  all.map((t) => [Text.line(t.taskId), t.status, Text.line(t.statusMessage ?? "")])
-                )
-              )
-          }
-          const error = listed.failure
-          if (error._tag !== "TaskError" || error.reason !== "Unsupported") return yield* Effect.fail(error)
-          // the 2026-07-28 extension has no tasks/list: what this machine started there is what can be shown
-          const stored = yield* client.tasks.stored
-          if (resolved.json) return yield* Output.json({ stored })
-          yield* Output.stderr("conduit: the server does not list its tasks; these are the tasks conduit started there")
-          yield* Output.stdout(
-            stored.length === 0 ? "(no tasks)" : Output.table(
-              ["TASK", "TOOL", "STARTED", "EXPIRES"],
-              stored.map((t) => [
-                Text.line(t.taskId),
-                Text.line(t.tool ?? ""),
-                new Date(t.createdAt).toISOString(),
-                t.expiresAt === undefined ? "never" : new Date(t.expiresAt).toISOString()
-              ])
+export const list = (withClient: WithClient, connection: Connection.ConnectionOptions) =>
+  withClient(connection, (client, resolved) =>
+    Effect.gen(function*() {
+      const listed = yield* Effect.result(listAll(client))
+      if (Result.isSuccess(listed)) {
+        const all = listed.success
+        return yield* resolved.json
+          ? Output.json({ tasks: all })
+          : Output.stdout(
+            all.length === 0 ? "(no tasks)" : Output.table(
+              ["TASK", "STATUS", "MESSAGE"],
+              all.map((t) => [Text.line(t.taskId), t.status, Text.line(t.statusMessage ?? "")])
             )
           )
-        }))
-  },
-  {
-    path: ["tasks", "get"],
-    description: "Show a task's status",
-    arguments: [idArgument],
-    run: (p) =>
-      withClient(connectionOf(p), (client, resolved) =>
-        Effect.flatMap(
-          client.tasks.get(p.arguments[0] ?? ""),
-          (state) => resolved.json ? Output.json(state) : Output.stdout(describeState(state))
-        ))
-  },
-  {
-    path: ["tasks", "result"],
-    description: "Wait for a task's result (its status on stderr) and print it; Ctrl-C stops waiting, the task goes on",
-    arguments: [idArgument],
-    run: (p) =>
-      withClient(connectionOf(p), (client, resolved) =>
-        Effect.gen(function*() {
-          const handle = yield* client.tasks.resume(p.arguments[0] ?? "")
-          // the task was not started here: giving up waiting leaves it running
-          yield* handle.detach
-          yield* follow(handle, "the task", resolved.json)
-        }))
-  },
-  {
-    path: ["tasks", "cancel"],
-    description: "Ask the server to cancel a task",
-    arguments: [idArgument],
-    run: (p) =>
-      withClient(connectionOf(p), (client, resolved) =>
-        Effect.gen(function*() {
-          const taskId = p.arguments[0] ?? ""
-          yield* client.tasks.cancel(taskId)
-          const state = yield* Effect.option(client.tasks.get(taskId))
-          const status = Option.match(state, { onNone: () => "cancel requested", onSome: (s) => s.status })
-          yield* resolved.json
-            ? Output.json({ taskId, status })
-            : Output.stderr(`conduit: task ${Text.line(taskId)}: ${status}`)
-        }))
-  }
-]
+      }
+      const error = listed.failure
+      if (error._tag !== "TaskError" || error.reason !== "Unsupported") return yield* Effect.fail(error)
+      // the 2026-07-28 extension has no tasks/list: what this machine started there is what can be shown
+      const stored = yield* client.tasks.stored
+      if (resolved.json) return yield* Output.json({ stored })
+      yield* Output.stderr("conduit: the server does not list its tasks; these are the tasks conduit started there")
+      yield* Output.stdout(
+        stored.length === 0 ? "(no tasks)" : Output.table(
+          ["TASK", "TOOL", "STARTED", "EXPIRES"],
+          stored.map((t) => [
+            Text.line(t.taskId),
+            Text.line(t.tool ?? ""),
+            new Date(t.createdAt).toISOString(),
+            t.expiresAt === undefined ? "never" : new Date(t.expiresAt).toISOString()
+          ])
+        )
+      )
+    }))
+
+/**
+ * `tasks get <task-id>`: a task's status.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const get = (withClient: WithClient, connection: Connection.ConnectionOptions, taskId: string) =>
+  withClient(connection, (client, resolved) =>
+    Effect.flatMap(
+      client.tasks.get(taskId),
+      (state) => resolved.json ? Output.json(state) : Output.stdout(describeState(state))
+    ))
+
+/**
+ * `tasks result <task-id>`: waits for a task's result (its status on stderr) and prints it.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const result = (withClient: WithClient, connection: Connection.ConnectionOptions, taskId: string) =>
+  withClient(connection, (client, resolved) =>
+    Effect.gen(function*() {
+      const handle = yield* client.tasks.resume(taskId)
+      // the task was not started here: giving up waiting leaves it running
+      yield* handle.detach
+      yield* follow(handle, "the task", resolved.json)
+    }))
+
+/**
+ * `tasks cancel <task-id>`: asks the server to cancel a task.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const cancel = (withClient: WithClient, connection: Connection.ConnectionOptions, taskId: string) =>
+  withClient(connection, (client, resolved) =>
+    Effect.gen(function*() {
+      yield* client.tasks.cancel(taskId)
+      const state = yield* Effect.option(client.tasks.get(taskId))
+      const status = Option.match(state, { onNone: () => "cancel requested", onSome: (s) => s.status })
+      yield* resolved.json
+        ? Output.json({ taskId, status })
+        : Output.stderr(`conduit: task ${Text.line(taskId)}: ${status}`)
+    }))
