@@ -27,7 +27,7 @@ describe("DeadlineTimer", () => {
       const expired: Array<string> = []
       const timer = DeadlineTimer.make<Entry>(scope, (e) => e.at, (e) => Effect.sync(() => expired.push(e.name)))
       for (const entry of [{ name: "b", at: 2_000 }, { name: "a", at: 1_000 }]) {
-        timer.entries.add(entry)
+        timer.watch(entry)
         yield* timer.arm(entry.at)
       }
       yield* awaitSleep("1 second")
@@ -53,12 +53,12 @@ describe("DeadlineTimer", () => {
             expired.push(e.name)
             if (e.name !== "first") return Effect.void
             // a caller's next request, made while the timer expires the first (the timer still counts as awake)
-            timer.entries.add(late)
+            timer.watch(late)
             return timer.arm(late.at)
           })
       )
       const first: Entry = { name: "first", at: 1_000 }
-      timer.entries.add(first)
+      timer.watch(first)
       yield* timer.arm(first.at)
       yield* awaitSleep("1 second")
       yield* TestClock.adjust("1 second")

@@ -11,11 +11,25 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
+import { LinkedList, type Node } from "./linkedList.js"
+
+/**
+ * An entry the timer watches, as `watch` gives it back.
+ *
+ * @internal
+ */
+export type Watch<A> = Node<A>
 
 /** @internal */
 export interface DeadlineTimer<A> {
-  /** The entries the timer watches: add one, then `arm` its deadline; delete one to forget it. */
-  readonly entries: Set<A>
+  /**
+   * Watches an entry (then `arm` its deadline); gives back the handle that `forget` takes. The entries are kept in
+   * a linked list, not in a Set: a Set of objects gives each new object a hash code, a call into the VM on every
+   * request (see linkedList.ts).
+   */
+  readonly watch: (entry: A) => Watch<A>
+  /** Stops watching an entry (nothing when it is not watched any more). */
+  readonly forget: (watch: Watch<A>) => void
   /** Whether the timer already wakes by `at` (then `arm(at)` has nothing to do). */
   readonly wakesBy: (at: number) => boolean
   /** Makes sure the timer wakes by `at`. */
@@ -24,7 +38,7 @@ export interface DeadlineTimer<A> {
 
 /**
  * A timer whose fiber runs in `scope`. `deadlineOf` gives an entry's deadline (epoch milliseconds); `expire` is run
- * for each entry past it, after the entry left `entries`.
+ * for each entry past it, once the timer stopped watching it.
  *
  * @internal
  */
@@ -33,7 +47,7 @@ export const make = <A>(
   deadlineOf: (entry: A, now: number) => number,
   expire: (entry: A) => Effect.Effect<void>
 ): DeadlineTimer<A> => {
-  const entries = new Set<A>()
+  const entries = new LinkedList<A>()
   let timer: { readonly at: number; readonly fiber: Fiber.Fiber<void> } | undefined
   let generation = 0
 
@@ -43,16 +57,17 @@ export const make = <A>(
         const now = yield* Clock.currentTimeMillis
         let next: number | undefined
         const due: Array<A> = []
-        for (const entry of entries) {
-          const at = deadlineOf(entry, now)
-          if (at <= now) due.push(entry)
-          else if (next === undefined || at < next) next = at
+        for (let node = entries.first; node !== undefined;) {
+          const following = node.next
+          const at = deadlineOf(node.value, now)
+          if (at <= now) {
+            due.push(node.value)
+            entries.remove(node)
+          } else if (next === undefined || at < next) next = at
+          node = following
         }
         if (due.length > 0) {
-          for (const entry of due) {
-            entries.delete(entry)
-            yield* expire(entry)
-          }
+          for (const entry of due) yield* expire(entry)
           // while they expired (a long batch yields to other fibers), entries may have come whose deadline this
           // timer was taken to cover: look at them all again
           continue
@@ -70,7 +85,8 @@ export const make = <A>(
   const wakesBy = (at: number) => timer !== undefined && timer.at <= at
 
   return {
-    entries,
+    watch: (entry) => entries.add(entry),
+    forget: (watch) => entries.remove(watch),
     wakesBy,
     arm: (at) =>
       Effect.suspend(() => {

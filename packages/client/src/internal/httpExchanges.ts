@@ -59,6 +59,8 @@ interface Timed {
   readonly at: number
   readonly id: McpSchema.RequestId
   fiber: Fiber.Fiber<void> | undefined
+  /** The timer's handle on this deadline. */
+  watch: DeadlineTimer.Watch<Timed> | undefined
 }
 
 /** @internal */
@@ -94,7 +96,6 @@ export const make = (
      * two fibers and ~20% of an HTTP call's CPU, measured with `packages/bench/src/fibers.mjs --transport http`; see `deadlineTimer.ts`).
      */
     const deadlines = DeadlineTimer.make<Timed>(connectionScope, (entry) => entry.at, expire)
-    const timed = deadlines.entries
 
     // the redirect policy and the names the HTTP client must redact (see httpRedaction.ts)
     const guard = Redaction.guardContext(sender.withSecrets)
@@ -160,7 +161,7 @@ export const make = (
           // the Scope is in the fiber's context from the step above, which the types cannot follow
           Effect.onExit(work as Effect.Effect<void>, (exit) => {
             if (routes.get(request.id) === entry) routes.delete(request.id)
-            if (deadline !== undefined) timed.delete(deadline)
+            if (deadline?.watch !== undefined) deadlines.forget(deadline.watch)
             return Scope.close(scope, exit)
           })
         ))
@@ -177,8 +178,8 @@ export const make = (
         // listen request has no deadline of its own)
         const deadline: Timed | undefined = options.deadline === undefined || options.listen === true
           ? undefined
-          : { at: options.deadline + DEADLINE_GRACE_MILLIS, id: request.id, fiber: undefined }
-        if (deadline !== undefined) timed.add(deadline)
+          : { at: options.deadline + DEADLINE_GRACE_MILLIS, id: request.id, fiber: undefined, watch: undefined }
+        if (deadline !== undefined) deadline.watch = deadlines.watch(deadline)
         const exchange = run(route, request, options, resent, entry, Tracing.untraced(sender), deadline)
         // The fiber inherits the sender's context (its span, its log annotations), and is interruptible even when
         // the request is sent from an uninterruptible region (a forked fiber is, unless told otherwise). A later

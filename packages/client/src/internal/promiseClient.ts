@@ -19,6 +19,7 @@ import * as McpError from "../McpError.js"
 import type * as McpMethod from "../McpMethod.js"
 import type * as McpPromiseClient from "../McpPromiseClient.js"
 import * as Direct from "./client/direct.js"
+import { LinkedList } from "./linkedList.js"
 import * as ToolResultInternal from "./toolResult.js"
 import type * as FastPath from "./client/fastPath.js"
 import type * as Requester from "./client/requester.js"
@@ -99,8 +100,9 @@ export const fromRuntime = <R>(
       detail: "the client was closed"
     })
 
-  // every call still waiting: closing the client rejects it
-  const waiting = new Set<() => void>()
+  // every call still waiting: closing the client rejects it (a linked list: a Set of the calls' closures gives each
+  // a hash code, a call into the VM per call; see linkedList.ts)
+  const waiting = new LinkedList<() => void>()
 
   /** Settles a promise from a call: the fast path when it applies, else the effect. */
   const call = <A>(
@@ -134,14 +136,14 @@ export const fromRuntime = <R>(
         reject(closedError())
         requestStop()
       }
+      const node = waiting.add(giveUp)
       const onExit = (exit: Exit.Exit<A, unknown>) => {
         done = true
         if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort)
-        waiting.delete(giveUp)
+        waiting.remove(node)
         if (Exit.isSuccess(exit)) resolve(exit.value)
         else reject(rejection(exit.cause))
       }
-      waiting.add(giveUp)
       if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true })
       const handle = direct === undefined ? undefined : fast?.(direct, wire, onExit)
       if (handle !== undefined) {
@@ -159,7 +161,7 @@ export const fromRuntime = <R>(
   const closeOnce = async (): Promise<void> => {
     closed = true
     // what still waits is rejected and given up (cancelled on the wire), then the client's resources are released
-    for (const giveUp of [...waiting]) giveUp()
+    for (const node of waiting.nodes()) node.value()
     waiting.clear()
     await Promise.all(
       [...fibers].map((fiber) => new Promise<void>((resolve) => fiber.addObserver(() => resolve())))

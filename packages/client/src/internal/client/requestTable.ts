@@ -53,6 +53,8 @@ export interface Entry {
   readonly maxTotalMillis: number | undefined
   /** The era probe, which a JSON-RPC error with a foreign or null id answers. */
   readonly probe: boolean
+  /** The timer's handle on the request's deadline, while the timer watches it. */
+  watch: DeadlineTimer.Watch<Entry> | undefined
 }
 
 /**
@@ -165,14 +167,18 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
         )
       )
   )
-  const deadlines = timer.entries
   /**
    * The timer watches the request's deadline; gives back the effect that restarts the timer when the request is due
    * before it wakes (the only case the timer fiber is restarted), for the caller to run.
    */
   const watchDeadline = (entry: Entry, at: number): Effect.Effect<void> | undefined => {
-    deadlines.add(entry)
+    if (entry.watch === undefined || !entry.watch.linked) entry.watch = timer.watch(entry)
     return timer.wakesBy(at) ? undefined : timer.arm(at)
+  }
+  const unwatch = (entry: Entry): void => {
+    if (entry.watch === undefined) return
+    timer.forget(entry.watch)
+    entry.watch = undefined
   }
 
   /** A request whose timeout restarts on progress: its own watchdog, up to its total budget. */
@@ -195,7 +201,7 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
   }
 
   const remove = (entry: Entry): boolean => {
-    deadlines.delete(entry)
+    unwatch(entry)
     // (an id may be registered again, by a new request, once its entry left)
     if (pending.get(entry.id) !== entry) return false
     pending.delete(entry.id)
@@ -216,7 +222,8 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
         timeoutMillis: timeout ?? 0,
         watched: timeout !== undefined && timing.resetOnProgress,
         maxTotalMillis: timing.maxTotalMillis,
-        probe: timing.probe === true
+        probe: timing.probe === true,
+        watch: undefined
       }
       pending.set(entry.id, entry)
       return entry
@@ -246,7 +253,7 @@ export const make: Effect.Effect<RequestTable, never, Scope.Scope> = Effect.map(
       const entries = [...pending.values()]
       pending.clear()
       for (const entry of entries) {
-        deadlines.delete(entry)
+        unwatch(entry)
         settle(entry, Exit.fail(error))
       }
     },
