@@ -35,7 +35,6 @@ const installCli = async (label, cliRoot) => {
   fs.copyFileSync(path.join(cliRoot, "bin/conduit.mjs"), path.join(root, "bin/conduit.mjs"))
   const { bundle } = await import(pathToFileURL(path.join(cliRoot, "scripts/bundle.mjs")).href)
   await bundle(path.join(root, "dist/conduit.mjs"))
-  // what the bundle script wrote beside the entry (chunks, when it splits) goes with it
   return path.join(root, "bin/conduit.mjs")
 }
 
