@@ -83,7 +83,8 @@ export interface McpMethod<out Name extends string, out Params, out Result> {
 }
 
 /**
- * Any definition, whatever its types.
+ * Any definition, whatever its types (`any`: a definition's parameters are read where they are written, so no one
+ * definition type is a supertype of all of them otherwise).
  *
  * @since 1.0.0
  * @category models
@@ -150,7 +151,7 @@ export const make: {
 } = (
   method: string,
   options: MakeOptions<unknown, Readonly<Record<string, unknown>>, unknown, unknown>
-): McpMethod<string, any, unknown> => ({
+): McpMethod<string, any, unknown> => ({ // (`any`: the one body serves both signatures' parameter types)
   [TypeId]: TypeId,
   method,
   params: options.params ?? NoParams,

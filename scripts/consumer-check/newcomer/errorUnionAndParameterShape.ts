@@ -4,8 +4,8 @@
 // strict type checks of the app (each `@ts-expect-error` fails them if the line it marks compiles again); running
 // the file sends the calls once to a TestServer.
 import { McpClient, McpError } from "@conduit-mcp/client"
-import { McpServer, TestServer } from "@conduit-mcp/server"
-import { Effect, Layer, Schema } from "effect"
+import { Effect } from "effect"
+import { echoTestClient } from "./echoServer.js"
 import { expectEqual, run } from "./guard.js"
 
 /** One handler for every method's errors, as a newcomer writes it. */
@@ -32,16 +32,7 @@ export const kindOf = (e: McpError.McpClientError): string => {
   }
 }
 
-const Client = McpClient.layer().pipe(Layer.provide(TestServer.layer({
-  name: "error-union",
-  version: "1.0.0",
-  tools: [McpServer.tool({
-    name: "echo",
-    parameters: Schema.Struct({ message: Schema.String }),
-    handler: ({ message }) => Effect.succeed(`Echo: ${message}`)
-  })],
-  resources: [McpServer.resource({ uri: "demo://here", name: "here", read: Effect.succeed("here") })]
-})))
+const Client = echoTestClient("error-union")
 
 export const shapes = (client: McpClient.McpClientService) => {
   // @ts-expect-error readResource takes { uri }, not a bare string

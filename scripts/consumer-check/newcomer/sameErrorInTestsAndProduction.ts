@@ -6,11 +6,11 @@
 // differ (as the README says): server-everything answers an isError result (a ToolFailed here), TestServer the
 // specification's JSON-RPC error (McpError -32602).
 import { McpClient } from "@conduit-mcp/client"
-import { McpServer, TestServer } from "@conduit-mcp/server"
 import { NodeServices } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer } from "effect"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
+import { echoTestClient } from "./echoServer.js"
 import { expectEqual, run } from "./guard.js"
 
 const require = createRequire(import.meta.url)
@@ -25,17 +25,7 @@ const Everything = McpClient.layerStdio(
   { clientInfo: { name: "same-error", version: "1.0.0" } }
 ).pipe(Layer.provide(NodeServices.layer))
 
-// the test's server has the echo tool server-everything has, with the same parameter, and one resource
-const InTest = McpClient.layer().pipe(Layer.provide(TestServer.layer({
-  name: "same-error",
-  version: "1.0.0",
-  tools: [McpServer.tool({
-    name: "echo",
-    parameters: Schema.Struct({ message: Schema.String }),
-    handler: ({ message }) => Effect.succeed(`Echo: ${message}`)
-  })],
-  resources: [McpServer.resource({ uri: "demo://here", name: "here", read: Effect.succeed("here") })]
-})))
+const InTest = echoTestClient("same-error")
 
 const program = Effect.gen(function*() {
   // what each call's handler said: the handler of the tag a newcomer names with catchTag, or (a regression) the

@@ -246,7 +246,7 @@ export const make = (deps: {
   }
 
   /** Registers the call's request and sends it when the transport takes it at once; false: the connection closed. */
-  const register = (call: FastCall<any>): boolean => {
+  const register = <A>(call: FastCall<A>): boolean => {
     const wire = call.session.wire
     if (wire.attempt.closedError !== undefined) return false
     call.registered = requester.register(call.fiber, wire, call.method, call.params, call.send, call.span)
@@ -254,7 +254,7 @@ export const make = (deps: {
   }
 
   /** What the send runs in when it runs an effect: the call's span, unless the transport's send sees none. */
-  const aroundSend = (call: FastCall<any>) =>
+  const aroundSend = <A>(call: FastCall<A>) =>
     untracedSend || call.span === undefined ? undefined : inSpan(call.span, call.tool)
 
   /** The call's span, made now if it was deferred, with the start time it would have had. */
