@@ -2,14 +2,15 @@
 // connects and closes a client again and again and reports the median time of a connect (up to the client being
 // usable) and of a connect followed by one call, and the client's mean CPU per round (connect, call, close). A
 // client's import and its first connect are not counted.
-//   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,conduit-app,sdk-v2,raw] [--era legacy|modern]
+//   node packages/bench/src/warmConnect.mjs [--clients conduit,conduit-shared,conduit-app,sdk-v2,sdk-v2-agent,raw] [--era legacy|modern]
 //        [--times 30]
 // `conduit` builds `NodeHttpClient.layerUndici` per connect, as a program that builds one client layer does: an
 // undici `Agent` per connect, so every connect opens new sockets. `conduit-shared` gives each connect
 // `layerUndiciNoDispatcher` over undici's global dispatcher, whose kept-alive sockets outlive the client, as
 // the SDKs' fetch does. `conduit-app` holds that HTTP client in one runtime made once and builds only the client's
 // and the transport's layers per connect (conduit.mjs `inApp`), as a program that connects to servers as it needs
-// them does, the way the SDKs' `fetch` is there before any client.
+// them does, the way the SDKs' `fetch` is there before any client. `sdk-v2-agent` gives SDK v2 an undici `Agent` of
+// its own per connect (closed with the client), the like-for-like of `conduit`.
 import { buildConduit } from "./buildConduit.mjs"
 import { now, textOf } from "./clients/common.mjs"
 import { flag, option } from "./args.mjs"
@@ -26,6 +27,7 @@ const modules = {
   "conduit-promise": "./clients/conduitPromise.mjs",
   "conduit-promise-client": "./clients/conduitPromiseClient.mjs",
   "sdk-v2": "./clients/sdkV2.mjs",
+  "sdk-v2-agent": "./clients/sdkV2.mjs",
   "sdk-v1": "./clients/sdkV1.mjs"
 }
 
@@ -46,7 +48,9 @@ for (const name of clients) {
     // the wall-clock medians
     if (i === 1) cpu = process.cpuUsage()
     const start = now()
-    const connection = await connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared" })
+    const connection = await connect({ transport: "http", era, url, sharedDispatcher: name === "conduit-shared",
+      ownAgent: name === "sdk-v2-agent"
+    })
     const connected = now()
     const result = await connection.call("echo", { text: "x" })
     const called = now()

@@ -15,19 +15,29 @@ export const load = async (transport) => {
 // the default limit (10 MiB) would refuse the 16 MiB result: use the limit Conduit has by default
 const maxBufferSize = 64 * 1024 * 1024
 
-export const connect = async ({ transport, era, command, args, url }) => {
+// `ownAgent` gives the transport a fetch over an undici `Agent` of its own, closed with the client: new sockets per
+// connect, as Conduit's `NodeHttpClient.layerUndici` per connect has (warmConnect.mjs, `sdk-v2-agent`); without
+// it the SDK's fetch uses Node's global dispatcher, whose kept-alive sockets outlive the client.
+export const connect = async ({ transport, era, command, args, url, ownAgent = false }) => {
+  const agent = ownAgent ? new (await import("undici")).Agent() : undefined
+  const fetchOver = agent === undefined
+    ? undefined
+    : async (input, init) => (await import("undici")).fetch(input, { ...init, dispatcher: agent })
   const client = new lib.Client(
     clientInfo,
     era === "modern" ? { versionNegotiation: { mode: { pin: MODERN } } } : {}
   )
   const wire = transport === "stdio"
     ? new stdio.StdioClientTransport({ command, args, stderr: "inherit", maxBufferSize })
-    : new lib.StreamableHTTPClientTransport(new URL(url))
+    : new lib.StreamableHTTPClientTransport(new URL(url), fetchOver === undefined ? undefined : { fetch: fetchOver })
   await client.connect(wire)
   return {
     listTools: () => client.listTools(),
     call: (name, args, timeoutMs) =>
       client.callTool({ name, arguments: args }, timeoutMs === undefined ? undefined : { timeout: timeoutMs }),
-    close: () => client.close()
+    close: async () => {
+      await client.close()
+      await agent?.close()
+    }
   }
 }
