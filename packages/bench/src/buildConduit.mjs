@@ -1,6 +1,6 @@
-// Transpiles the client library (packages/client/src) to plain ES modules under packages/bench/.build, one
-// file per source file, the way a published package ships it: the benchmarked process then loads JavaScript
-// with `effect` and `@effect/platform-node` from node_modules, with no TypeScript loader in the way of import time.
+// Builds the client library (packages/client/src) to plain ES modules under packages/bench/.build, the way the
+// published package ships it (bundled entry points, see buildConduit below): the benchmarked process then loads
+// JavaScript with `effect` and `@effect/platform-node` from node_modules, with no TypeScript loader in the way.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -40,30 +40,61 @@ const walk = (dir) =>
     return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : []
   })
 
-/** Transpiles every source file; returns the number of files written and which sources they came from. */
-export const buildConduit = () => {
+const bundler = path.join(repoRoot, "scripts/bundle-entries.mjs")
+
+/**
+ * Builds the client library into `dir` (default: `buildDir`) in one of two shapes: `bundled` (the default, what the
+ * package ships: one module per public entry point and the chunks they share, made by scripts/bundle-entries.mjs,
+ * run by the package's `prepack`), or `files` (one JavaScript file per source file, as `tsc` writes them: the shape
+ * the package shipped before, kept to compare the two; CONDUIT_BUILD=files selects it). Returns the number of
+ * JavaScript files written and which sources they came from.
+ */
+export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD ?? "bundled" } = {}) => {
   const { dir: sourceDir, label } = prepareSources()
-  fs.rmSync(buildDir, { recursive: true, force: true })
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir, { recursive: true })
   let count = 0
-  for (const file of walk(sourceDir)) {
-    const source = fs.readFileSync(file, "utf8")
-    const output = ts.transpileModule(source, {
-      fileName: file,
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2022,
-        verbatimModuleSyntax: true,
-        sourceMap: false
-      }
-    })
-    const target = path.join(buildDir, path.relative(sourceDir, file)).replace(/\.ts$/, ".js")
-    fs.mkdirSync(path.dirname(target), { recursive: true })
-    fs.writeFileSync(target, output.outputText)
-    count++
+  if (shape === "bundled") {
+    execFileSync(process.execPath, [
+      bundler,
+      "--package",
+      path.join(repoRoot, "packages/client"),
+      "--src",
+      sourceDir,
+      "--out",
+      dir
+    ], { stdio: ["ignore", "ignore", "inherit"] })
+    count = walkJs(dir).length
+  } else if (shape === "files") {
+    for (const file of walk(sourceDir)) {
+      const source = fs.readFileSync(file, "utf8")
+      const output = ts.transpileModule(source, {
+        fileName: file,
+        compilerOptions: {
+          module: ts.ModuleKind.ESNext,
+          target: ts.ScriptTarget.ES2022,
+          verbatimModuleSyntax: true,
+          sourceMap: false
+        }
+      })
+      const target = path.join(dir, path.relative(sourceDir, file)).replace(/\.ts$/, ".js")
+      fs.mkdirSync(path.dirname(target), { recursive: true })
+      fs.writeFileSync(target, output.outputText)
+      count++
+    }
+  } else {
+    throw new Error(`CONDUIT_BUILD: "bundled" or "files", not ${JSON.stringify(shape)}`)
   }
-  fs.writeFileSync(path.join(buildDir, "package.json"), JSON.stringify({ type: "module" }))
-  return { count, source: label }
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
+  return { count, source: `${label}, ${shape}` }
 }
+
+const walkJs = (dir) =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) return walkJs(full)
+    return entry.name.endsWith(".js") ? [full] : []
+  })
 
 /** Whether a module of the library is committed (a module being written in the work tree does not count). */
 export const hasModule = (name) => {

@@ -39,12 +39,16 @@ const roundsAt = argv.indexOf("--rounds")
 const rounds = roundsAt === -1 ? 7 : Number(argv[roundsAt + 1])
 
 buildConduit()
+// the shape the package shipped before its entry points were bundled: one file per source file
+const filesDir = path.join(benchDir, ".build/imports-files")
+buildConduit({ dir: filesDir, shape: "files" })
 const built = (file) => pathToFileURL(path.join(buildDir, file)).href
+const builtFiles = (file) => pathToFileURL(path.join(filesDir, file)).href
 const conduitEntry = built("index.js")
 
 // The Effect and platform modules a set of Conduit's modules imports (walking its relative imports): the floor
 // under what Conduit itself adds.
-const externalsOf = (entries) => {
+const externalsOf = (entries, dir = buildDir) => {
   const seen = new Set()
   const externals = new Set()
   const walk = (file) => {
@@ -57,7 +61,7 @@ const externalsOf = (entries) => {
       else if (!specifier.startsWith("node:")) externals.add(specifier)
     }
   }
-  for (const entry of entries) walk(path.join(buildDir, entry))
+  for (const entry of entries) walk(path.join(dir, entry))
   return { modules: seen.size, externals: [...externals].sort() }
 }
 const stdioApp = ["McpClient.js", "StdioTransport.js"]
@@ -85,9 +89,21 @@ const cases = [
     preload: [],
     load: [...stdioApp.map(built), platform]
   },
+  {
+    name: "Conduit McpClient + StdioTransport, one file per source file",
+    mode: "cold",
+    preload: [],
+    load: [...stdioApp.map(builtFiles), platform]
+  },
   { name: "Conduit entry point", mode: "cold", preload: [], load: [conduitEntry, platform] },
   { name: "Effect McpClient", mode: "cold", preload: [], load: ["effect/ai/McpClient", "effect/ai/McpProtocol", platform] },
   { name: "Conduit McpClient + StdioTransport", mode: "in an Effect app", preload: effectApp, load: stdioApp.map(built) },
+  {
+    name: "Conduit McpClient + StdioTransport, one file per source file",
+    mode: "in an Effect app",
+    preload: effectApp,
+    load: stdioApp.map(builtFiles)
+  },
   { name: "Conduit McpClient + HttpTransport", mode: "in an Effect app", preload: effectApp, load: httpApp.map(built) },
   { name: "Conduit entry point", mode: "in an Effect app", preload: effectApp, load: [conduitEntry] },
   { name: "Effect McpClient", mode: "in an Effect app", preload: effectApp, load: ["effect/ai/McpClient", "effect/ai/McpProtocol"] },
@@ -149,8 +165,10 @@ for (let round = 0; round < rounds; round++) {
 const load = () => execFileSync("cat", ["/proc/loadavg"]).toString().split(" ").slice(0, 3).join(" ")
 console.log(`Conduit at ${label}; Node ${process.version}; ${rounds} fresh processes per row; load ${load()}`)
 console.log(
-  `McpClient + StdioTransport: ${stdioGraph.modules} modules of Conduit's, importing ${stdioGraph.externals.length} ` +
-    `of Effect's and the platform's; the entry point: ${externalsOf(["index.js"]).modules} modules of Conduit's`
+  `McpClient + StdioTransport: ${stdioGraph.modules} files of Conduit's (${externalsOf(stdioApp, filesDir).modules} ` +
+    `one per source file), importing ${stdioGraph.externals.length} of Effect's and the platform's; the entry ` +
+    `point: ${externalsOf(["index.js"]).modules} files of Conduit's (${externalsOf(["index.js"], filesDir).modules} ` +
+    `one per source file)`
 )
 console.log("")
 console.log("| what | import | CPU ms | wall ms | RSS MiB after | heap MiB after GC |")

@@ -6,6 +6,8 @@
 //        [--top 40] [--import] [--sequential [--steady]]
 //   --import: profile only the import of the library; --sequential: the calls one at a time instead of 64 in flight
 //   (the first of the client's two runs of them; with --steady the second, once that path is warm)
+// Conduit is built one file per source file (buildConduit's `files` shape), so that self time is summed per source
+// file; CONDUIT_BUILD=bundled profiles the shape the package ships (its chunks named as files).
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -46,7 +48,7 @@ const startHttpServer = () =>
   })
 
 const run = async () => {
-  if (client.startsWith("conduit") && client !== "conduit-0.2") buildConduit()
+  if (client.startsWith("conduit") && client !== "conduit-0.2") buildConduit({ shape: process.env.CONDUIT_BUILD ?? "files" })
   const server = transport === "http" ? await startHttpServer() : undefined
   const resultFile = path.join(runDir, "result.json")
   const args = [
