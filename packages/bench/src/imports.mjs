@@ -185,3 +185,18 @@ cases.forEach((c, i) => {
   ]
   console.log(`| ${row.join(" | ")} |`)
 })
+
+// what Conduit's two modules add to the floor, round by round (the same round's floor process: less exposed to a
+// host whose speed drifts over the run than a difference of medians)
+const floorAt = cases.findIndex((c) => c.mode.startsWith("cold: the modules"))
+const above = (name) => {
+  const at = cases.findIndex((c) => c.mode === "cold" && c.name === name)
+  const deltas = samples[at].map((x, round) => x.cpu - samples[floorAt][round].cpu).sort((a, b) => a - b)
+  return `${median(deltas).toFixed(1)} ms (${deltas[0].toFixed(1)} to ${deltas[deltas.length - 1].toFixed(1)})`
+}
+console.log("")
+console.log(`Cold, CPU above the floor (the modules they import), median of the rounds' differences (range):`)
+console.log(`- McpClient + StdioTransport as the package ships them: ${above("Conduit McpClient + StdioTransport")}`)
+console.log(
+  `- one file per source file: ${above("Conduit McpClient + StdioTransport, one file per source file")}`
+)
