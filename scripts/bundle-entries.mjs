@@ -20,7 +20,9 @@
 // chunk, evaluated once: its classes and service keys are the same for both. The output is not minified; source maps
 // point to the sources the package ships under src/. esbuild renames a module-level name that two bundled modules
 // share (a second `make` becomes `make2`); a class renamed so would show its new name in errors and stack traces,
-// so the build fails instead (esbuild's `keepNames` would keep every name, at ~9 ms of every cold import).
+// so the build fails instead (esbuild's `keepNames` would keep every name, at ~9 ms of every cold import). A renamed
+// function keeps its new name (`McpClient.make.name` is "make23"): nothing reads a function's name (every Effect.fn
+// and span is named by a string, every error by its tag), and with `--enable-source-maps` a stack frame is the source's.
 import * as esbuild from "esbuild"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -62,24 +64,33 @@ const scriptsUnder = (dir, prefix = "") =>
 // tsc's JavaScript, while the bundle is in dist/, and the list of the files the bundle wrote with their times
 const backupDir = Path.join(packageDir, "build", "bundle-backup")
 const backupList = Path.join(backupDir, "bundle.json")
+const tscBuildInfo = Path.join(packageDir, "build", "tsbuildinfo", "src.tsbuildinfo")
 const move = (from, to) => {
   Fs.mkdirSync(Path.dirname(to), { recursive: true })
   Fs.renameSync(from, to)
 }
 
-/** Removes the bundle's files that nothing rewrote since, and moves tsc's files back where tsc wrote none since. */
-const restore = () => {
-  if (!Fs.existsSync(backupList)) return
-  const written = JSON.parse(Fs.readFileSync(backupList, "utf8"))
-  for (const [file, mtimeMs] of Object.entries(written)) {
+/**
+ * Puts tsc's JavaScript back. With the bundle's list: removes the bundle's files that nothing rewrote since and moves
+ * tsc's files back where tsc wrote none since. Without it (a bundle that stopped before writing it): replaces all of
+ * dist/'s JavaScript with tsc's files as they were moved, and, unless `bundleFailed` (nothing ran since the move),
+ * deletes tsc's build info so that the next `tsc -b` writes every file again rather than trusting files it did not
+ * write.
+ */
+const restore = ({ bundleFailed = false } = {}) => {
+  if (!Fs.existsSync(backupDir)) return
+  const written = Fs.existsSync(backupList) ? JSON.parse(Fs.readFileSync(backupList, "utf8")) : undefined
+  if (written === undefined) for (const file of scriptsUnder(outDir)) Fs.rmSync(Path.join(outDir, file))
+  for (const [file, mtimeMs] of Object.entries(written ?? {})) {
     const full = Path.join(outDir, file)
     if (Fs.existsSync(full) && Fs.statSync(full).mtimeMs === mtimeMs) Fs.rmSync(full)
   }
   Fs.rmSync(Path.join(outDir, "chunks"), { recursive: true, force: true })
   for (const file of scriptsUnder(Path.join(backupDir, "dist"))) {
     const target = Path.join(outDir, file)
-    if (!Fs.existsSync(target)) move(Path.join(backupDir, "dist", file), target)
+    if (written === undefined || !Fs.existsSync(target)) move(Path.join(backupDir, "dist", file), target)
   }
+  if (written === undefined && !bundleFailed) Fs.rmSync(tscBuildInfo, { force: true })
   Fs.rmSync(backupDir, { recursive: true, force: true })
 }
 
@@ -94,43 +105,28 @@ if (otherSources) {
   for (const file of scriptsUnder(outDir)) Fs.rmSync(Path.join(outDir, file))
 } else {
   restore()
+  // tsc -b writes only what changed and never a file that went missing: a dist/ without tsc's entry points is not
+  // one to bundle over (the declarations would be missing from the package)
+  const missing = entryPoints.flatMap(({ out }) => [`${out}.js`, `${out}.d.ts`])
+    .filter((file) => !Fs.existsSync(Path.join(outDir, file)))
+  if (missing.length > 0) {
+    throw new Error(
+      `${manifest.name}: dist/ lacks ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}: ` +
+        "run `tsc -b --force tsconfig.src.json` in the package first"
+    )
+  }
+  Fs.mkdirSync(backupDir, { recursive: true })
   for (const file of scriptsUnder(outDir)) move(Path.join(outDir, file), Path.join(backupDir, "dist", file))
 }
 Fs.rmSync(Path.join(outDir, "chunks"), { recursive: true, force: true })
 
-const result = await esbuild.build({
-  entryPoints,
-  outdir: outDir,
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "es2022",
-  packages: "external",
-  chunkNames: "chunks/[name]-[hash]",
-  sourcemap: true,
-  sourcesContent: false,
-  metafile: true,
-  logLevel: "warning"
-})
-const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith(".js"))
-if (!otherSources) {
-  const written = Object.fromEntries(
-    Object.keys(result.metafile.outputs).map((file) => {
-      const full = Path.resolve(file)
-      return [Path.relative(outDir, full), Fs.statSync(full).mtimeMs]
-    })
-  )
-  Fs.writeFileSync(backupList, JSON.stringify(written, null, 2))
-}
-
-// a class statement, or the `var Name = class ...` esbuild writes for one
+// a class statement's name (a class esbuild gives a name of its own, `var A = class _A`, included), and the
+// `var Name = class ...` esbuild writes for a class
 const classesIn = (text) =>
-  new Set(
-    [...text.matchAll(/\bclass\s+([A-Za-z_$][\w$]*)|\b(?:var|let|const)\s+([A-Za-z_$][\w$]*)\s*=\s*class\b/g)]
-      .map((match) => match[1] ?? match[2])
-      .filter((name) => name !== "extends")
-  )
+  new Set([
+    ...[...text.matchAll(/\bclass\s+([A-Za-z_$][\w$]*)/g)].map((match) => match[1]).filter((name) => name !== "extends"),
+    ...[...text.matchAll(/\b(?:var|let|const)\s+([A-Za-z_$][\w$]*)\s*=\s*class\b/g)].map((match) => match[1])
+  ])
 const sourceFiles = (dir) =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory()
@@ -139,10 +135,54 @@ const sourceFiles = (dir) =>
       ? [Path.join(dir, entry.name)]
       : []
   )
-const declared = new Set(sourceFiles(srcDir).flatMap((file) => [...classesIn(Fs.readFileSync(file, "utf8"))]))
-const renamed = outputs.flatMap((file) => [...classesIn(Fs.readFileSync(file, "utf8"))].filter((name) => !declared.has(name)))
-if (renamed.length > 0) {
-  throw new Error(`${manifest.name}: the bundle renamed these classes: ${renamed.join(", ")}; give them distinct names`)
+
+let outputs
+try {
+  const result = await esbuild.build({
+    entryPoints,
+    outdir: outDir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "es2022",
+    packages: "external",
+    chunkNames: "chunks/[name]-[hash]",
+    sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
+    logLevel: "warning"
+  })
+  outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith(".js"))
+  if (!otherSources) {
+    const written = Object.fromEntries(
+      Object.keys(result.metafile.outputs).map((file) => {
+        const full = Path.resolve(file)
+        return [Path.relative(outDir, full), Fs.statSync(full).mtimeMs]
+      })
+    )
+    Fs.writeFileSync(backupList, JSON.stringify(written, null, 2))
+  }
+
+  // only this package's own sources are bundled: a module of another package (another Conduit package's sources,
+  // reached through a path mapping) would be a second copy of its classes and service keys
+  const foreign = Object.keys(result.metafile.inputs).filter((file) => {
+    const relative = Path.relative(srcDir, Path.resolve(file))
+    return relative.startsWith("..") || Path.isAbsolute(relative)
+  })
+  if (foreign.length > 0) throw new Error(`${manifest.name}: the bundle took in ${foreign.slice(0, 3).join(", ")}`)
+
+  const declared = new Set(sourceFiles(srcDir).flatMap((file) => [...classesIn(Fs.readFileSync(file, "utf8"))]))
+  const renamed = outputs.flatMap((file) =>
+    [...classesIn(Fs.readFileSync(file, "utf8"))].filter((name) => !declared.has(name))
+  )
+  if (renamed.length > 0) {
+    throw new Error(`${manifest.name}: the bundle renamed these classes: ${renamed.join(", ")}; give them distinct names`)
+  }
+} catch (error) {
+  // tsc's files go back where they were: a failed pack leaves dist/ as tsc left it
+  if (!otherSources) restore({ bundleFailed: true })
+  throw error
 }
 process.stdout.write(
   `${manifest.name}: ${entryPoints.length} entry points and ${outputs.length - entryPoints.length} shared chunks\n`
