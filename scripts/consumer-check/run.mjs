@@ -7,8 +7,7 @@
 // 1. Packs every publishable package with `npm run pack-all`'s script (scripts/pack.mjs; their prepack builds them)
 //    into that folder, outside the repository, and checks that every `npm install ./packs/…` line of the READMEs
 //    names tarballs it wrote and packages its printed lines name (the quick start's is its line for the client),
-//    and that each library tarball holds every file its `exports` name, bundled (scripts/bundle-entries.mjs: one
-//    module per entry point, no JavaScript file per source file).
+//    and that each library tarball holds every file its `exports` name.
 // 2. Creates an empty app there and installs it with pack-all's printed line for every library package (Effect at
 //    the peer range, @effect/platform-node) and the README's line for the test toolchain (TypeScript, vitest), plus
 //    server-everything; checks that the README links of the installed packages resolve inside them, and that npm
@@ -328,11 +327,8 @@ const main = async () => {
       if (listing.some((entry) => entry.startsWith("package/dist/") && entry.endsWith(".ts") && !entry.endsWith(".d.ts"))) {
         throw new Error(`${name}'s tarball has TypeScript sources under dist/`)
       }
-      // the library packages ship one bundled module per entry point and their shared chunks
-      // (scripts/bundle-entries.mjs), not tsc's file per source file; every declaration stays
+      // every module and declaration the library packages' `exports` name ships
       if (name !== "cli") {
-        const perSource = listing.filter((entry) => /^package\/dist\/internal\/.*\.js$/.test(entry))
-        if (perSource.length > 0) throw new Error(`${name}'s tarball ships a file per source: ${perSource.slice(0, 3).join(", ")}`)
         for (const target of Object.values(readJson(Path.join(root, "packages", name, "package.json")).exports)) {
           if (target === null || typeof target !== "object") continue
           for (const file of [target.import, target.types]) {
