@@ -1,5 +1,5 @@
 // Builds the client library (packages/client/src) to plain ES modules under packages/bench/.build, the way the
-// published package ships it (bundled entry points, see buildConduit below): the benchmarked process then loads
+// published package ships it (one file per source file, see buildConduit below): the benchmarked process then loads
 // JavaScript with `effect` and `@effect/platform-node` from node_modules, with no TypeScript loader in the way.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -40,21 +40,22 @@ const walk = (dir) =>
     return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : []
   })
 
-const bundler = path.join(repoRoot, "scripts/bundle-entries.mjs")
+const bundler = path.join(repoRoot, "packages/bench/src/bundleEntries.mjs")
 
 /**
- * Builds the client library into `dir` (default: `buildDir`) in one of two shapes: `bundled` (the default, what the
- * package ships: one module per public entry point and the chunks they share, made by scripts/bundle-entries.mjs,
- * run by the package's `prepack`), or `files` (one JavaScript file per source file, as `tsc` writes them: the shape
- * the package shipped before, kept to compare the two; CONDUIT_BUILD=files selects it). Returns the number of
- * JavaScript files written and which sources they came from.
+ * Builds the client library into `dir` (default: `buildDir`) in one of two shapes: `files` (the default, what the
+ * package ships: one JavaScript file per source file, as `tsc` writes them), or `bundled` (one module per public
+ * entry point and the chunks they share, made by bundleEntries.mjs: measured, not shipped, see README.md "Cold
+ * import, bundled entry points"; CONDUIT_BUILD=bundled selects it), or `single` (bundleEntries.mjs --single: each
+ * entry point one module with all it imports, what an application's bundler makes; not shippable). Returns the number of JavaScript files written and
+ * which sources they came from.
  */
-export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD ?? "bundled" } = {}) => {
+export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD ?? "files" } = {}) => {
   const { dir: sourceDir, label } = prepareSources()
   fs.rmSync(dir, { recursive: true, force: true })
   fs.mkdirSync(dir, { recursive: true })
   let count = 0
-  if (shape === "bundled") {
+  if (shape === "bundled" || shape === "single") {
     execFileSync(process.execPath, [
       bundler,
       "--package",
@@ -62,7 +63,8 @@ export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD
       "--src",
       sourceDir,
       "--out",
-      dir
+      dir,
+      ...(shape === "single" ? ["--single"] : [])
     ], { stdio: ["ignore", "ignore", "inherit"] })
     count = walkJs(dir).length
   } else if (shape === "files") {
@@ -83,7 +85,7 @@ export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD
       count++
     }
   } else {
-    throw new Error(`CONDUIT_BUILD: "bundled" or "files", not ${JSON.stringify(shape)}`)
+    throw new Error(`CONDUIT_BUILD: "files", "bundled" or "single", not ${JSON.stringify(shape)}`)
   }
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
   return { count, source: `${label}, ${shape}` }

@@ -3,11 +3,12 @@
 // file (library files, effect modules, node internals, GC).
 //
 //   node packages/bench/src/profile.mjs [--client conduit] [--transport stdio] [--era legacy] [--calls 40000]
-//        [--top 40] [--import] [--sequential [--steady]]
+//        [--top 40] [--import] [--sequential [--steady]] [--no-build]
 //   --import: profile only the import of the library; --sequential: the calls one at a time instead of 64 in flight
 //   (the first of the client's two runs of them; with --steady the second, once that path is warm)
-// Conduit is built one file per source file (buildConduit's `files` shape), so that self time is summed per source
-// file; CONDUIT_BUILD=bundled profiles the shape the package ships (its chunks named as files).
+// Conduit is built as it ships, one file per source file, so that self time is summed per source file
+// (CONDUIT_BUILD=bundled profiles bundleEntries.mjs's shape, its chunks named as files); --no-build keeps the build
+// there is (CONDUIT_BUILD_DIR chooses another, relative to packages/bench).
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -48,7 +49,7 @@ const startHttpServer = () =>
   })
 
 const run = async () => {
-  if (client.startsWith("conduit") && client !== "conduit-0.2") buildConduit({ shape: process.env.CONDUIT_BUILD ?? "files" })
+  if (client.startsWith("conduit") && client !== "conduit-0.2" && !flag("no-build")) buildConduit()
   const server = transport === "http" ? await startHttpServer() : undefined
   const resultFile = path.join(runDir, "result.json")
   const args = [
