@@ -328,14 +328,12 @@ const main = async () => {
         throw new Error(`${name}'s tarball has TypeScript sources under dist/`)
       }
       // every module and declaration the library packages' `exports` name ships
-      if (name !== "cli") {
-        for (const target of Object.values(readJson(Path.join(root, "packages", name, "package.json")).exports)) {
-          if (target === null || typeof target !== "object") continue
-          for (const file of [target.import, target.types]) {
-            if (!listing.includes(`package/${file.slice(2)}`)) throw new Error(`${name}'s tarball lacks ${file}`)
-          }
-        }
-      }
+      const exported = name === "cli"
+        ? []
+        : Object.values(readJson(Path.join(root, "packages", name, "package.json")).exports)
+          .flatMap((target) => (target !== null && typeof target === "object" ? [target.import, target.types] : []))
+      const missing = exported.filter((file) => !listing.includes(`package/${file.slice(2)}`))
+      if (missing.length > 0) throw new Error(`${name}'s tarball lacks ${missing.join(", ")}`)
     }
 
     // 2. an empty app, installed with pack-all's line for every library package and the README's line for the

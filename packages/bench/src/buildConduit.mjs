@@ -33,22 +33,25 @@ const prepareSources = () => {
   return { dir: path.join(headDir, "packages/client/src"), label: `commit ${commit}` }
 }
 
-const walk = (dir) =>
+/** The files under `dir` whose names `keep` accepts. */
+const walk = (dir, keep) =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return walk(full)
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : []
+    if (entry.isDirectory()) return walk(full, keep)
+    return keep(entry.name) ? [full] : []
   })
+const isSource = (name) => name.endsWith(".ts") && !name.endsWith(".d.ts")
 
 const bundler = path.join(repoRoot, "packages/bench/src/bundleEntries.mjs")
 
 /**
- * Builds the client library into `dir` (default: `buildDir`) in one of two shapes: `files` (the default, what the
- * package ships: one JavaScript file per source file, as `tsc` writes them), or `bundled` (one module per public
- * entry point and the chunks they share, made by bundleEntries.mjs: measured, not shipped, see README.md "Cold
- * import, bundled entry points"; CONDUIT_BUILD=bundled selects it), or `single` (bundleEntries.mjs --single: each
- * entry point one module with all it imports, what an application's bundler makes; not shippable). Returns the number of JavaScript files written and
- * which sources they came from.
+ * Builds the client library into `dir` (default: `buildDir`) in one of three shapes (CONDUIT_BUILD chooses):
+ * - `files`, the default and what the package ships: one JavaScript file per source file, as `tsc` writes them;
+ * - `bundled`: one module per public entry point and the chunks they share (bundleEntries.mjs), measured and not
+ *   shipped (README.md, "Cold import, bundled entry points");
+ * - `single`: each entry point one module with all it imports (bundleEntries.mjs --single), what an application's
+ *   own bundler makes; not shippable.
+ * Returns the number of JavaScript files written and which sources they came from.
  */
 export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD ?? "files" } = {}) => {
   const { dir: sourceDir, label } = prepareSources()
@@ -66,9 +69,9 @@ export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD
       dir,
       ...(shape === "single" ? ["--single"] : [])
     ], { stdio: ["ignore", "ignore", "inherit"] })
-    count = walkJs(dir).length
+    count = walk(dir, (name) => name.endsWith(".js")).length
   } else if (shape === "files") {
-    for (const file of walk(sourceDir)) {
+    for (const file of walk(sourceDir, isSource)) {
       const source = fs.readFileSync(file, "utf8")
       const output = ts.transpileModule(source, {
         fileName: file,
@@ -90,13 +93,6 @@ export const buildConduit = ({ dir = buildDir, shape = process.env.CONDUIT_BUILD
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
   return { count, source: `${label}, ${shape}` }
 }
-
-const walkJs = (dir) =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return walkJs(full)
-    return entry.name.endsWith(".js") ? [full] : []
-  })
 
 /** Whether a module of the library is committed (a module being written in the work tree does not count). */
 export const hasModule = (name) => {

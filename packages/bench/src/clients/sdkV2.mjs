@@ -19,10 +19,9 @@ const maxBufferSize = 64 * 1024 * 1024
 // connect, as Conduit's `NodeHttpClient.layerUndici` per connect has (warmConnect.mjs, `sdk-v2-agent`); without
 // it the SDK's fetch uses Node's global dispatcher, whose kept-alive sockets outlive the client.
 export const connect = async ({ transport, era, command, args, url, ownAgent = false }) => {
-  const agent = ownAgent ? new (await import("undici")).Agent() : undefined
-  const fetchOver = agent === undefined
-    ? undefined
-    : async (input, init) => (await import("undici")).fetch(input, { ...init, dispatcher: agent })
+  const undici = ownAgent ? await import("undici") : undefined
+  const agent = undici === undefined ? undefined : new undici.Agent()
+  const fetchOver = agent === undefined ? undefined : (input, init) => undici.fetch(input, { ...init, dispatcher: agent })
   const client = new lib.Client(
     clientInfo,
     era === "modern" ? { versionNegotiation: { mode: { pin: MODERN } } } : {}
